@@ -1,0 +1,12 @@
+# Invoked by cubert_embed_sources: -DOUT=<file.c> -DFILES=<a.cl|b.cl>
+string(REPLACE "|" ";" FILES "${FILES}")
+set(body "/* Generated: embedded OpenCL C sources of kernels/. */\n")
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME)
+  string(MAKE_C_IDENTIFIER ${name} id)
+  file(READ ${f} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND body "const char cubert_src_${id}[] = {${bytes}0x00};\n")
+endforeach()
+file(WRITE ${OUT}.tmp "${body}")
+file(RENAME ${OUT}.tmp ${OUT})

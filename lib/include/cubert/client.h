@@ -1,0 +1,190 @@
+/* cubert — the client: the thread-safe front of one device.
+
+   Any number of threads may use one client at once. Work submitted from a thread goes to that
+   thread's stream (see stream.h) and runs in submission order on it; work on different
+   streams runs concurrently, and a buffer written on one stream and used on another is
+   always seen complete. Clients are reference counted; handles retain their client. */
+#ifndef CUBERT_CLIENT_H
+#define CUBERT_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cubert/device.h"
+#include "cubert/export.h"
+#include "cubert/geometry.h"
+#include "cubert/handle.h"
+#include "cubert/kernel.h"
+#include "cubert/layout.h"
+#include "cubert/memory.h"
+#include "cubert/status.h"
+
+CUBERT_EXTERN_C_BEGIN
+
+typedef struct cubert_client cubert_client;
+
+/* ---- lifetime -------------------------------------------------------------------------- */
+
+/* Creates a client on a new instance of the selected device.
+   Selectors: "cpu", "opencl" (first GPU, else first device), "opencl:N", "opencl:gpu",
+   "opencl:cpu"; NULL means $CUBERT_DEVICE, else "cpu".
+   Errors: NOT_FOUND for an unknown selector or device index (the message lists the valid
+   ones), UNAVAILABLE when the backend was not built or has no device. */
+CUBERT_API cubert_status cubert_client_create(const char *device_selector, cubert_client **out);
+/* Adds a reference. Accepts NULL; returns its argument. */
+CUBERT_API cubert_client *cubert_client_retain(cubert_client *client);
+/* Drops a reference; the device is destroyed (after its work finished) when the last client
+   view and handle are gone. Accepts NULL. */
+CUBERT_API void cubert_client_release(cubert_client *client);
+/* Device properties; valid for the client's lifetime. */
+CUBERT_API const cubert_device_properties *cubert_client_properties(const cubert_client *client);
+
+/* ---- buffers ----------------------------------------------------------------------------- */
+
+/* New buffer of `size` bytes holding a copy of `data`. The copy is taken before returning.
+   Errors: INVALID_ARGUMENT (NULL data with size > 0), BUFFER_TOO_BIG (no pool accepts the
+   size), OUT_OF_MEMORY (the device/host allocation failed after one cleanup and retry). */
+CUBERT_API cubert_status cubert_client_create_buffer(cubert_client *client, const void *data,
+                                                     size_t size, cubert_handle **out);
+/* New uninitialised buffer of `size` bytes. Errors as create_buffer. */
+CUBERT_API cubert_status cubert_client_empty(cubert_client *client, size_t size,
+                                             cubert_handle **out);
+/* Copies the first `size` bytes of the buffer to `dst`, after all work on the calling stream
+   (and any stream that wrote the buffer) finished. Blocks.
+   Errors: NOT_FOUND (released or foreign handle), INVALID_ARGUMENT (size larger than the
+   handle: the message names both), SERVER_UNHEALTHY (an asynchronous error on the stream;
+   `dst` is then not written). */
+CUBERT_API cubert_status cubert_client_read(cubert_client *client, cubert_handle *handle, void *dst,
+                                            size_t size);
+/* Reads bytes [offset, offset+size) of the buffer. */
+CUBERT_API cubert_status cubert_client_read_range(cubert_client *client, cubert_handle *handle,
+                                                  uint64_t offset, void *dst, size_t size);
+/* Writes `size` bytes at `offset` of the buffer, ordered after earlier work on the stream.
+   The source is copied (or consumed) before returning. */
+CUBERT_API cubert_status cubert_client_write(cubert_client *client, cubert_handle *handle,
+                                             uint64_t offset, const void *src, size_t size);
+
+/* ---- tensors ----------------------------------------------------------------------------- */
+
+/* A tensor: a handle with its layout. Owns one reference to `handle`. */
+typedef struct cubert_tensor {
+  cubert_handle *handle;
+  uint32_t rank;
+  uint64_t shape[CUBERT_MAX_RANK];   /* elements */
+  uint64_t strides[CUBERT_MAX_RANK]; /* elements */
+  uint64_t elem_size;                /* bytes */
+} cubert_tensor;
+/* Releases the tensor's handle and clears it. Accepts NULL. */
+CUBERT_API void cubert_tensor_release(cubert_tensor *tensor);
+
+/* Allocates tensors laid out by `descs` (several share one allocation, each at an aligned
+   offset; optimized layouts are pitched on devices that prefer it). `data` may be NULL
+   (empty tensors) or hold `count` pointers to contiguous row-major data. */
+CUBERT_API cubert_status cubert_client_create_tensors(cubert_client *client,
+                                                      const void *const *data,
+                                                      const cubert_layout_desc *descs, size_t count,
+                                                      cubert_tensor *out);
+CUBERT_API cubert_status cubert_client_create_tensor(cubert_client *client, const void *data,
+                                                     const cubert_layout_desc *desc,
+                                                     cubert_tensor *out);
+CUBERT_API cubert_status cubert_client_empty_tensor(cubert_client *client,
+                                                    const cubert_layout_desc *desc,
+                                                    cubert_tensor *out);
+CUBERT_API cubert_status cubert_client_empty_tensors(cubert_client *client,
+                                                     const cubert_layout_desc *descs, size_t count,
+                                                     cubert_tensor *out);
+
+/* Describes a strided region to read (reference CopyDescriptor). Strides in elements. */
+typedef struct cubert_copy_desc {
+  cubert_handle *handle;
+  uint32_t rank;
+  uint64_t shape[CUBERT_MAX_RANK];
+  uint64_t strides[CUBERT_MAX_RANK];
+  uint64_t elem_size;
+} cubert_copy_desc;
+/* Reads a strided tensor into `dst` as contiguous row-major data (dst_size must be
+   product(shape) * elem_size). Uses the strided-copy kernel on the device.
+   Errors: UNSUPPORTED_STRIDES (zero/overlapping strides the copy cannot express),
+   INVALID_ARGUMENT (sizes), NOT_FOUND, SERVER_UNHEALTHY. */
+CUBERT_API cubert_status cubert_client_read_tensor(cubert_client *client,
+                                                   const cubert_copy_desc *desc, void *dst,
+                                                   size_t dst_size);
+
+/* ---- asynchronous reads ------------------------------------------------------------------ */
+
+typedef struct cubert_future cubert_future;
+/* Starts a read of the first `size` bytes into `dst` (which must stay valid until the future
+   completed) and returns at once. */
+CUBERT_API cubert_status cubert_client_read_async(cubert_client *client, cubert_handle *handle,
+                                                  void *dst, size_t size, cubert_future **out);
+/* Blocks until the read completed; returns its result (once; later calls return NULL). */
+CUBERT_API cubert_status cubert_future_wait(cubert_future *future);
+/* Sets *out_ready to 1 when the read completed. Never blocks. */
+CUBERT_API cubert_status cubert_future_poll(cubert_future *future, int *out_ready);
+/* Waits if needed, then frees. Accepts NULL. */
+CUBERT_API void cubert_future_release(cubert_future *future);
+
+/* ---- launches ---------------------------------------------------------------------------- */
+
+/* Launches `kernel` over `count` cubes of `dim` units on the calling stream (checked mode).
+   Validation before anything is queued: cube dim against max_cube_dim (CUBE_DIM), units per
+   cube against max_units_per_cube (UNITS), shared memory (SHARED_MEMORY), zero dims
+   (INVALID_ARGUMENT), handles (NOT_FOUND). A zero cube count is a no-op. A kernel without an
+   implementation for the device's backend is COMPILATION naming kernel and backend. */
+CUBERT_API cubert_status cubert_client_launch(cubert_client *client, const cubert_kernel_def *kernel,
+                                              cubert_cube_count count, cubert_cube_dim dim,
+                                              const cubert_kernel_args *args);
+/* As launch, with kernels compiled without bound checks (the device's limits are still
+   enforced; the caller guarantees in-bounds accesses). */
+CUBERT_API cubert_status cubert_client_launch_unchecked(cubert_client *client,
+                                                        const cubert_kernel_def *kernel,
+                                                        cubert_cube_count count,
+                                                        cubert_cube_dim dim,
+                                                        const cubert_kernel_args *args);
+CUBERT_API cubert_status cubert_client_launch_mode(cubert_client *client,
+                                                   const cubert_kernel_def *kernel,
+                                                   cubert_cube_count count, cubert_cube_dim dim,
+                                                   const cubert_kernel_args *args,
+                                                   cubert_execution_mode mode);
+
+/* ---- synchronisation --------------------------------------------------------------------- */
+
+/* Submits the calling stream's queued work without waiting. Returns SERVER_UNHEALTHY if
+   errors were raised asynchronously on the stream since they were last returned. */
+CUBERT_API cubert_status cubert_client_flush(cubert_client *client);
+/* Waits for all work of the calling stream. SERVER_UNHEALTHY as flush. */
+CUBERT_API cubert_status cubert_client_sync(cubert_client *client);
+/* Waits for every stream of the client; returns the errors of all of them. */
+CUBERT_API cubert_status cubert_client_sync_all(cubert_client *client);
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+/* Usage summed over all streams. Callable from any thread. */
+CUBERT_API cubert_status cubert_client_memory_usage(cubert_client *client,
+                                                    cubert_memory_usage *out);
+/* Per-pool report of the calling stream's memory. */
+CUBERT_API cubert_status cubert_client_memory_report(cubert_client *client,
+                                                     cubert_memory_report *out);
+/* Returns every free page of every stream to the device. */
+CUBERT_API cubert_status cubert_client_memory_cleanup(cubert_client *client);
+/* Enters (PERSISTENT) or leaves (AUTO) a persistent allocation window on the calling stream.
+   Windows nest. */
+CUBERT_API cubert_status cubert_client_allocation_mode(cubert_client *client,
+                                                       cubert_allocation_mode mode);
+/* Replaces the pool layout of every stream (and of streams created later). POOLS_IN_USE when
+   a pool still holds live allocations; the layout's own errors (EMPTY_POOL_LIST, ZERO_SIZE,
+   SLICE_LARGER_THAN_PAGE, CAP_SMALLER_THAN_PAGE, TOO_MANY_PAGES, TOO_MANY_POOLS). */
+CUBERT_API cubert_status cubert_client_install_memory_pools(cubert_client *client,
+                                                            const cubert_memory_config *config);
+
+/* ---- exclusive access -------------------------------------------------------------------- */
+
+typedef cubert_status (*cubert_client_fn)(cubert_client *client, void *user);
+/* Runs fn(client, user) while no other thread can use the device. Re-entrant from the
+   holding thread. Returns fn's status. */
+CUBERT_API cubert_status cubert_client_exclusive(cubert_client *client, cubert_client_fn fn,
+                                                 void *user);
+
+CUBERT_EXTERN_C_END
+
+#endif /* CUBERT_CLIENT_H */

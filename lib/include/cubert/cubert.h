@@ -1,0 +1,22 @@
+/* cubert — umbrella header. */
+#ifndef CUBERT_H
+#define CUBERT_H
+
+#include "cubert/client.h"
+#include "cubert/device.h"
+#include "cubert/geometry.h"
+#include "cubert/handle.h"
+#include "cubert/kernel.h"
+#include "cubert/kernels.h"
+#include "cubert/layout.h"
+#include "cubert/memory.h"
+#include "cubert/profile.h"
+#include "cubert/status.h"
+#include "cubert/stream.h"
+
+#define CUBERT_VERSION_MAJOR 0
+#define CUBERT_VERSION_MINOR 1
+#define CUBERT_VERSION_PATCH 0
+#define CUBERT_VERSION_STRING "0.1.0"
+
+#endif /* CUBERT_H */

@@ -1,0 +1,58 @@
+/* cubert — memory layout descriptors: strides of a tensor and packing of several tensors into
+   one allocation. Pure functions; sizes are checked for overflow. */
+#ifndef CUBERT_LAYOUT_H
+#define CUBERT_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cubert/export.h"
+#include "cubert/status.h"
+
+CUBERT_EXTERN_C_BEGIN
+
+#define CUBERT_MAX_RANK 8
+
+typedef enum cubert_layout_strategy {
+  CUBERT_LAYOUT_CONTIGUOUS = 0, /* row-major, no padding */
+  CUBERT_LAYOUT_OPTIMIZED = 1,  /* pitched rows where the device prefers it */
+} cubert_layout_strategy;
+
+/* A tensor to allocate. shape is in elements, elem_size in bytes. */
+typedef struct cubert_layout_desc {
+  cubert_layout_strategy strategy;
+  uint32_t rank; /* 0..CUBERT_MAX_RANK; rank 0 is a scalar */
+  uint64_t shape[CUBERT_MAX_RANK];
+  uint64_t elem_size;
+} cubert_layout_desc;
+
+/* Where one tensor lives inside an allocation. Strides are in elements. */
+typedef struct cubert_layout {
+  uint64_t offset; /* bytes from the start of the allocation */
+  uint64_t size;   /* bytes spanned by the tensor, padding of the last row excluded */
+  uint32_t rank;
+  uint64_t strides[CUBERT_MAX_RANK];
+} cubert_layout;
+
+/* Computes the strides and byte span of one tensor. `pitch_align` is the row alignment in
+   bytes used by CUBERT_LAYOUT_OPTIMIZED (a power of two, >= 16; 0 or 1 means contiguous).
+   Optimized layouts of rank >= 2 are pitched: each row (last dimension) starts at a multiple
+   of row_align = max(16, min(pitch_align, next_pow2(row_bytes))), i.e. the pitch is the row
+   size in bytes rounded up to row_align, so padding never reaches the row size for rows of
+   16 bytes or more. Rank <= 1, empty tensors, element sizes that are not a power of two and
+   pitch_align below 16 stay contiguous. Errors: INVALID_ARGUMENT (rank, zero elem size,
+   alignment not a power of two), BUFFER_TOO_BIG on overflow. */
+CUBERT_API cubert_status cubert_layout_compute(const cubert_layout_desc *desc, uint64_t pitch_align,
+                                               cubert_layout *out);
+/* Packs `count` tensors into one allocation, each starting at a multiple of `alignment`.
+   Fills out_layouts[count] and *out_total_bytes. */
+CUBERT_API cubert_status cubert_layout_plan(const cubert_layout_desc *descs, size_t count,
+                                            uint64_t pitch_align, uint64_t alignment,
+                                            cubert_layout *out_layouts, uint64_t *out_total_bytes);
+/* True when the strides describe a row-major tensor with no padding. */
+CUBERT_API int cubert_layout_is_contiguous(uint32_t rank, const uint64_t *shape,
+                                           const uint64_t *strides);
+
+CUBERT_EXTERN_C_END
+
+#endif /* CUBERT_LAYOUT_H */

@@ -1,0 +1,41 @@
+/* cubert — profiling: nested and overlapping profile tokens, and profile(fn). */
+#ifndef CUBERT_PROFILE_H
+#define CUBERT_PROFILE_H
+
+#include <stdint.h>
+
+#include "cubert/device.h"
+#include "cubert/export.h"
+#include "cubert/status.h"
+
+CUBERT_EXTERN_C_BEGIN
+
+typedef struct cubert_client cubert_client;
+typedef cubert_status (*cubert_client_fn)(cubert_client *client, void *user);
+
+typedef struct cubert_profile_token {
+  uint64_t id;
+} cubert_profile_token;
+
+typedef struct cubert_profile_duration {
+  uint64_t duration_ns;
+  cubert_timing_method method; /* DEVICE: OpenCL event timestamps; SYSTEM: host clock */
+} cubert_profile_duration;
+
+/* Starts a profile on the calling stream (its earlier work is synced first). Tokens nest and
+   overlap. */
+CUBERT_API cubert_status cubert_client_profile_start(cubert_client *client,
+                                                     cubert_profile_token *out);
+/* Ends a profile: waits for the stream and returns the duration. NOT_REGISTERED for a token
+   that was never started or already ended; PROFILE_FAILED wrapping the cause when the work
+   inside failed. */
+CUBERT_API cubert_status cubert_client_profile_end(cubert_client *client, cubert_profile_token token,
+                                                   cubert_profile_duration *out);
+/* Runs fn inside exclusive access with a profile around it; returns fn's status (an error
+   inside comes back as PROFILE_FAILED with it as cause) and the duration. */
+CUBERT_API cubert_status cubert_client_profile(cubert_client *client, cubert_client_fn fn, void *user,
+                                               cubert_profile_duration *out);
+
+CUBERT_EXTERN_C_END
+
+#endif /* CUBERT_PROFILE_H */

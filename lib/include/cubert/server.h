@@ -1,0 +1,232 @@
+/* cubert — the contract between the core and a compute server (for backend authors).
+
+   The core owns handles, memory pools (over the server's storage), stream slots, cross-stream
+   event logic, error queues and validation. A server provides: storage pages, streams that
+   execute launches/reads/writes in order, events between streams, and profiling timestamps.
+
+   Locking: the core calls every vtable method with the device lock held, except where noted
+   (event_sync, and the completion paths of a backend's own threads). A backend's workers may
+   call cubert_slice_release() and cubert_stream_errors_push() from any thread. */
+#ifndef CUBERT_SERVER_H
+#define CUBERT_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cubert/device.h"
+#include "cubert/export.h"
+#include "cubert/geometry.h"
+#include "cubert/kernel.h"
+#include "cubert/status.h"
+
+CUBERT_EXTERN_C_BEGIN
+
+typedef struct cubert_server cubert_server;
+typedef struct cubert_server_stream cubert_server_stream; /* backend-defined */
+typedef struct cubert_event cubert_event;                 /* backend-defined */
+typedef struct cubert_slice cubert_slice;                 /* core memory slice */
+typedef struct cubert_stream_errors cubert_stream_errors; /* core per-stream error queue */
+
+/* ---- status construction (backends and core) ------------------------------------------- */
+
+/* New error with a printf-style reason. Never returns NULL for code != OK (falls back to a
+   static out-of-memory status if the allocation fails). */
+cubert_status cubert_status_make(cubert_code code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Attaches numbers / build log / cause. Each returns `status` for chaining; NULL-safe. */
+cubert_status cubert_status_set_limits(cubert_status status, uint64_t requested, uint64_t max);
+cubert_status cubert_status_set_size(cubert_status status, uint64_t size);
+cubert_status cubert_status_set_dims(cubert_status status, const uint32_t requested[3],
+                                     const uint32_t max[3]);
+cubert_status cubert_status_set_build_log(cubert_status status, const char *log);
+/* Wraps `cause` (ownership moves in) under a new error of `code`. */
+cubert_status cubert_status_wrap(cubert_code code, cubert_status cause, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* SERVER_UNHEALTHY holding `errors[0..count)` (ownership moves in). */
+cubert_status cubert_status_unhealthy(cubert_status *errors, size_t count);
+/* Deep copy (for errors reported to several waiters). */
+cubert_status cubert_status_clone(cubert_status status);
+
+/* ---- storage ----------------------------------------------------------------------------- */
+
+/* One page of device memory, allocated by the server. */
+typedef struct cubert_storage {
+  void *host_ptr;  /* host-addressable base (CPU server), else NULL */
+  void *native;    /* backend object (cl_mem), else NULL */
+  uint64_t size;   /* bytes */
+  uint64_t id;     /* unique within the server */
+} cubert_storage;
+
+/* A slice of a page handed to kernels and copies. Backends may read `page`, `offset`, `size`
+   and use the two cache fields; everything else in the slice belongs to the core. */
+struct cubert_slice {
+  _Atomic uint32_t refcount; /* handles + bindings (queued launches included); 0 = free */
+  cubert_storage *page;
+  uint64_t offset, size, padding; /* bytes */
+  /* Backend cache tied to this slice's current (offset, size), e.g. an OpenCL sub-buffer.
+     The core calls the server's slice_cache_release when the slice changes or dies. */
+  void *backend_cache;
+  uint64_t backend_cache_offset, backend_cache_size;
+  /* Cross-stream tracking (core): the stream slot and cursor of the last command that used
+     this slice (any bound buffer may be written). */
+  uint32_t last_stream;
+  uint64_t last_cursor;
+  void *pool_private; /* memory manager bookkeeping */
+};
+
+/* Retain/release a slice for work in flight (thread-safe; release may run on any thread). */
+void cubert_slice_retain(cubert_slice *slice);
+void cubert_slice_release(cubert_slice *slice);
+
+/* A resolved buffer argument: bytes [offset, offset+size) of `slice->page`. */
+typedef struct cubert_binding {
+  cubert_slice *slice;
+  uint64_t offset; /* bytes from the start of the page (slice offset + view offset) */
+  uint64_t size;   /* bytes */
+} cubert_binding;
+
+static inline void *cubert_binding_host_ptr(const cubert_binding *b) {
+  return b->slice->page->host_ptr ? (char *)b->slice->page->host_ptr + b->offset : NULL;
+}
+
+/* ---- per-stream error queue (core-owned, filled by backends) ---------------------------- */
+
+/* Records an error raised after the call that caused it returned (thread-safe; ownership of
+   `error` moves in). The next flush/sync/read on the stream returns SERVER_UNHEALTHY. */
+void cubert_stream_errors_push(cubert_stream_errors *errors, cubert_status error);
+/* True while the stream holds unreported errors: a backend skips work that depends on a
+   failed operation (thread-safe). */
+int cubert_stream_errors_pending(cubert_stream_errors *errors);
+
+/* ---- launches ---------------------------------------------------------------------------- */
+
+typedef struct cubert_launch {
+  const cubert_kernel_def *kernel;
+  uint32_t cube_count[3];
+  const cubert_binding *dynamic_count; /* non-NULL: read 3 u32 from here when it executes */
+  cubert_cube_dim cube_dim;
+  const cubert_binding *bindings;
+  uint32_t binding_count;
+  const uint64_t *info;
+  uint32_t info_count;
+  cubert_execution_mode mode;
+} cubert_launch;
+
+/* ---- the vtable -------------------------------------------------------------------------- */
+
+typedef struct cubert_server_vtable {
+  /* Waits for all work, frees every stream and page the server still holds. */
+  void (*destroy)(cubert_server *server);
+
+  /* Storage: one page of `size` bytes (aligned to properties.memory.alignment).
+     OUT_OF_MEMORY with the size when the device or host refuses. */
+  cubert_status (*storage_alloc)(cubert_server *server, uint64_t size, cubert_storage *out);
+  void (*storage_free)(cubert_server *server, cubert_storage *storage);
+  /* Frees slice->backend_cache (may be NULL in the vtable when the backend caches nothing). */
+  void (*slice_cache_release)(cubert_server *server, cubert_slice *slice);
+
+  /* Streams. `errors` is the core's queue for this stream, valid until stream_destroy. */
+  cubert_status (*stream_create)(cubert_server *server, cubert_stream_errors *errors,
+                                 cubert_server_stream **out);
+  void (*stream_destroy)(cubert_server *server, cubert_server_stream *stream);
+
+  /* Queues a launch after earlier work on `stream`. The launch struct and its arrays belong to
+     the caller: copy what is kept, and retain every binding's slice until the launch finished
+     (the core has validated limits and handles already). */
+  cubert_status (*launch)(cubert_server *server, cubert_server_stream *stream,
+                          const cubert_launch *launch);
+  /* Copies `size` bytes from src (after earlier work on the stream) to host `dst`. Blocks. */
+  cubert_status (*read)(cubert_server *server, cubert_server_stream *stream,
+                        const cubert_binding *src, void *dst, uint64_t size);
+  /* Starts a read; the server fills *out_event, signalled when `dst` holds the data.
+     May be NULL: the core then reads synchronously. */
+  cubert_status (*read_async)(cubert_server *server, cubert_server_stream *stream,
+                              const cubert_binding *src, void *dst, uint64_t size,
+                              cubert_event **out_event);
+  /* Copies host `src` into dst after earlier work on the stream. `src` may be reused by the
+     caller when this returns. */
+  cubert_status (*write)(cubert_server *server, cubert_server_stream *stream,
+                         const cubert_binding *dst, const void *src, uint64_t size);
+  /* Submits queued work; does not wait. */
+  cubert_status (*flush)(cubert_server *server, cubert_server_stream *stream);
+  /* Waits until every command queued on the stream completed. */
+  cubert_status (*sync)(cubert_server *server, cubert_server_stream *stream);
+
+  /* Events (reference EventStreamBackend). record = flush the stream and return an event that
+     completes with the work queued so far; wait = make `stream` wait for it on the device;
+     event_sync = host wait (called WITHOUT the device lock); release frees it. */
+  cubert_status (*event_record)(cubert_server *server, cubert_server_stream *stream,
+                                cubert_event **out);
+  cubert_status (*event_wait)(cubert_server *server, cubert_server_stream *stream,
+                              cubert_event *event);
+  cubert_status (*event_sync)(cubert_server *server, cubert_event *event);
+  int (*event_done)(cubert_server *server, cubert_event *event); /* non-blocking poll */
+  void (*event_release)(cubert_server *server, cubert_event *event);
+
+  /* Profiling. profile_begin marks the start of a profiled region on the stream;
+     profile_end marks its end, waits, and returns the elapsed time in ns and the method.
+     Regions may nest and overlap (`token` identifies one). */
+  cubert_status (*profile_begin)(cubert_server *server, cubert_server_stream *stream,
+                                 uint64_t token);
+  cubert_status (*profile_end)(cubert_server *server, cubert_server_stream *stream, uint64_t token,
+                               uint64_t *out_ns, cubert_timing_method *out_method);
+} cubert_server_vtable;
+
+/* A server object; backends embed it as their first member. */
+struct cubert_server {
+  const cubert_server_vtable *vtable;
+  cubert_device_properties properties;
+};
+
+/* ---- backends and devices ---------------------------------------------------------------- */
+
+/* One device a backend can open, as listed by cubert-info. */
+typedef struct cubert_device_info {
+  char selector[64]; /* e.g. "cpu", "opencl:1" */
+  int available;     /* 0: listed with `reason` */
+  char reason[256];
+  cubert_device_properties properties;
+} cubert_device_info;
+
+typedef struct cubert_backend {
+  const char *name; /* selector prefix: "cpu", "opencl" */
+  /* Lists devices into out[0..capacity), sets *out_count to the total number (which may exceed
+     capacity). Zero devices is not an error; `out` may be NULL when capacity is 0
+     (a count-only query). */
+  cubert_status (*enumerate)(cubert_device_info *out, size_t capacity, size_t *out_count);
+  /* Opens the device named by `spec` (the selector after "name:", or "" for the bare name).
+     NOT_FOUND naming the valid choices for an unknown spec. */
+  cubert_status (*create)(const char *spec, cubert_server **out);
+  /* Prints backend-specific details of device `index` (topology, caches, ...). May be NULL. */
+  void (*describe)(size_t index, FILE *out);
+} cubert_backend;
+
+/* The backends compiled into this library, NULL-terminated (generated at build time). */
+CUBERT_API const cubert_backend *const *cubert_backends(void);
+
+/* Configuration read once from the environment (config.c). */
+typedef struct cubert_config {
+  const char *device;          /* CUBERT_DEVICE or NULL */
+  uint32_t cpu_threads;        /* CUBERT_CPU_THREADS, 0: from hwloc */
+  const char *cache_dir;       /* CUBERT_CACHE_DIR or NULL */
+  int log_level;               /* CUBERT_LOG: 0 error, 1 warn, 2 info, 3 debug */
+  int profile_level;           /* CUBERT_PROFILE: 0 off, 1 minimal, 2 basic, 3 full */
+  const char *trace_path;      /* CUBERT_TRACE or NULL */
+  int check_mode;              /* CUBERT_CHECK_MODE: 0 auto, 1 enforce, 2 validate */
+  uint32_t max_streams;        /* CUBERT_MAX_STREAMS, default 32 */
+  int backtrace;               /* CUBERT_BACKTRACE=1 */
+} cubert_config;
+CUBERT_API const cubert_config *cubert_config_get(void);
+
+/* Logging: the library logs only when CUBERT_LOG asks for it (to stderr). */
+void cubert_log(int level, const char *category, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+enum { CUBERT_LOG_ERROR = 0, CUBERT_LOG_WARN = 1, CUBERT_LOG_INFO = 2, CUBERT_LOG_DEBUG = 3 };
+
+/* Monotonic clock in ns. */
+uint64_t cubert_now_ns(void);
+
+CUBERT_EXTERN_C_END
+
+#endif /* CUBERT_SERVER_H */

@@ -1,0 +1,46 @@
+/* cubert — cross-stream synchronisation (the reference MultiStream, keyed by last use).
+
+   Every slot counts the commands submitted to it (its cursor). Every slice remembers the slot
+   and cursor of the last command that used it (any bound buffer may be written). Before a
+   command on slot C uses a slice last used on slot O != C, C must wait for O up to that
+   cursor: unless C already waited for O at or past it (last_synced[O]), the core records an
+   event on O and makes C wait for it on the device, then notes last_synced[O] = O.cursor.
+   Because every cross-slot use waits for the previous user, the users of one slice form a
+   chain, so tracking the last one is enough (write-after-read included).
+
+   The reference compares against the slice's ALLOCATION cursor, so a buffer written again on
+   its origin stream after a consumer synced past its allocation is not waited for; keying on
+   the last use fixes that. Pinning: servers retain every slice a queued command uses until the
+   command finished, so a slice used by another stream is never reused by its origin early. */
+#include "client_internal.h"
+
+cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
+                                  const cubert_binding *bindings, uint32_t count) {
+  cubert_stream_slot *current = device->slots[index];
+  cubert_server *server = device->server;
+  for (uint32_t i = 0; i < count; ++i) {
+    const cubert_slice *slice = bindings[i].slice;
+    uint32_t origin = slice->last_stream;
+    if (origin == index || slice->last_cursor == 0) continue;
+    if (current->last_synced[origin] >= slice->last_cursor) continue;
+    cubert_stream_slot *from = device->slots[origin];
+    if (!from) continue; /* never used: nothing to wait for */
+    cubert_event *event = NULL;
+    CUBERT_RETURN_IF_ERROR(server->vtable->event_record(server, from->stream, &event));
+    cubert_status s = server->vtable->event_wait(server, current->stream, event);
+    server->vtable->event_release(server, event);
+    if (s) return s;
+    current->last_synced[origin] = from->cursor;
+  }
+  return NULL;
+}
+
+void cubert_slot_mark_used(cubert_device *device, uint32_t index, const cubert_binding *bindings,
+                           uint32_t count) {
+  cubert_stream_slot *slot = device->slots[index];
+  uint64_t cursor = ++slot->cursor;
+  for (uint32_t i = 0; i < count; ++i) {
+    bindings[i].slice->last_stream = index;
+    bindings[i].slice->last_cursor = cursor;
+  }
+}

@@ -1,0 +1,53 @@
+/* cubert conformance suite: written once against the public client API, compiled once per
+   backend with CUBERT_CTS_DEVICE set ("cpu", "opencl"). cts_main.c skips the whole binary
+   (exit 77, reason printed) when that device does not exist. */
+#ifndef CUBERT_CTS_H
+#define CUBERT_CTS_H
+
+#include <criterion/criterion.h>
+#include <cubert/cubert.h>
+#include <cubert/kernels.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CUBERT_CTS_DEVICE
+#define CUBERT_CTS_DEVICE "cpu"
+#endif
+
+#define ASSERT_OK(expr)                                                                    \
+  do {                                                                                     \
+    cubert_status s_ = (expr);                                                             \
+    cr_assert(s_ == NULL, "%s failed: %s", #expr, cubert_status_message(s_));              \
+  } while (0)
+
+/* Asserts that expr fails with `code`, optionally that the message contains `needle`, and
+   frees the status. */
+#define ASSERT_CODE(expr, code, needle)                                                    \
+  do {                                                                                     \
+    cubert_status s_ = (expr);                                                             \
+    cr_assert(s_ != NULL, "%s succeeded; expected %s", #expr, cubert_code_name(code));     \
+    cr_assert_eq(cubert_status_code(s_), (code), "%s: expected %s, got %s: %s", #expr,     \
+                 cubert_code_name(code), cubert_code_name(cubert_status_code(s_)),         \
+                 cubert_status_message(s_));                                               \
+    if ((needle) != NULL)                                                                  \
+      cr_assert(strstr(cubert_status_message(s_), (needle)) != NULL,                       \
+                "message of %s lacks \"%s\": %s", #expr, (const char *)(needle),           \
+                cubert_status_message(s_));                                                \
+    cubert_status_free(s_);                                                                \
+  } while (0)
+
+/* The client of the device under test (created by the suite's init fixture). */
+extern cubert_client *cts_client;
+void cts_setup(void);
+void cts_teardown(void);
+
+/* A 1-D launch of n units in cubes of `dim`, spread within the device limits. */
+cubert_cube_count cts_cubes(uint64_t n, uint32_t dim);
+/* Largest cube dim x we use for elementwise launches on this device. */
+uint32_t cts_dim(void);
+int cts_is_cpu(void);
+/* Creates a buffer with `size` bytes of data; asserts success. */
+cubert_handle *cts_buffer(const void *data, size_t size);
+void cts_read(cubert_handle *h, void *dst, size_t size);
+
+#endif
