@@ -569,7 +569,22 @@ cubert_status cubert_client_install_memory_pools(cubert_client *client,
   copy->pools = list;
 
   cubert_device_lock(device);
+  /* All or nothing: refuse before touching any slot if one still has live dynamic memory. */
   cubert_status s = NULL;
+  for (uint32_t i = 0; i < device->max_streams && !s; ++i) {
+    if (!device->slots[i]) continue;
+    cubert_memory_cleanup(device->slots[i]->memory, 1);
+    cubert_memory_report report = {0};
+    cubert_memory_report_get(device->slots[i]->memory, &report);
+    for (size_t p = 0; p < report.pool_count && !s; ++p)
+      if (report.pools[p].config.kind != CUBERT_POOL_PERSISTENT && report.pools[p].usage.bytes_in_use)
+        s = cubert_status_set_size(
+            cubert_status_make(CUBERT_CODE_POOLS_IN_USE,
+                               "memory pools are in use: stream slot %u still holds %llu bytes in "
+                               "its pools; release them before installing a new layout",
+                               i, (unsigned long long)report.pools[p].usage.bytes_in_use),
+            report.pools[p].usage.bytes_in_use);
+  }
   for (uint32_t i = 0; i < device->max_streams && !s; ++i)
     if (device->slots[i]) s = cubert_memory_install_pools(device->slots[i]->memory, copy);
   if (!s) {

@@ -1,0 +1,123 @@
+/* cubert — the kernel library: ready-made codelets (DESIGN §7), each with an OpenCL C
+   implementation and a C implementation for the CPU server, under one cubert_kernel_def.
+
+   Calling convention shared by every kernel below (and by any kernel you write yourself):
+   - Buffers are bound in the order listed (cubert_kernel_args.buffers); on OpenCL they are the
+     arguments 0..n-1 (`__global T *`), followed, when info_count > 0, by one argument
+     `__global const ulong *info`. On the CPU server they are ctx->buffers[i] and ctx->info[i].
+   - "Unit id" is the global unit id numbered cube-major (see cubert_cpu_ctx in kernel.h):
+       id = cube_linear * units_per_cube + unit_linear.
+     For a 1-D launch it equals the OpenCL global id; the OpenCL sources compute it from the
+     group and local ids, so a launch may be spread over 2-D/3-D cube counts
+     (cubert_cube_count_spread) with the same result.
+   - Elementwise kernels handle unit id `id` when id < n (info[0]) and ignore the others, so a
+     launch may cover more units than elements (round n up to whole cubes).
+   - Every info word is a uint64_t. Floating-point scalars travel as their IEEE-754 bit pattern
+     in the low 32 bits (cubert_kernel_info_f32 builds one).
+   - The OpenCL sources are self-contained OpenCL C 1.2 (no extension needed) and honour the
+     build option -DCUBERT_CHECKED=0|1 (default 1): with 1, kernels whose indices are derived
+     from info words also check those words against each other before touching memory
+     (copy_strided); with 0 (unchecked launches) the caller guarantees consistent info.
+   - The CPU implementations check the info words and buffer sizes once per call (not per
+     element): a launch with too few buffers or info words, or buffers smaller than the info
+     words say, writes nothing and reports one error through cubert_cpu_fail (the user gets
+     it as SERVER_UNHEALTHY at the next flush/sync/read). The OpenCL sources cannot see
+     buffer sizes; the client validates what it can before launching.
+   - An output buffer may be the very same buffer as an input of an elementwise kernel (in
+     place, e.g. add_f32 with out == a); partial overlaps give undefined results.
+
+   The definitions are immutable, live for the whole process and may be used from any thread. */
+#ifndef CUBERT_KERNELS_H
+#define CUBERT_KERNELS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "cubert/export.h"
+#include "cubert/kernel.h"
+#include "cubert/layout.h"
+
+CUBERT_EXTERN_C_BEGIN
+
+/* Empty kernel. No buffers, no info words, any launch shape. For launch-latency benchmarks. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_noop;
+
+/* out[id] = value for id < n, 4-byte elements (u32, i32 and f32 alike: pass the bits).
+   Buffers: 0 out (n * 4 bytes).
+   Info: [0] n (elements), [1] value bits in the low 32 bits.
+   Launch: one unit per element, any cube shape. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_fill_u32;
+
+/* Gathers a strided tensor into a contiguous row-major one (used by read_tensor).
+   Buffers: 0 src (bytes), 1 dst (n * elem_size bytes, row-major, contiguous).
+   Info (3 + 2 * rank words):
+     [0] rank r (0..CUBERT_KERNEL_COPY_MAX_RANK; rank 0 copies one element),
+     [1] elem_size in bytes (1, 2, 4 and 8 use typed moves; any other size is copied
+         byte by byte; the src and dst buffers must be aligned to elem_size when it is 2, 4 or
+         8, which the allocator guarantees),
+     [2] n = product(shape), the number of elements,
+     [3 .. 3+r)       shape, in elements,
+     [3+r .. 3+2r)    src strides, in elements (dst strides are implied by the shape).
+   Unit id = the destination element: dst[id] = src[sum(coord[d] * stride[d])].
+   Launch: one unit per element, any cube shape.
+   Checks: the CPU implementation reports (cubert_cpu_fail) a rank above the limit, too few
+   info words and n != product(shape), and then copies nothing; the OpenCL implementation with
+   CUBERT_CHECKED=1 skips units whose coordinates fall outside the shape. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_copy_strided;
+#define CUBERT_KERNEL_COPY_MAX_RANK CUBERT_MAX_RANK /* 8, the tensor rank limit of layout.h */
+
+/* out[id] = a[id] + b[id] (f32 / i32, i32 wraps around on overflow) for id < n.
+   Buffers: 0 a, 1 b, 2 out (n elements each). Info: [0] n.
+   Launch: one unit per element, any cube shape. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_add_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_add_i32;
+/* out[id] = a[id] * b[id] (f32 / i32, i32 wraps around) for id < n. Layout as add_f32. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_mul_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_mul_i32;
+
+/* y[id] = a * x[id] + y[id] for id < n (f32; whether a*x+y is fused is up to the device).
+   Buffers: 0 x, 1 y (n floats each; y is read and written).
+   Info: [0] n, [1] a as f32 bits in the low 32 bits (cubert_kernel_info_f32(a)).
+   Launch: one unit per element, any cube shape. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_saxpy_f32;
+
+/* Partial sums: cube c writes out[c] = sum of in[c*e .. min((c+1)*e, n)), e = info[1].
+   Flags: CUBERT_KERNEL_SYNC_CUBE (barriers + CUBERT_KERNEL_REDUCE_SCRATCH floats of shared
+   memory per cube).
+   Buffers: 0 in (n floats), 1 out (ceil(n / e) floats; cubert_kernel_reduce_cube_count).
+   Info: [0] n, [1] e = elements per cube (>= 1; 0 writes nothing).
+   Launch: at least ceil(n / e) cubes (extra cubes write nothing, so a spread 2-D/3-D cube
+   count is fine), any cube dim and shape: not limited to powers of two nor to the scratch
+   size (units beyond CUBERT_KERNEL_REDUCE_SCRATCH fold their sums in before the tree).
+   Each unit sums a strided share of the block, then the cube adds the shares in a tree, so
+   the rounding differs from a sequential sum; integers below 2^24 sum exactly.
+   For a full sum, launch again on out (e = ceil(n / e)) or add the partial sums on the host. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_sum_f32;
+#define CUBERT_KERNEL_REDUCE_SCRATCH 1024 /* floats of shared memory per cube (4 KiB) */
+
+/* Every kernel above, NULL-terminated, in declaration order (for tools and test suites that
+   run the whole library). */
+CUBERT_API extern const cubert_kernel_def *const cubert_kernel_library[];
+
+/* The library kernel named `name` (its cubert_kernel_def.name, e.g. "add_f32"), or NULL. */
+CUBERT_API const cubert_kernel_def *cubert_kernel_find(const char *name);
+
+/* ---- helpers for building info words ------------------------------------------------------ */
+
+/* An f32 as an info word: its IEEE-754 bits in the low 32 bits. */
+static inline uint64_t cubert_kernel_info_f32(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+/* Cubes (== partial sums) reduce_sum_f32 needs for n elements at e elements per cube:
+   ceil(n / e), 0 when e is 0. */
+static inline uint64_t cubert_kernel_reduce_cube_count(uint64_t n, uint64_t elems_per_cube) {
+  if (elems_per_cube == 0) return 0;
+  return n / elems_per_cube + (n % elems_per_cube != 0);
+}
+
+CUBERT_EXTERN_C_END
+
+#endif /* CUBERT_KERNELS_H */
