@@ -37,6 +37,8 @@ endfunction()
 function(cubert_add_test name)
   cmake_parse_arguments(A "" "" "SOURCES;LABELS;ENV;ARGS" ${ARGN})
   add_executable(${name} ${A_SOURCES})
+  # Criterion's sandbox (BoxFort) finds test entry points through the executable's symbols.
+  set_target_properties(${name} PROPERTIES C_VISIBILITY_PRESET default ENABLE_EXPORTS ON)
   target_link_libraries(${name} PRIVATE cubert_static ${CRITERION_LIB})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/lib ${PROJECT_SOURCE_DIR}/backends
                              ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/tests)

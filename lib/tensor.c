@@ -119,9 +119,11 @@ cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy
   uint64_t bytes;
   if (__builtin_mul_overflow(elems, desc->elem_size, &bytes) || bytes != dst_size)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "dst_size is %zu bytes; the tensor holds %llu elements of %llu bytes",
+                              "dst_size is %zu bytes; the tensor holds %llu elements of %llu "
+                              "bytes (%llu bytes)",
                               dst_size, (unsigned long long)elems,
-                              (unsigned long long)desc->elem_size);
+                              (unsigned long long)desc->elem_size,
+                              (unsigned long long)(elems * desc->elem_size));
   if (elems == 0) return NULL;
   uint64_t reach = (last + 1) * desc->elem_size;
   if (reach > desc->handle->size)

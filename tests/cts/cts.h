@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <cubert/cubert.h>
 #include <cubert/kernels.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +30,18 @@
     cr_assert_eq(cubert_status_code(s_), (code), "%s: expected %s, got %s: %s", #expr,     \
                  cubert_code_name(code), cubert_code_name(cubert_status_code(s_)),         \
                  cubert_status_message(s_));                                               \
-    if ((needle) != NULL)                                                                  \
-      cr_assert(strstr(cubert_status_message(s_), (needle)) != NULL,                       \
-                "message of %s lacks \"%s\": %s", #expr, (const char *)(needle),           \
-                cubert_status_message(s_));                                                \
+    cr_assert(cts_contains(cubert_status_message(s_), (needle)),                           \
+              "message of %s lacks \"%s\": %s", #expr, cts_or_empty(needle),                 \
+              cubert_status_message(s_));                                                 \
     cubert_status_free(s_);                                                                \
   } while (0)
+
+/* True when `needle` is NULL or occurs in `text`. */
+static inline int cts_contains(const char *text, const char *needle) {
+  return !needle || (text && strstr(text, needle) != NULL);
+}
+
+static inline const char *cts_or_empty(const char *s) { return s ? s : ""; }
 
 /* The client of the device under test (created by the suite's init fixture). */
 extern cubert_client *cts_client;

@@ -1,5 +1,6 @@
 /* Client-level behaviour: exclusive access, profiling, tensors, memory usage across threads,
    streams. */
+#include <cubert/server.h>
 #include <pthread.h>
 
 #include "cts.h"

@@ -1,0 +1,221 @@
+/* cubert — configuration from the environment (DESIGN §8).
+
+   Every CUBERT_* variable is read here and nowhere else, once per process (pthread_once), so
+   the library behaves the same for its whole lifetime even if the program changes its
+   environment later. A bad value never fails anything: it is replaced by the default and a
+   warning naming the variable, the value and the valid range is logged once.
+
+   Why warnings are queued instead of logged while parsing: cubert_log() asks this file for the
+   log level, which would re-enter pthread_once from inside its own init routine and deadlock.
+   The parser records warnings; the first cubert_config_get() after parsing emits them. */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config_internal.h"
+#include "cubert/server.h"
+
+#define CONFIG_MAX_WARNINGS 16
+#define CONFIG_WARNING_BYTES 320
+#define CONFIG_MAX_CATEGORIES 16
+#define CONFIG_CATEGORY_BYTES 32
+
+enum {
+  DEFAULT_LOG_LEVEL = CUBERT_LOG_WARN,
+  DEFAULT_MAX_STREAMS = 32,
+  MAX_STREAMS_LIMIT = 4096,
+  CPU_THREADS_LIMIT = 4096,
+};
+
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static cubert_config config;
+/* Owned copies of the string values (getenv's storage may change under setenv). */
+static char *owned_device, *owned_cache_dir, *owned_trace_path;
+static char categories[CONFIG_MAX_CATEGORIES][CONFIG_CATEGORY_BYTES];
+static size_t category_count;
+static char warnings[CONFIG_MAX_WARNINGS][CONFIG_WARNING_BYTES];
+static size_t warning_count;
+static atomic_int warnings_emitted;
+
+static void add_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void add_warning(const char *fmt, ...) {
+  if (warning_count >= CONFIG_MAX_WARNINGS) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(warnings[warning_count++], CONFIG_WARNING_BYTES, fmt, ap);
+  va_end(ap);
+}
+
+/* NULL for unset or empty variables: an empty value means "use the default" everywhere. */
+static const char *env(const char *name) {
+  const char *value = getenv(name);
+  return value && value[0] ? value : NULL;
+}
+
+static char *env_copy(const char *name) {
+  const char *value = env(name);
+  return value ? strdup(value) : NULL;
+}
+
+/* Parses a decimal integer in [min, max]; anything else (sign, junk, overflow) is bad. */
+static uint32_t env_uint(const char *name, uint32_t min, uint32_t max, uint32_t fallback,
+                         const char *meaning) {
+  const char *value = env(name);
+  if (!value) return fallback;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long parsed = isdigit((unsigned char)value[0]) ? strtoull(value, &end, 10) : 0;
+  if (!isdigit((unsigned char)value[0]) || errno || *end || parsed < min || parsed > max) {
+    add_warning("%s=\"%s\" is not valid: expected an integer in %u..%u%s; using %u", name, value,
+                min, max, meaning, fallback);
+    return fallback;
+  }
+  return (uint32_t)parsed;
+}
+
+/* Index of `value` in `names` (case-insensitive), or -1. */
+static int name_index(const char *value, size_t value_len, const char *const *names, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (strlen(names[i]) == value_len && strncasecmp(value, names[i], value_len) == 0) {
+      return (int)i;
+    }
+  }
+  return -1;
+}
+
+static int env_choice(const char *name, const char *const *names, size_t count, int fallback) {
+  const char *value = env(name);
+  if (!value) return fallback;
+  int index = name_index(value, strlen(value), names, count);
+  if (index >= 0) return index;
+  char valid[128] = "";
+  for (size_t i = 0; i < count; ++i) {
+    strncat(valid, names[i], sizeof(valid) - strlen(valid) - 1);
+    if (i + 1 < count) strncat(valid, "|", sizeof(valid) - strlen(valid) - 1);
+  }
+  add_warning("%s=\"%s\" is not valid: expected one of %s; using %s", name, value, valid,
+              names[fallback]);
+  return fallback;
+}
+
+static const char *const log_level_names[] = {"error", "warn", "info", "debug"};
+
+/* CUBERT_LOG = level[,category...]. A bad level falls back to warn but keeps the categories,
+   since they are independent of the typo in the level. */
+static void parse_log(void) {
+  config.log_level = DEFAULT_LOG_LEVEL;
+  category_count = 0;
+  const char *value = env("CUBERT_LOG");
+  if (!value) return;
+  const char *comma = strchr(value, ',');
+  size_t level_len = comma ? (size_t)(comma - value) : strlen(value);
+  int level = name_index(value, level_len, log_level_names, 4);
+  if (level >= 0) {
+    config.log_level = level;
+  } else {
+    add_warning(
+        "CUBERT_LOG=\"%s\" is not valid: expected error|warn|info|debug, optionally "
+        "followed by ,category names; using warn",
+        value);
+  }
+  while (comma) {
+    const char *start = comma + 1;
+    comma = strchr(start, ',');
+    size_t len = comma ? (size_t)(comma - start) : strlen(start);
+    if (len == 0) continue;
+    if (len >= CONFIG_CATEGORY_BYTES || category_count >= CONFIG_MAX_CATEGORIES) {
+      add_warning(
+          "CUBERT_LOG category \"%.*s\" ignored: at most %d categories of at most %d "
+          "characters",
+          (int)len, start, CONFIG_MAX_CATEGORIES, CONFIG_CATEGORY_BYTES - 1);
+      continue;
+    }
+    memcpy(categories[category_count], start, len);
+    categories[category_count][len] = '\0';
+    ++category_count;
+  }
+}
+
+static int parse_flag(const char *name) {
+  static const char *const names[] = {"0", "1", "false", "true", "off", "on", "no", "yes"};
+  const char *value = env(name);
+  if (!value) return 0;
+  int index = name_index(value, strlen(value), names, sizeof(names) / sizeof(names[0]));
+  if (index >= 0) return index % 2;
+  add_warning("%s=\"%s\" is not valid: expected 0|1 (or true|false, on|off, yes|no); using 0", name,
+              value);
+  return 0;
+}
+
+static void config_load(void) {
+  free(owned_device);
+  free(owned_cache_dir);
+  free(owned_trace_path);
+  memset(&config, 0, sizeof(config));
+  warning_count = 0;
+
+  owned_device = env_copy("CUBERT_DEVICE");
+  owned_cache_dir = env_copy("CUBERT_CACHE_DIR");
+  owned_trace_path = env_copy("CUBERT_TRACE");
+  config.device = owned_device;
+  config.cache_dir = owned_cache_dir;
+  config.trace_path = owned_trace_path;
+
+  config.cpu_threads =
+      env_uint("CUBERT_CPU_THREADS", 0, CPU_THREADS_LIMIT, 0, " (0 = one per core)");
+  parse_log();
+  static const char *const profile_names[] = {"off", "minimal", "basic", "full"};
+  config.profile_level = env_choice("CUBERT_PROFILE", profile_names, 4, 0);
+  static const char *const check_names[] = {"auto", "enforce", "validate"};
+  config.check_mode = env_choice("CUBERT_CHECK_MODE", check_names, 3, 0);
+  config.max_streams =
+      env_uint("CUBERT_MAX_STREAMS", 1, MAX_STREAMS_LIMIT, DEFAULT_MAX_STREAMS, "");
+  config.backtrace = parse_flag("CUBERT_BACKTRACE");
+}
+
+const cubert_config *cubert_config_get(void) {
+  pthread_once(&config_once, config_load);
+  /* Load before exchange: after the first call this stays a read, so hot paths that consult the
+     configuration do not contend on one cache line. */
+  if (warning_count > 0 && !atomic_load(&warnings_emitted) &&
+      atomic_exchange(&warnings_emitted, 1) == 0) {
+    for (size_t i = 0; i < warning_count; ++i) {
+      cubert_log(CUBERT_LOG_WARN, "config", "%s", warnings[i]);
+    }
+  }
+  return &config;
+}
+
+void cubert_config_reload_for_tests(void) {
+  pthread_once(&config_once, config_load);
+  config_load();
+  atomic_store(&warnings_emitted, 0);
+}
+
+int cubert_config_log_wants(int level, const char *category) {
+  const cubert_config *c = cubert_config_get();
+  if (level > c->log_level) return 0;
+  if (level <= CUBERT_LOG_WARN || category_count == 0) return 1;
+  if (!category) return 0;
+  for (size_t i = 0; i < category_count; ++i) {
+    if (strcasecmp(categories[i], category) == 0) return 1;
+  }
+  return 0;
+}
+
+size_t cubert_config_warning_count(void) {
+  pthread_once(&config_once, config_load);
+  return warning_count;
+}
+
+const char *cubert_config_warning_at(size_t index) {
+  pthread_once(&config_once, config_load);
+  return index < warning_count ? warnings[index] : NULL;
+}

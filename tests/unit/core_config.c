@@ -1,0 +1,182 @@
+/* Unit tests of lib/config.c: defaults, valid values, and bad values that warn once (naming the
+   variable, the value and the valid range) and fall back to the default. Criterion runs each
+   test in its own process, so environment changes do not leak between tests. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_internal.h"
+#include "core_capture.h"
+#include "cubert/server.h"
+
+static const char *const all_vars[] = {
+    "CUBERT_DEVICE",     "CUBERT_CPU_THREADS", "CUBERT_CACHE_DIR",
+    "CUBERT_LOG",        "CUBERT_PROFILE",     "CUBERT_TRACE",
+    "CUBERT_CHECK_MODE", "CUBERT_MAX_STREAMS", "CUBERT_BACKTRACE",
+};
+
+static void clear_env(void) {
+  for (size_t i = 0; i < sizeof(all_vars) / sizeof(all_vars[0]); ++i) unsetenv(all_vars[i]);
+}
+
+/* Sets one variable, re-reads the environment and returns the configuration. */
+static const cubert_config *with_env(const char *name, const char *value) {
+  clear_env();
+  setenv(name, value, 1);
+  cubert_config_reload_for_tests();
+  return cubert_config_get();
+}
+
+static void assert_one_warning(const char *a, const char *b, const char *c) {
+  cr_assert_eq(cubert_config_warning_count(), 1, "expected one warning, got %zu",
+               cubert_config_warning_count());
+  const char *w = cubert_config_warning_at(0);
+  const char *needles[] = {a, b, c};
+  for (int i = 0; i < 3; ++i) {
+    if (needles[i]) cr_assert(strstr(w, needles[i]), "expected \"%s\" in \"%s\"", needles[i], w);
+  }
+}
+
+Test(core_config, defaults_without_environment) {
+  clear_env();
+  cubert_config_reload_for_tests();
+  const cubert_config *c = cubert_config_get();
+  cr_assert_null(c->device);
+  cr_assert_eq(c->cpu_threads, 0);
+  cr_assert_null(c->cache_dir);
+  cr_assert_eq(c->log_level, CUBERT_LOG_WARN);
+  cr_assert_eq(c->profile_level, 0);
+  cr_assert_null(c->trace_path);
+  cr_assert_eq(c->check_mode, 0);
+  cr_assert_eq(c->max_streams, 32);
+  cr_assert_eq(c->backtrace, 0);
+  cr_assert_eq(cubert_config_warning_count(), 0);
+  cr_assert_null(cubert_config_warning_at(0));
+}
+
+Test(core_config, get_returns_the_same_object) {
+  cr_assert_eq(cubert_config_get(), cubert_config_get());
+}
+
+Test(core_config, valid_values_are_parsed) {
+  clear_env();
+  setenv("CUBERT_DEVICE", "opencl:1", 1);
+  setenv("CUBERT_CPU_THREADS", "8", 1);
+  setenv("CUBERT_CACHE_DIR", "/tmp/cubert-cache", 1);
+  setenv("CUBERT_LOG", "debug,memory,opencl", 1);
+  setenv("CUBERT_PROFILE", "Basic", 1);
+  setenv("CUBERT_TRACE", "/tmp/trace.json", 1);
+  setenv("CUBERT_CHECK_MODE", "validate", 1);
+  setenv("CUBERT_MAX_STREAMS", "4096", 1);
+  setenv("CUBERT_BACKTRACE", "1", 1);
+  cubert_config_reload_for_tests();
+  const cubert_config *c = cubert_config_get();
+  cr_assert_str_eq(c->device, "opencl:1");
+  cr_assert_eq(c->cpu_threads, 8);
+  cr_assert_str_eq(c->cache_dir, "/tmp/cubert-cache");
+  cr_assert_eq(c->log_level, CUBERT_LOG_DEBUG);
+  cr_assert_eq(c->profile_level, 2);
+  cr_assert_str_eq(c->trace_path, "/tmp/trace.json");
+  cr_assert_eq(c->check_mode, 2);
+  cr_assert_eq(c->max_streams, 4096);
+  cr_assert_eq(c->backtrace, 1);
+  cr_assert_eq(cubert_config_warning_count(), 0);
+}
+
+Test(core_config, values_are_copied_once_read) {
+  const cubert_config *c = with_env("CUBERT_DEVICE", "cpu");
+  setenv("CUBERT_DEVICE", "opencl", 1);
+  cr_assert_str_eq(c->device, "cpu"); /* read once: later changes are not seen */
+}
+
+Test(core_config, empty_values_mean_default) {
+  const cubert_config *c = with_env("CUBERT_MAX_STREAMS", "");
+  cr_assert_eq(c->max_streams, 32);
+  c = with_env("CUBERT_DEVICE", "");
+  cr_assert_null(c->device);
+  cr_assert_eq(cubert_config_warning_count(), 0);
+}
+
+Test(core_config, max_streams_out_of_range_warns) {
+  const char *bad[] = {"0", "4097", "abc", "-3", "12x", "99999999999999999999"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+    const cubert_config *c = with_env("CUBERT_MAX_STREAMS", bad[i]);
+    cr_assert_eq(c->max_streams, 32, "value %s", bad[i]);
+    char quoted[64];
+    snprintf(quoted, sizeof(quoted), "\"%s\"", bad[i]);
+    assert_one_warning("CUBERT_MAX_STREAMS", quoted, "1..4096");
+  }
+  cr_assert_eq(with_env("CUBERT_MAX_STREAMS", "1")->max_streams, 1);
+}
+
+Test(core_config, cpu_threads_bad_value_warns) {
+  const cubert_config *c = with_env("CUBERT_CPU_THREADS", "many");
+  cr_assert_eq(c->cpu_threads, 0);
+  assert_one_warning("CUBERT_CPU_THREADS", "\"many\"", "0..4096");
+}
+
+Test(core_config, enum_values_bad_warn_with_choices) {
+  const cubert_config *c = with_env("CUBERT_PROFILE", "loud");
+  cr_assert_eq(c->profile_level, 0);
+  assert_one_warning("CUBERT_PROFILE", "\"loud\"", "off|minimal|basic|full");
+
+  c = with_env("CUBERT_CHECK_MODE", "strict");
+  cr_assert_eq(c->check_mode, 0);
+  assert_one_warning("CUBERT_CHECK_MODE", "\"strict\"", "auto|enforce|validate");
+
+  cr_assert_eq(with_env("CUBERT_CHECK_MODE", "enforce")->check_mode, 1);
+  cr_assert_eq(with_env("CUBERT_PROFILE", "full")->profile_level, 3);
+}
+
+Test(core_config, backtrace_flag_values) {
+  cr_assert_eq(with_env("CUBERT_BACKTRACE", "yes")->backtrace, 1);
+  cr_assert_eq(with_env("CUBERT_BACKTRACE", "0")->backtrace, 0);
+  cr_assert_eq(with_env("CUBERT_BACKTRACE", "maybe")->backtrace, 0);
+  assert_one_warning("CUBERT_BACKTRACE", "\"maybe\"", "0|1");
+}
+
+Test(core_config, log_level_and_categories) {
+  cr_assert_eq(with_env("CUBERT_LOG", "error")->log_level, CUBERT_LOG_ERROR);
+  cr_assert_not(cubert_config_log_wants(CUBERT_LOG_WARN, "memory"));
+  cr_assert(cubert_config_log_wants(CUBERT_LOG_ERROR, "memory"));
+
+  cr_assert_eq(with_env("CUBERT_LOG", "debug,memory,opencl")->log_level, CUBERT_LOG_DEBUG);
+  cr_assert(cubert_config_log_wants(CUBERT_LOG_DEBUG, "memory"));
+  cr_assert(cubert_config_log_wants(CUBERT_LOG_INFO, "opencl"));
+  cr_assert_not(cubert_config_log_wants(CUBERT_LOG_DEBUG, "stream"));
+  cr_assert_not(cubert_config_log_wants(CUBERT_LOG_DEBUG, NULL));
+  /* Warnings and errors are never filtered by category. */
+  cr_assert(cubert_config_log_wants(CUBERT_LOG_WARN, "stream"));
+
+  cr_assert_eq(with_env("CUBERT_LOG", "info")->log_level, CUBERT_LOG_INFO);
+  cr_assert(cubert_config_log_wants(CUBERT_LOG_INFO, "anything"));
+  cr_assert_not(cubert_config_log_wants(CUBERT_LOG_DEBUG, "anything"));
+}
+
+Test(core_config, bad_log_level_warns_and_keeps_categories) {
+  const cubert_config *c = with_env("CUBERT_LOG", "verbose,memory");
+  cr_assert_eq(c->log_level, CUBERT_LOG_WARN);
+  assert_one_warning("CUBERT_LOG", "\"verbose,memory\"", "error|warn|info|debug");
+}
+
+Test(core_config, several_bad_values_each_warn) {
+  clear_env();
+  setenv("CUBERT_MAX_STREAMS", "0", 1);
+  setenv("CUBERT_PROFILE", "x", 1);
+  cubert_config_reload_for_tests();
+  cr_assert_eq(cubert_config_warning_count(), 2);
+}
+
+Test(core_config, warning_is_logged_once) {
+  clear_env();
+  setenv("CUBERT_MAX_STREAMS", "0", 1);
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  cubert_config_reload_for_tests();
+  cubert_config_get();
+  cubert_config_get();
+  const char *out = core_capture_end(&cap);
+  cr_assert_str_eq(out,
+                   "cubert[warn][config]: CUBERT_MAX_STREAMS=\"0\" is not valid: expected an "
+                   "integer in 1..4096; using 32\n");
+}
