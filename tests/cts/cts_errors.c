@@ -1,0 +1,109 @@
+/* Asynchronous errors: a failure raised after the call that caused it returned is reported
+   once, by the next flush/sync/read on its stream, as SERVER_UNHEALTHY; work queued behind it
+   is not run; data is never handed out as valid; other streams are unaffected; the stream is
+   usable again afterwards. (OpenCL's own asynchronous failures — an event completing with an
+   error status — are covered by the OpenCL server's tests.) */
+#include "cts.h"
+
+TestSuite(errors, .init = cts_setup, .fini = cts_teardown);
+
+static void failing_cpu(const cubert_cpu_ctx *ctx) {
+  if (ctx->unit_begin == 0) cubert_cpu_fail(ctx, "injected kernel failure 4711");
+}
+
+static const cubert_kernel_def failing_kernel = {
+    .name = "failing", .cpu = failing_cpu, .opencl_source = NULL};
+
+static cubert_status fill(cubert_client *c, cubert_handle *h, uint32_t n, uint32_t value) {
+  uint64_t info[2] = {n, value};
+  cubert_kernel_args args = {&h, 1, info, 2};
+  return cubert_client_launch(c, &cubert_kernel_fill_u32, cubert_cube_count_new_3d(n / 64, 1, 1),
+                              cubert_cube_dim_new_3d(64, 1, 1), &args);
+}
+
+Test(errors, kernel_failure_is_reported_once_and_dependent_work_is_skipped) {
+  if (!cts_is_cpu()) cr_skip_test("kernels report failures through the CPU context only");
+  enum { N = 4096 };
+  cubert_client *a = NULL, *b = NULL;
+  ASSERT_OK(cubert_client_with_stream(cts_client, 10, &a));
+  ASSERT_OK(cubert_client_with_stream(cts_client, 11, &b));
+  cubert_handle *x = NULL, *y = NULL, *z = NULL;
+  ASSERT_OK(cubert_client_empty(a, N * 4, &x));
+  ASSERT_OK(cubert_client_empty(a, N * 4, &y));
+  ASSERT_OK(cubert_client_empty(b, N * 4, &z));
+  ASSERT_OK(fill(a, y, N, 1));
+  ASSERT_OK(cubert_client_sync(a));
+
+  /* the failure is raised on a worker, after launch returned */
+  ASSERT_OK(cubert_client_launch(a, &failing_kernel, cubert_cube_count_new_3d(4, 1, 1),
+                                 cubert_cube_dim_new_3d(1, 1, 1), NULL));
+  ASSERT_OK(fill(a, y, N, 5)); /* queued behind the failure: must not run */
+
+  /* another stream is unaffected */
+  ASSERT_OK(fill(b, z, N, 9));
+  ASSERT_OK(cubert_client_sync(b));
+  uint32_t *v = malloc(N * 4);
+  ASSERT_OK(cubert_client_read(b, z, v, N * 4));
+  cr_assert_eq(v[N - 1], 9);
+
+  /* the read on the failed stream returns the error, not data */
+  for (int i = 0; i < N; ++i) v[i] = 0xEEEEEEEE;
+  cubert_status s = cubert_client_read(a, y, v, N * 4);
+  cr_assert_not_null(s, "a read after a failed kernel returned data");
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_SERVER_UNHEALTHY, "%s", cubert_status_message(s));
+  cr_assert_geq(cubert_status_error_count(s), 1);
+  cr_assert(strstr(cubert_status_message(s), "injected kernel failure 4711"), "%s",
+            cubert_status_message(s));
+  cr_assert_eq(v[0], 0xEEEEEEEE, "dst was written despite the error");
+  cubert_status_free(s);
+
+  /* reported once; the stream is usable again; the skipped fill never ran */
+  ASSERT_OK(cubert_client_sync(a));
+  ASSERT_OK(cubert_client_read(a, y, v, N * 4));
+  for (int i = 0; i < N; ++i) cr_assert_eq(v[i], 1, "element %d: the dependent fill ran", i);
+  ASSERT_OK(fill(a, y, N, 7));
+  ASSERT_OK(cubert_client_read(a, y, v, N * 4));
+  cr_assert_eq(v[N / 2], 7);
+  free(v);
+  cubert_handle_release(x);
+  cubert_handle_release(y);
+  cubert_handle_release(z);
+  cubert_client_release(a);
+  cubert_client_release(b);
+}
+
+Test(errors, flush_and_sync_all_report_the_error_too) {
+  if (!cts_is_cpu()) cr_skip_test("kernels report failures through the CPU context only");
+  ASSERT_OK(cubert_client_launch(cts_client, &failing_kernel, cubert_cube_count_new_3d(1, 1, 1),
+                                 cubert_cube_dim_new_3d(1, 1, 1), NULL));
+  ASSERT_CODE(cubert_client_sync_all(cts_client), CUBERT_CODE_SERVER_UNHEALTHY, "4711");
+  ASSERT_OK(cubert_client_sync_all(cts_client)); /* returned once */
+  ASSERT_OK(cubert_client_launch(cts_client, &failing_kernel, cubert_cube_count_new_3d(1, 1, 1),
+                                 cubert_cube_dim_new_3d(1, 1, 1), NULL));
+  /* flush does not wait: poll it until the kernel has run and failed */
+  cubert_status s = NULL;
+  for (int i = 0; i < 100000 && !s; ++i) s = cubert_client_flush(cts_client);
+  cr_assert_not_null(s, "flush never reported the failure");
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_SERVER_UNHEALTHY, "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  ASSERT_OK(cubert_client_sync(cts_client));
+}
+
+Test(errors, read_async_completes_with_the_data) {
+  enum { N = 1 << 16 };
+  uint32_t *src = malloc(N * 4), *dst = malloc(N * 4);
+  for (int i = 0; i < N; ++i) src[i] = (uint32_t)i * 3u;
+  cubert_handle *h = cts_buffer(src, N * 4);
+  ASSERT_OK(fill(cts_client, h, N / 2, 12)); /* first half overwritten on the device */
+  cubert_future *f = NULL;
+  ASSERT_OK(cubert_client_read_async(cts_client, h, dst, N * 4, &f));
+  ASSERT_OK(cubert_future_wait(f));
+  int ready = 0;
+  ASSERT_OK(cubert_future_poll(f, &ready));
+  cr_assert_eq(ready, 1);
+  cubert_future_release(f);
+  for (int i = 0; i < N; ++i) cr_assert_eq(dst[i], i < N / 2 ? 12u : (uint32_t)i * 3u, "element %d", i);
+  cubert_handle_release(h);
+  free(src);
+  free(dst);
+}
