@@ -1,0 +1,261 @@
+/* cubert — the on-disk cache of OpenCL program binaries.
+
+   A program's binary is only valid for the exact device, driver and platform that produced it,
+   so the key text names all of them, the cubert version, the build options and a hash of the
+   source. File name: FNV-1a 64 of the key text in hex. File layout (little-endian):
+
+     offset 0   8 bytes  magic "CUBRTCL\0"
+            8   u32      format version (1)
+           12   u32      key length K
+           16   u64      binary length B
+           24   u64      FNV-1a 64 of the binary
+           32   K bytes  key text (compared in full: a hash collision cannot load a wrong binary)
+         32+K   B bytes  the binary (CL_PROGRAM_BINARIES)
+
+   Files are written to a unique temporary name and renamed, so concurrent processes never see
+   a half-written file; a reader validates everything and then clBuildProgram must accept the
+   binary. Anything wrong makes the file a miss: the program is built from source and the file
+   replaced. The cache is an optimisation: no failure here is ever an error to the user; an
+   unwritable folder is reported once per process (CUBERT_LOG=warn). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CACHE_MAGIC "CUBRTCL"
+#define CACHE_FORMAT 1u
+#define HEADER_BYTES 32u
+/* Refuse absurd sizes from a damaged header before allocating. */
+#define MAX_BINARY_BYTES (1ull << 31)
+#define MAX_KEY_BYTES (1u << 20)
+
+static atomic_uint g_warnings;
+
+uint32_t cubert_ocl_disk_warning_count(void) {
+  return atomic_load(&g_warnings);
+}
+
+static void warn_once(const char *dir, const char *what, int error) {
+  unsigned expected = 0;
+  if (atomic_compare_exchange_strong(&g_warnings, &expected, 1u))
+    cubert_log(CUBERT_LOG_WARN, "opencl",
+               "the OpenCL program cache folder '%s' is not usable (%s: %s); kernels are built "
+               "without the disk cache (set CUBERT_CACHE_DIR to a writable folder)",
+               dir, what, strerror(error));
+}
+
+char *cubert_ocl_default_cache_dir(void) {
+  const cubert_config *config = cubert_config_get();
+  const char *base = config ? config->cache_dir : NULL;
+  const char *suffix = "/opencl";
+  char buf[4096];
+  if (base && base[0]) {
+    snprintf(buf, sizeof(buf), "%s%s", base, suffix);
+  } else {
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && xdg[0] == '/')
+      snprintf(buf, sizeof(buf), "%s/cubert%s", xdg, suffix);
+    else if (home && home[0])
+      snprintf(buf, sizeof(buf), "%s/.cache/cubert%s", home, suffix);
+    else
+      return NULL;
+  }
+  return strdup(buf);
+}
+
+char *cubert_ocl_disk_key(const cubert_ocl_server *server, uint64_t source_hash, size_t source_len,
+                          const char *options) {
+  const char *device = server->device_key ? server->device_key : "";
+  size_t size = strlen(device) + strlen(options) + 128;
+  char *key = malloc(size);
+  if (!key) return NULL;
+  snprintf(key, size, "%soptions %s\nsource-fnv1a64 %016llx\nsource-bytes %zu\n", device, options,
+           (unsigned long long)source_hash, source_len);
+  return key;
+}
+
+int cubert_ocl_disk_path(const cubert_ocl_server *server, const char *key, char *out,
+                         size_t capacity) {
+  if (!server->cache_dir) return 0;
+  uint64_t h = cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, key, strlen(key));
+  int n = snprintf(out, capacity, "%s/%016llx.clbin", server->cache_dir, (unsigned long long)h);
+  return n > 0 && (size_t)n < capacity;
+}
+
+static void put_u32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get_u32(const unsigned char *p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+static uint64_t get_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+/* Reads and validates a cache file; the binary (malloc'd) or NULL with *out_reason set.
+ *out_missing is set when there is simply no file. */
+static unsigned char *read_file(const char *path, const char *key, size_t *out_size,
+                                const char **out_reason, int *out_missing) {
+  *out_missing = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    *out_missing = errno == ENOENT;
+    *out_reason = "cannot open";
+    return NULL;
+  }
+  unsigned char *binary = NULL;
+  char *file_key = NULL;
+  unsigned char header[HEADER_BYTES];
+  struct stat st;
+  size_t key_len = strlen(key);
+  *out_reason = NULL;
+  if (fstat(fileno(f), &st) != 0 || fread(header, 1, HEADER_BYTES, f) != HEADER_BYTES) {
+    *out_reason = "truncated header";
+  } else if (memcmp(header, CACHE_MAGIC, 8) != 0) {
+    *out_reason = "bad magic";
+  } else if (get_u32(header + 8) != CACHE_FORMAT) {
+    *out_reason = "other format version";
+  } else if (get_u32(header + 12) != key_len || key_len > MAX_KEY_BYTES) {
+    *out_reason = "key length differs";
+  } else {
+    uint64_t binary_len = get_u64(header + 16);
+    uint64_t expected = HEADER_BYTES + (uint64_t)key_len + binary_len;
+    if (binary_len == 0 || binary_len > MAX_BINARY_BYTES || (uint64_t)st.st_size != expected) {
+      *out_reason = "length does not match the file size";
+    } else if (!(file_key = malloc(key_len)) || !(binary = malloc((size_t)binary_len))) {
+      *out_reason = "out of host memory";
+    } else if (fread(file_key, 1, key_len, f) != key_len || memcmp(file_key, key, key_len) != 0) {
+      *out_reason = "key text differs";
+    } else if (fread(binary, 1, (size_t)binary_len, f) != binary_len) {
+      *out_reason = "truncated binary";
+    } else if (cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, binary, (size_t)binary_len) !=
+               get_u64(header + 24)) {
+      *out_reason = "checksum mismatch";
+    } else {
+      *out_size = (size_t)binary_len;
+    }
+  }
+  fclose(f);
+  free(file_key);
+  if (*out_reason) {
+    free(binary);
+    return NULL;
+  }
+  return binary;
+}
+
+cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options) {
+  char path[4096];
+  if (!cubert_ocl_disk_path(server, key, path, sizeof(path))) return NULL;
+  size_t size = 0;
+  const char *reason = NULL;
+  int missing = 0;
+  unsigned char *binary = read_file(path, key, &size, &reason, &missing);
+  if (!binary) {
+    if (!missing) {
+      server->stats.disk_rejected++;
+      cubert_log(CUBERT_LOG_INFO, "opencl", "program cache file '%s' rejected (%s); rebuilding",
+                 path, reason);
+    }
+    return NULL;
+  }
+  cl_int err = CL_SUCCESS, binary_status = CL_SUCCESS;
+  const unsigned char *bin = binary;
+  cl_program program = clCreateProgramWithBinary(server->context, 1, &server->device, &size, &bin,
+                                                 &binary_status, &err);
+  free(binary);
+  if (err == CL_SUCCESS && binary_status == CL_SUCCESS)
+    err = clBuildProgram(program, 1, &server->device, options, NULL, NULL);
+  if (err != CL_SUCCESS || binary_status != CL_SUCCESS) {
+    if (program) clReleaseProgram(program);
+    server->stats.disk_rejected++;
+    cubert_log(CUBERT_LOG_INFO, "opencl",
+               "program cache file '%s' rejected by the driver (%s); rebuilding", path,
+               cubert_ocl_error_name(err != CL_SUCCESS ? err : binary_status));
+    return NULL;
+  }
+  server->stats.disk_hits++;
+  return program;
+}
+
+/* mkdir -p; 0 on success, else errno. */
+static int make_dirs(const char *dir) {
+  char path[4096];
+  size_t len = strlen(dir);
+  if (len == 0 || len >= sizeof(path)) return ENAMETOOLONG;
+  memcpy(path, dir, len + 1);
+  for (size_t i = 1; i <= len; ++i) {
+    if (path[i] != '/' && path[i] != '\0') continue;
+    char saved = path[i];
+    path[i] = '\0';
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) return errno;
+    path[i] = saved;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0) return errno;
+  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
+void cubert_ocl_disk_store(cubert_ocl_server *server, const char *key, cl_program program) {
+  char path[4096], tmp[4200];
+  if (!cubert_ocl_disk_path(server, key, path, sizeof(path))) return;
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, NULL) != CL_SUCCESS ||
+      size == 0 || size > MAX_BINARY_BYTES)
+    return; /* this driver gives no binary: nothing to cache */
+  unsigned char *binary = malloc(size);
+  if (!binary) return;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(binary), &binary, NULL) != CL_SUCCESS) {
+    free(binary);
+    return;
+  }
+  int error = make_dirs(server->cache_dir);
+  if (error) {
+    warn_once(server->cache_dir, "mkdir", error);
+    free(binary);
+    return;
+  }
+  static atomic_uint counter;
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1u));
+  FILE *f = fopen(tmp, "wb");
+  if (!f) {
+    warn_once(server->cache_dir, "create a file", errno);
+    free(binary);
+    return;
+  }
+  unsigned char header[HEADER_BYTES];
+  size_t key_len = strlen(key);
+  memcpy(header, CACHE_MAGIC, 8);
+  put_u32(header + 8, CACHE_FORMAT);
+  put_u32(header + 12, (uint32_t)key_len);
+  put_u64(header + 16, size);
+  put_u64(header + 24, cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, binary, size));
+  int ok = fwrite(header, 1, HEADER_BYTES, f) == HEADER_BYTES &&
+           fwrite(key, 1, key_len, f) == key_len && fwrite(binary, 1, size, f) == size;
+  error = errno;
+  if (fclose(f) != 0) {
+    ok = 0;
+    error = errno;
+  }
+  free(binary);
+  if (!ok || rename(tmp, path) != 0) {
+    if (ok) error = errno;
+    unlink(tmp);
+    warn_once(server->cache_dir, "write a file", error);
+    return;
+  }
+  server->stats.disk_writes++;
+}

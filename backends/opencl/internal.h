@@ -1,0 +1,377 @@
+/* cubert — OpenCL server internals shared by the files of backends/opencl (not installed).
+
+   Every function here is called with the device lock held (server.h), except
+   cubert_ocl_event_* helpers that the vtable documents as lock-free. See README.md for the
+   design: one in-order queue per stream, per-stream FIFO of commands in flight, sub-buffers
+   cached per slice, program caches in memory and on disk. */
+#ifndef CUBERT_OPENCL_INTERNAL_H
+#define CUBERT_OPENCL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opencl/api.h"
+
+/* ---- errors.c: the one place that knows OpenCL error codes ------------------------------- */
+
+/* "CL_OUT_OF_RESOURCES" for -5; "CL_UNKNOWN_ERROR" for codes it does not know. */
+const char *cubert_ocl_error_name(cl_int err);
+/* The cubert code for an OpenCL error; `fallback` for codes without a specific meaning. */
+cubert_code cubert_ocl_error_code(cl_int err, cubert_code fallback);
+/* New status "<what>: CL_NAME (err)" with the code of cubert_ocl_error_code(). */
+cubert_status cubert_ocl_status(cl_int err, cubert_code fallback, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* New status for a command that ended with the negative execution status `status`:
+   OUT_OF_MEMORY for the allocation failures (drivers allocate lazily, at first use), else
+   EXECUTION; the message is "<what>: execution status CL_NAME (status)". */
+cubert_status cubert_ocl_exec_status(cl_int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- device.c: enumeration and properties ------------------------------------------------ */
+
+/* One entry of the stable device enumeration. `device` is NULL for a platform whose device
+   list could not be read. */
+typedef struct cubert_ocl_device_entry {
+  cl_platform_id platform;
+  cl_device_id device;
+  int available;
+  char reason[256];
+  cubert_device_properties properties;
+} cubert_ocl_device_entry;
+
+/* Lists every platform (sorted by name, then vendor; loader order among equals) and its
+   devices in the platform's order. Never fails for a broken platform or device: those are
+   entries with available = 0 and a reason. Zero platforms gives *out_count = 0. The array is
+   freed with free(). OUT_OF_MEMORY only. */
+cubert_status cubert_ocl_list_devices(cubert_ocl_device_entry **out, size_t *out_count);
+/* Resolves a selector spec ("", "N", "gpu", "cpu") to an index of `entries`. NOT_FOUND
+   listing the valid choices for an unknown spec; UNAVAILABLE for an entry that exists but
+   cannot be opened, or for "" when no device is available. */
+cubert_status cubert_ocl_select(const char *spec, const cubert_ocl_device_entry *entries,
+                                size_t count, size_t *out_index);
+/* Fills `out` from device queries. `probe_context` may be NULL: a context is then created for
+   the trivial kernel that measures the preferred work-group multiple when no device-level
+   query gives it. */
+cubert_status cubert_ocl_query_properties(cl_platform_id platform, cl_device_id device,
+                                          cl_context probe_context, cubert_device_properties *out);
+/* True when the device shares memory with the host (PoCL CPU devices, integrated GPUs):
+   staging through pinned memory would only add a copy there. */
+int cubert_ocl_device_host_unified(cl_device_id device);
+/* Reads a string device/platform info into a malloc'd string ("" on failure; NULL only when
+   out of memory). */
+char *cubert_ocl_device_string(cl_device_id device, cl_device_info param);
+char *cubert_ocl_platform_string(cl_platform_id platform, cl_platform_info param);
+
+/* ---- the server objects ------------------------------------------------------------------ */
+
+/* What commands in flight hold until they completed: the slices they use (pinned, so the core
+   does not reuse them) and host copies of non-blocking writes. */
+typedef struct cubert_ocl_pins {
+  cubert_slice **slices;
+  uint32_t slice_count, slice_capacity;
+  void **frees;
+  uint32_t free_count, free_capacity;
+  uint64_t free_bytes;
+} cubert_ocl_pins;
+
+/* An event in flight on a stream and the pins released when it completed. `batch`: the event
+   is a marker that closed a batch of commands enqueued without events. */
+typedef struct cubert_ocl_pending {
+  cl_event event;
+  const char *what; /* static text or a string owned by the kernel cache ("kernel 'add'") */
+  int batch;
+  cubert_ocl_pins pins;
+} cubert_ocl_pending;
+
+/* An open profile region on a stream: the first command enqueued inside it. */
+typedef struct cubert_ocl_profile {
+  uint64_t token;
+  cl_event first;    /* retained; NULL until a command is enqueued */
+  uint64_t begin_ns; /* host clock, for devices without event profiling */
+} cubert_ocl_profile;
+
+typedef struct cubert_ocl_server cubert_ocl_server;
+
+struct cubert_server_stream {
+  cubert_ocl_server *server;
+  /* The queue commands go to: `plain_queue`, or `profiling_queue` while a profile region is
+     open. Events cost much more on a profiling queue on some drivers (NVIDIA: ~9 us against
+     ~2 us), so it is used only when timestamps are wanted. */
+  cl_command_queue queue;
+  cl_command_queue plain_queue, profiling_queue;
+  cubert_stream_errors *errors;
+  /* Commands enqueued without an event (launches, small writes: the hot path) pin into the
+     open batch; it is released at the next sync, or handed to the next event enqueued on the
+     stream (which completes after them), or closed with a marker when it grows. */
+  cubert_ocl_pins batch;
+  const char *batch_what; /* the batch's last command */
+  /* FIFO ring of events in flight, oldest at `head`. In-order queue: they complete in order,
+     so polling stops at the first one still running. */
+  cubert_ocl_pending *pending;
+  size_t head, count, capacity;
+  /* Profiling: open regions and the last command enqueued while one is open. */
+  cubert_ocl_profile *profiles;
+  size_t profile_count, profile_capacity;
+  cl_event last_event;
+  int failed_run; /* the last completed command failed: dependents' errors are consequences */
+  cubert_server_stream *prev, *next; /* the server's list, for destroy */
+};
+
+struct cubert_event {
+  cl_event event;
+};
+
+/* A built program: one per (source text, build options) on this server's device. */
+typedef struct cubert_ocl_program {
+  uint64_t source_hash;
+  size_t source_len;
+  char *source;
+  char *options;
+  cl_program program;
+  struct cubert_ocl_kernel *kernels; /* kernel objects of this program, one per entry */
+  struct cubert_ocl_program *next;
+} cubert_ocl_program;
+
+/* A kernel object of a program, with the argument values last set on it (clSetKernelArg is
+   skipped when the value did not change: launches of one kernel usually repeat buffers). */
+typedef struct cubert_ocl_kernel {
+  cubert_ocl_program *program;
+  char *entry;
+  char *what; /* "kernel 'name'" for error messages of commands in flight */
+  cl_kernel kernel;
+  uint32_t arg_count;       /* CL_KERNEL_NUM_ARGS */
+  cl_mem *args;             /* [arg_count], last values set */
+  uint64_t args_generation; /* server mem_generation when `args` was valid; 0: nothing set */
+  struct cubert_ocl_kernel *next;
+} cubert_ocl_kernel;
+
+/* Fast path of the launch: a kernel definition (by address, and the addresses of its strings)
+   and execution mode -> kernel object. Definitions are static codelets; the server assumes
+   their strings do not change while it lives. */
+typedef struct cubert_ocl_kernel_ref {
+  const cubert_kernel_def *def;
+  const char *source, *entry, *options;
+  uint32_t flags;
+  cubert_execution_mode mode;
+  cubert_ocl_kernel *kernel;
+  struct cubert_ocl_kernel_ref *next;
+} cubert_ocl_kernel_ref;
+
+#define CUBERT_OCL_KERNEL_BUCKETS 256
+#define CUBERT_OCL_INFO_ENTRIES 256
+#ifndef CUBERT_OCL_STAGING_SLOTS
+#define CUBERT_OCL_STAGING_SLOTS 4
+#endif
+
+/* Immutable device copies of info words, direct-mapped by content hash. A launch with the
+   same words as an earlier one (the common case: same shapes) costs no transfer. */
+typedef struct cubert_ocl_info_entry {
+  uint64_t hash;
+  uint32_t count;
+  uint64_t *words;
+  cl_mem mem;
+} cubert_ocl_info_entry;
+
+/* Pinned host memory for large transfers (staging.c): one CL_MEM_ALLOC_HOST_PTR buffer mapped
+   once and split into slots, each with the event of the last transfer that used it, and a
+   few threads that share each host copy (one thread copies at ~10 GB/s, below what PCIe
+   moves). */
+typedef struct cubert_ocl_copy_pool cubert_ocl_copy_pool;
+typedef struct cubert_ocl_staging {
+  cl_mem buffer;
+  cl_command_queue map_queue;
+  char *host;
+  size_t slot_bytes;
+  cl_event events[CUBERT_OCL_STAGING_SLOTS];
+  uint32_t next;
+  cubert_ocl_copy_pool *pool;
+} cubert_ocl_staging;
+
+/* Counters of the program caches (for tests and logs). */
+typedef struct cubert_ocl_cache_stats {
+  uint64_t memory_hits, builds_from_source, disk_hits, disk_writes, disk_rejected;
+} cubert_ocl_cache_stats;
+
+struct cubert_ocl_server {
+  cubert_server base; /* first: the core sees a cubert_server */
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context context;
+  int profiling;   /* queues are created with CL_QUEUE_PROFILING_ENABLE */
+  int use_staging; /* large transfers go through pinned memory */
+  uint64_t next_storage_id;
+  /* Bumped whenever the server releases a cl_mem (a new object may then reuse its address):
+     kernel argument caches older than this are stale. Starts at 1. */
+  uint64_t mem_generation;
+  /* Objects replaced while a launch sets its arguments (a slice's sub-buffer, an info buffer),
+     released once the launch was enqueued, so no argument set earlier in the same launch can
+     refer to a freed object. */
+  cl_mem *deferred;
+  size_t deferred_count, deferred_capacity;
+  cl_mem *pages; /* live storage pages, freed at destroy if the core did not */
+  size_t page_count, page_capacity;
+  cubert_server_stream *streams;
+  /* caches */
+  cubert_ocl_program *programs;
+  cubert_ocl_kernel_ref *kernel_refs[CUBERT_OCL_KERNEL_BUCKETS];
+  cubert_ocl_info_entry info[CUBERT_OCL_INFO_ENTRIES];
+  cubert_ocl_staging staging;
+  char *cache_dir;  /* disk cache folder, NULL: disabled */
+  char *device_key; /* device, driver, platform and cubert versions (disk cache key) */
+  cubert_ocl_cache_stats stats;
+};
+
+static inline cubert_ocl_server *cubert_ocl_server_of(cubert_server *server) {
+  return (cubert_ocl_server *)server;
+}
+
+/* ---- memory.c ---------------------------------------------------------------------------- */
+
+cubert_status cubert_ocl_storage_alloc(cubert_server *server, uint64_t size, cubert_storage *out);
+void cubert_ocl_storage_free(cubert_server *server, cubert_storage *storage);
+void cubert_ocl_slice_cache_release(cubert_server *server, cubert_slice *slice);
+/* The cl_mem a kernel sees for `binding`: NULL for an empty binding, the page itself when the
+   binding starts at the page start, else a sub-buffer from the binding to the slice's end,
+   cached in the slice (one region per slice; a different one replaces it). Owned by the page
+   or the slice. UNSUPPORTED_IO_OPERATION for an offset that is not a multiple of
+   memory.alignment. */
+cubert_status cubert_ocl_binding_kernel_mem(cubert_ocl_server *server,
+                                            const cubert_binding *binding, cl_mem *out);
+/* Releases `mem` after the current launch was enqueued (see cubert_ocl_server.deferred). */
+void cubert_ocl_defer_release(cubert_ocl_server *server, cl_mem mem);
+void cubert_ocl_release_deferred(cubert_ocl_server *server);
+cubert_status cubert_ocl_read(cubert_server *server, cubert_server_stream *stream,
+                              const cubert_binding *src, void *dst, uint64_t size);
+cubert_status cubert_ocl_read_async(cubert_server *server, cubert_server_stream *stream,
+                                    const cubert_binding *src, void *dst, uint64_t size,
+                                    cubert_event **out_event);
+cubert_status cubert_ocl_write(cubert_server *server, cubert_server_stream *stream,
+                               const cubert_binding *dst, const void *src, uint64_t size);
+
+/* ---- staging.c --------------------------------------------------------------------------- */
+
+/* Transfers from these sizes on go through the staging buffer on devices with their own
+   memory. Measured on an NVIDIA H200 (README.md): drivers move small pageable writes through
+   their own pinned buffer at 12-14 GB/s, so staging wins for writes only from ~8 MiB, while
+   pageable reads are slower and staging wins from ~2 MiB. */
+#ifndef CUBERT_OCL_STAGING_MIN_WRITE
+#define CUBERT_OCL_STAGING_MIN_WRITE (8u << 20)
+#endif
+#ifndef CUBERT_OCL_STAGING_MIN_READ
+#define CUBERT_OCL_STAGING_MIN_READ (2u << 20)
+#endif
+/* Writes below this size are copied and enqueued without waiting (the copy is freed when the
+   write completed); larger ones that are not staged are blocking writes. */
+#define CUBERT_OCL_WRITE_COPY_MAX (1u << 20)
+cubert_status cubert_ocl_staged_write(cubert_ocl_server *server, cubert_server_stream *stream,
+                                      const cubert_binding *dst, const void *src, uint64_t size);
+cubert_status cubert_ocl_staged_read(cubert_ocl_server *server, cubert_server_stream *stream,
+                                     const cubert_binding *src, void *dst, uint64_t size);
+/* Waits for the staging slots, unmaps and frees the buffer, stops the copy threads. */
+void cubert_ocl_staging_release(cubert_ocl_server *server);
+
+/* ---- program.c (in-memory cache) and disk_cache.c ---------------------------------------- */
+
+/* Checks the kernel's required features against the device: COMPILATION naming the missing
+   feature (fp64, fp16). Pure; exposed for tests. */
+cubert_status cubert_ocl_check_kernel_features(const cubert_device_properties *properties,
+                                               const cubert_kernel_def *kernel);
+/* The kernel object for (kernel, mode), building (or loading) its program on first use. */
+cubert_status cubert_ocl_kernel_get(cubert_ocl_server *server, const cubert_kernel_def *kernel,
+                                    cubert_execution_mode mode, cubert_ocl_kernel **out);
+/* The complete build options for `kernel` in `mode` (malloc'd; NULL when out of memory). */
+char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution_mode mode);
+/* Frees every program and kernel object (the in-memory cache); the disk cache stays. */
+void cubert_ocl_program_cache_clear(cubert_ocl_server *server);
+/* FNV-1a 64 over bytes, chained from `seed` (use CUBERT_OCL_FNV_SEED to start). */
+#define CUBERT_OCL_FNV_SEED 0xcbf29ce484222325ull
+uint64_t cubert_ocl_fnv1a(uint64_t seed, const void *data, size_t size);
+
+/* Disk cache of program binaries. The key text names the program and the device
+   (cubert_ocl_disk_key). load: a built program from a valid file, NULL when missing or
+   damaged (a damaged file counts in stats.disk_rejected and is replaced by the next store).
+   store: writes the program's binary through a temporary file and rename; an unwritable
+   folder logs one warning per process and is otherwise ignored. */
+char *cubert_ocl_disk_key(const cubert_ocl_server *server, uint64_t source_hash, size_t source_len,
+                          const char *options);
+/* Path of the cache file for `key` into out[0..capacity); 0 when the cache is disabled or the
+   path does not fit. */
+int cubert_ocl_disk_path(const cubert_ocl_server *server, const char *key, char *out,
+                         size_t capacity);
+cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options);
+void cubert_ocl_disk_store(cubert_ocl_server *server, const char *key, cl_program program);
+/* Number of "cache folder unwritable" warnings logged by this process (0 or 1). */
+uint32_t cubert_ocl_disk_warning_count(void);
+/* The default folder: $CUBERT_CACHE_DIR, else $XDG_CACHE_HOME/cubert, else ~/.cache/cubert,
+   with "/opencl" appended (malloc'd; NULL when none can be formed). */
+char *cubert_ocl_default_cache_dir(void);
+
+/* ---- queue.c: streams, commands in flight, events, profiling ----------------------------- */
+
+cubert_status cubert_ocl_stream_create(cubert_server *server, cubert_stream_errors *errors,
+                                       cubert_server_stream **out);
+void cubert_ocl_stream_destroy(cubert_server *server, cubert_server_stream *stream);
+cubert_status cubert_ocl_flush(cubert_server *server, cubert_server_stream *stream);
+cubert_status cubert_ocl_sync(cubert_server *server, cubert_server_stream *stream);
+/* Records a command just enqueued on the stream. With an event (ownership moves in): the event
+   enters the FIFO and takes over the open batch (it completes after those commands); with
+   event == NULL the command joins the open batch. Either way the bindings' slices are retained
+   and `host_free` (a host copy of `host_bytes` bytes) is freed once the command completed.
+   `profiled`: the command counts for open profile regions. When memory to remember the command
+   runs out, the stream is finished instead, so nothing is released early; never fails today,
+   returns a status for future growth. */
+cubert_status cubert_ocl_track(cubert_server_stream *stream, cl_event event, const char *what,
+                               const cubert_binding *bindings, uint32_t binding_count,
+                               void *host_free, uint64_t host_bytes, int profiled);
+/* True while commands should ask for an event (a profile region is open). */
+static inline int cubert_ocl_wants_event(const cubert_server_stream *stream) {
+  return stream->profile_count > 0;
+}
+/* Releases every command that completed; negative statuses become stream errors. */
+void cubert_ocl_poll(cubert_server_stream *stream);
+/* Waits for the stream's queue, then releases every command (clFinish + poll). */
+cubert_status cubert_ocl_finish(cubert_server_stream *stream);
+/* Makes the stream wait for `event` with a barrier, tracked like any command so that a failed
+   event becomes an error of this stream. */
+cubert_status cubert_ocl_wait_cl_event(cubert_server_stream *stream, cl_event event,
+                                       const char *what);
+cubert_status cubert_ocl_event_record(cubert_server *server, cubert_server_stream *stream,
+                                      cubert_event **out);
+cubert_status cubert_ocl_event_wait(cubert_server *server, cubert_server_stream *stream,
+                                    cubert_event *event);
+cubert_status cubert_ocl_event_sync(cubert_server *server, cubert_event *event);
+int cubert_ocl_event_done(cubert_server *server, cubert_event *event);
+void cubert_ocl_event_release(cubert_server *server, cubert_event *event);
+cubert_status cubert_ocl_profile_begin(cubert_server *server, cubert_server_stream *stream,
+                                       uint64_t token);
+cubert_status cubert_ocl_profile_end(cubert_server *server, cubert_server_stream *stream,
+                                     uint64_t token, uint64_t *out_ns,
+                                     cubert_timing_method *out_method);
+
+/* ---- launch.c ---------------------------------------------------------------------------- */
+
+cubert_status cubert_ocl_launch(cubert_server *server, cubert_server_stream *stream,
+                                const cubert_launch *launch);
+/* Cached device buffer holding `words[0..count)` (owned by the cache). */
+cubert_status cubert_ocl_info_buffer(cubert_ocl_server *server, const uint64_t *words,
+                                     uint32_t count, cl_mem *out);
+void cubert_ocl_info_cache_clear(cubert_ocl_server *server);
+
+/* ---- server.c --------------------------------------------------------------------------- */
+
+/* True when `server` was created by this backend. */
+int cubert_ocl_is_server(const cubert_server *server);
+
+/* ---- server.c: test hooks ---------------------------------------------------------------- */
+
+/* Replaces the disk cache folder (NULL disables the disk cache). OUT_OF_MEMORY only. */
+cubert_status cubert_ocl_server_set_cache_dir(cubert_server *server, const char *dir);
+/* Forces large transfers through (1) or around (0) the pinned staging buffer. */
+void cubert_ocl_server_set_staging(cubert_server *server, int enabled);
+/* Program cache counters since the server was created. */
+cubert_ocl_cache_stats cubert_ocl_server_cache_stats(cubert_server *server);
+/* Drops the in-memory program cache (what a new process would see). */
+void cubert_ocl_server_clear_program_cache(cubert_server *server);
+
+#endif /* CUBERT_OPENCL_INTERNAL_H */

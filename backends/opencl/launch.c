@@ -1,0 +1,173 @@
+/* cubert — OpenCL launches: kernel arguments, info words, geometry and the enqueue.
+
+   Latency matters here (launch + sync through cubert should cost at most a microsecond more
+   than raw OpenCL), so the steady state of a repeated launch does: one pointer-hash lookup of
+   the kernel object, no clSetKernelArg for arguments that did not change, one content-hash
+   lookup of the info buffer, the clEnqueueNDRangeKernel itself (without an event), and
+   appending the bindings' slices to the stream's open batch of pins (queue.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- info words -------------------------------------------------------------------------- */
+
+void cubert_ocl_info_cache_clear(cubert_ocl_server *server) {
+  for (size_t i = 0; i < CUBERT_OCL_INFO_ENTRIES; ++i) {
+    cubert_ocl_info_entry *e = &server->info[i];
+    if (e->mem) {
+      clReleaseMemObject(e->mem);
+      server->mem_generation++;
+    }
+    free(e->words);
+    memset(e, 0, sizeof(*e));
+  }
+}
+
+/* Info buffers are immutable (CL_MEM_COPY_HOST_PTR at creation), so one buffer can serve
+   every stream at once and replacing a cache entry never races with a queued launch: the
+   released buffer lives until the launches that use it finished. */
+cubert_status cubert_ocl_info_buffer(cubert_ocl_server *server, const uint64_t *words,
+                                     uint32_t count, cl_mem *out) {
+  size_t bytes = (size_t)count * sizeof(uint64_t);
+  uint64_t hash = cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED ^ count, words, bytes);
+  cubert_ocl_info_entry *e = &server->info[hash % CUBERT_OCL_INFO_ENTRIES];
+  if (e->mem && e->hash == hash && e->count == count && memcmp(e->words, words, bytes) == 0) {
+    *out = e->mem;
+    return NULL;
+  }
+  uint64_t *copy = malloc(bytes);
+  if (!copy) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  memcpy(copy, words, bytes);
+  cl_int err = CL_SUCCESS;
+  cl_mem mem =
+      clCreateBuffer(server->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, copy, &err);
+  if (err != CL_SUCCESS || !mem) {
+    free(copy);
+    return cubert_ocl_status(err, CUBERT_CODE_OUT_OF_MEMORY, "clCreateBuffer for %u info words",
+                             count);
+  }
+  if (e->mem) cubert_ocl_defer_release(server, e->mem); /* may be an argument being set */
+  free(e->words);
+  e->hash = hash;
+  e->count = count;
+  e->words = copy;
+  e->mem = mem;
+  *out = mem;
+  return NULL;
+}
+
+/* ---- launch ------------------------------------------------------------------------------ */
+
+static cubert_status set_arg(cubert_ocl_kernel *k, uint32_t index, cl_mem mem, int valid) {
+  if (valid && k->args[index] == mem) return NULL;
+  cl_int err = clSetKernelArg(k->kernel, index, sizeof(cl_mem), &mem);
+  if (err != CL_SUCCESS)
+    return cubert_ocl_status(err, CUBERT_CODE_INVALID_ARGUMENT, "%s: clSetKernelArg(%u)", k->what,
+                             index);
+  k->args[index] = mem;
+  return NULL;
+}
+
+/* Reads a dynamic cube count: a blocking read on the stream, so it waits for the work that
+   produced the count. Simple and correct on every OpenCL 1.2 device (there is no indirect
+   dispatch in OpenCL); it costs a round trip per dynamic launch. */
+static cubert_status read_dynamic_count(cubert_server_stream *stream, const cubert_binding *binding,
+                                        uint32_t out[3]) {
+  cl_int err =
+      clEnqueueReadBuffer(stream->queue, (cl_mem)binding->slice->page->native, CL_TRUE,
+                          (size_t)binding->offset, 3 * sizeof(uint32_t), out, 0, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    cubert_ocl_poll(stream);
+    return cubert_ocl_status(err, CUBERT_CODE_EXECUTION,
+                             "reading the dynamic cube count (12 bytes at offset %llu)",
+                             (unsigned long long)binding->offset);
+  }
+  return NULL;
+}
+
+static cubert_status enqueue_error(cubert_ocl_server *server, cubert_ocl_kernel *k, cl_int err,
+                                   const size_t global[3], const cubert_cube_dim *dim) {
+  cubert_status s = cubert_ocl_status(
+      err, CUBERT_CODE_UNKNOWN,
+      "%s: clEnqueueNDRangeKernel (global %zu x %zu x %zu, cube dim %u x %u x %u) on '%s'", k->what,
+      global[0], global[1], global[2], dim->x, dim->y, dim->z, server->base.properties.name);
+  if (err == CL_INVALID_WORK_GROUP_SIZE) {
+    /* The kernel's own limit (registers, local memory) may be below the device's. */
+    size_t kernel_max = 0;
+    if (clGetKernelWorkGroupInfo(k->kernel, server->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof(kernel_max), &kernel_max, NULL) == CL_SUCCESS)
+      cubert_status_set_limits(s, (uint64_t)dim->x * dim->y * dim->z, kernel_max);
+  }
+  return s;
+}
+
+cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *stream,
+                                const cubert_launch *launch) {
+  cubert_ocl_server *server = cubert_ocl_server_of(base);
+  cubert_ocl_kernel *k = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch->mode, &k));
+  uint32_t expected = launch->binding_count + (launch->info_count ? 1u : 0u);
+  if (k->arg_count != expected)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s declares %u arguments; the launch passes %u buffers%s", k->what,
+                              k->arg_count, launch->binding_count,
+                              launch->info_count ? " and the info pointer" : "");
+
+  uint32_t count[3] = {launch->cube_count[0], launch->cube_count[1], launch->cube_count[2]};
+  if (launch->dynamic_count) {
+    CUBERT_RETURN_IF_ERROR(read_dynamic_count(stream, launch->dynamic_count, count));
+    const uint32_t *max = base->properties.hardware.max_cube_count;
+    for (int i = 0; i < 3; ++i)
+      if (count[i] > max[i])
+        return cubert_status_set_limits(
+            cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                               "%s: dynamic cube count (%u, %u, %u) exceeds the device's maximum "
+                               "%u on axis %d",
+                               k->what, count[0], count[1], count[2], max[i], i),
+            count[i], max[i]);
+  }
+  if (count[0] == 0 || count[1] == 0 || count[2] == 0) return NULL; /* nothing to run */
+
+  const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
+  size_t global[3], local[3];
+  for (int i = 0; i < 3; ++i) {
+    global[i] = (size_t)count[i] * dim[i];
+    local[i] = dim[i];
+  }
+  /* The smallest work dimension that covers the launch: get_work_dim() and some drivers'
+     fast paths prefer it, and get_global_id(1/2) is 0 either way. */
+  cl_uint work_dim = global[2] > 1 || dim[2] > 1 ? 3 : (global[1] > 1 || dim[1] > 1 ? 2 : 1);
+
+  /* Objects replaced while setting arguments are released only after the enqueue, so the
+     generation cannot change in between and `valid` holds for the whole launch. */
+  int valid = k->args_generation == server->mem_generation;
+  cubert_status s = NULL;
+  for (uint32_t i = 0; i < launch->binding_count && !s; ++i) {
+    cl_mem mem = NULL;
+    s = cubert_ocl_binding_kernel_mem(server, &launch->bindings[i], &mem);
+    if (!s) s = set_arg(k, i, mem, valid);
+  }
+  if (!s && launch->info_count) {
+    cl_mem info = NULL;
+    s = cubert_ocl_info_buffer(server, launch->info, launch->info_count, &info);
+    if (!s) s = set_arg(k, launch->binding_count, info, valid);
+  }
+  if (s) {
+    k->args_generation = 0; /* partly set: set every argument next time */
+    cubert_ocl_release_deferred(server);
+    return s;
+  }
+
+  /* No event unless a profile region wants timestamps: events cost more than the rest of the
+     launch on some drivers (queue.c). */
+  cl_event event = NULL;
+  cl_int err = clEnqueueNDRangeKernel(stream->queue, k->kernel, work_dim, NULL, global, local, 0,
+                                      NULL, cubert_ocl_wants_event(stream) ? &event : NULL);
+  k->args_generation = server->mem_generation;
+  /* Bumps mem_generation when it releases anything, invalidating every kernel's cache. */
+  cubert_ocl_release_deferred(server);
+  if (err != CL_SUCCESS) return enqueue_error(server, k, err, global, &launch->cube_dim);
+  return cubert_ocl_track(stream, event, k->what, launch->bindings, launch->binding_count, NULL, 0,
+                          1);
+}

@@ -1,0 +1,285 @@
+/* cubert — OpenCL programs and kernel objects: the in-memory cache and building.
+
+   Two levels, both per server (one device):
+   - kernel refs: kernel definition address (+ the addresses of its strings, flags and the
+     execution mode) -> kernel object. This is the launch path: one hash of a pointer.
+   - programs: (source text, build options) -> cl_program, compared by content, so two
+     definitions with the same source share a program; each program keeps one cl_kernel per
+     entry point.
+   A miss builds from the disk cache (disk_cache.c) or from source. clSetKernelArg on a shared
+   cl_kernel is not thread-safe; the core serialises launches with the device lock. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+uint64_t cubert_ocl_fnv1a(uint64_t seed, const void *data, size_t size) {
+  const unsigned char *p = data;
+  uint64_t h = seed;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+static const char *kernel_name(const cubert_kernel_def *kernel) {
+  return kernel->name ? kernel->name : (kernel->opencl_entry ? kernel->opencl_entry : "(unnamed)");
+}
+
+cubert_status cubert_ocl_check_kernel_features(const cubert_device_properties *properties,
+                                               const cubert_kernel_def *kernel) {
+  if ((kernel->flags & CUBERT_KERNEL_NEEDS_FP64) && !(properties->features & CUBERT_FEATURE_FP64))
+    return cubert_status_make(CUBERT_CODE_COMPILATION,
+                              "kernel '%s' needs fp64 (cl_khr_fp64), which OpenCL device '%s' "
+                              "does not support",
+                              kernel_name(kernel), properties->name);
+  if ((kernel->flags & CUBERT_KERNEL_NEEDS_FP16) && !(properties->features & CUBERT_FEATURE_FP16))
+    return cubert_status_make(CUBERT_CODE_COMPILATION,
+                              "kernel '%s' needs fp16 (cl_khr_fp16), which OpenCL device '%s' "
+                              "does not support",
+                              kernel_name(kernel), properties->name);
+  return NULL;
+}
+
+char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution_mode mode) {
+  /* Checked kernels bound-check their accesses; VALIDATE additionally reports them. Kernels
+     test the macros with #if, so UNCHECKED leaves them undefined. */
+  const char *mode_flags = mode == CUBERT_EXECUTION_UNCHECKED ? ""
+                           : mode == CUBERT_EXECUTION_VALIDATE
+                               ? " -DCUBERT_CHECKED=1 -DCUBERT_VALIDATE=1"
+                               : " -DCUBERT_CHECKED=1";
+  const char *user = kernel->opencl_options ? kernel->opencl_options : "";
+  size_t size = strlen("-cl-std=CL1.2") + strlen(mode_flags) + 1 + strlen(user) + 1;
+  char *options = malloc(size);
+  if (!options) return NULL;
+  snprintf(options, size, "-cl-std=CL1.2%s%s%s", mode_flags, user[0] ? " " : "", user);
+  return options;
+}
+
+/* ---- building ---------------------------------------------------------------------------- */
+
+static char *build_log(cubert_ocl_server *server, cl_program program) {
+  size_t size = 0;
+  if (clGetProgramBuildInfo(program, server->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) !=
+      CL_SUCCESS)
+    size = 0;
+  char *log = calloc(1, size + 1);
+  if (!log) return NULL;
+  if (size && clGetProgramBuildInfo(program, server->device, CL_PROGRAM_BUILD_LOG, size, log,
+                                    NULL) != CL_SUCCESS)
+    log[0] = '\0';
+  /* Drivers end the log with NULs and newlines; trim them for a tidy message. */
+  size_t len = strlen(log);
+  while (len && (log[len - 1] == '\n' || log[len - 1] == ' ')) log[--len] = '\0';
+  return log;
+}
+
+static cubert_status build_from_source(cubert_ocl_server *server, const cubert_kernel_def *kernel,
+                                       const char *options, cl_program *out) {
+  *out = NULL;
+  cl_int err = CL_SUCCESS;
+  const char *source = kernel->opencl_source;
+  cl_program program = clCreateProgramWithSource(server->context, 1, &source, NULL, &err);
+  if (err != CL_SUCCESS)
+    return cubert_ocl_status(err, CUBERT_CODE_COMPILATION, "kernel '%s': clCreateProgramWithSource",
+                             kernel_name(kernel));
+  err = clBuildProgram(program, 1, &server->device, options, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    char *log = build_log(server, program);
+    /* The status's full message ends with the build log (status.h). */
+    cubert_status s =
+        cubert_ocl_status(err, CUBERT_CODE_COMPILATION,
+                          "kernel '%s' failed to build for OpenCL device '%s' with options \"%s\"",
+                          kernel_name(kernel), server->base.properties.name, options);
+    cubert_status_set_build_log(s, log && log[0] ? log : "(the driver gave no build log)");
+    free(log);
+    clReleaseProgram(program);
+    return s;
+  }
+  server->stats.builds_from_source++;
+  *out = program;
+  return NULL;
+}
+
+/* ---- programs ---------------------------------------------------------------------------- */
+
+static void kernel_free(cubert_ocl_kernel *k) {
+  if (k->kernel) clReleaseKernel(k->kernel);
+  free(k->entry);
+  free(k->what);
+  free(k->args);
+  free(k);
+}
+
+static void program_free(cubert_ocl_program *p) {
+  while (p->kernels) {
+    cubert_ocl_kernel *next = p->kernels->next;
+    kernel_free(p->kernels);
+    p->kernels = next;
+  }
+  if (p->program) clReleaseProgram(p->program);
+  free(p->source);
+  free(p->options);
+  free(p);
+}
+
+void cubert_ocl_program_cache_clear(cubert_ocl_server *server) {
+  for (size_t i = 0; i < CUBERT_OCL_KERNEL_BUCKETS; ++i) {
+    while (server->kernel_refs[i]) {
+      cubert_ocl_kernel_ref *next = server->kernel_refs[i]->next;
+      free(server->kernel_refs[i]);
+      server->kernel_refs[i] = next;
+    }
+  }
+  while (server->programs) {
+    cubert_ocl_program *next = server->programs->next;
+    program_free(server->programs);
+    server->programs = next;
+  }
+}
+
+static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_def *kernel,
+                                 cubert_execution_mode mode, cubert_ocl_program **out) {
+  *out = NULL;
+  char *options = cubert_ocl_build_options(kernel, mode);
+  if (!options) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  size_t len = strlen(kernel->opencl_source);
+  uint64_t hash = cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, kernel->opencl_source, len);
+  for (cubert_ocl_program *p = server->programs; p; p = p->next) {
+    if (p->source_hash == hash && p->source_len == len && strcmp(p->options, options) == 0 &&
+        memcmp(p->source, kernel->opencl_source, len) == 0) {
+      free(options);
+      server->stats.memory_hits++;
+      *out = p;
+      return NULL;
+    }
+  }
+  cubert_ocl_program *p = calloc(1, sizeof(*p));
+  char *source = malloc(len + 1);
+  if (!p || !source) {
+    free(p);
+    free(source);
+    free(options);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  memcpy(source, kernel->opencl_source, len + 1);
+  p->source = source;
+  p->source_len = len;
+  p->source_hash = hash;
+  p->options = options;
+  char *key = cubert_ocl_disk_key(server, hash, len, options);
+  cubert_status s = NULL;
+  if (key) p->program = cubert_ocl_disk_load(server, key, options);
+  if (!p->program) {
+    s = build_from_source(server, kernel, options, &p->program);
+    if (!s && key) cubert_ocl_disk_store(server, key, p->program);
+  }
+  free(key);
+  if (s) {
+    program_free(p);
+    return s;
+  }
+  p->next = server->programs;
+  server->programs = p;
+  *out = p;
+  return NULL;
+}
+
+static cubert_status kernel_object_get(cubert_ocl_server *server, cubert_ocl_program *program,
+                                       const cubert_kernel_def *kernel, cubert_ocl_kernel **out) {
+  const char *entry = kernel->opencl_entry ? kernel->opencl_entry : kernel->name;
+  if (!entry)
+    return cubert_status_make(CUBERT_CODE_COMPILATION,
+                              "kernel '%s' names no OpenCL entry point (opencl_entry and name "
+                              "are NULL)",
+                              kernel_name(kernel));
+  for (cubert_ocl_kernel *k = program->kernels; k; k = k->next) {
+    if (strcmp(k->entry, entry) == 0) {
+      *out = k;
+      return NULL;
+    }
+  }
+  cubert_ocl_kernel *k = calloc(1, sizeof(*k));
+  size_t what_size = strlen(kernel_name(kernel)) + 16;
+  if (k) {
+    k->entry = strdup(entry);
+    k->what = malloc(what_size);
+  }
+  if (!k || !k->entry || !k->what) {
+    if (k) kernel_free(k);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  snprintf(k->what, what_size, "kernel '%s'", kernel_name(kernel));
+  cl_int err = CL_SUCCESS;
+  k->kernel = clCreateKernel(program->program, entry, &err);
+  if (err != CL_SUCCESS) {
+    kernel_free(k);
+    return cubert_ocl_status(err, CUBERT_CODE_COMPILATION,
+                             "kernel '%s': clCreateKernel(\"%s\") on OpenCL device '%s'",
+                             kernel_name(kernel), entry, server->base.properties.name);
+  }
+  cl_uint args = 0;
+  err = clGetKernelInfo(k->kernel, CL_KERNEL_NUM_ARGS, sizeof(args), &args, NULL);
+  if (err == CL_SUCCESS && args) {
+    k->args = calloc(args, sizeof(*k->args));
+    if (!k->args) err = CL_OUT_OF_HOST_MEMORY;
+  }
+  if (err != CL_SUCCESS) {
+    kernel_free(k);
+    return cubert_ocl_status(err, CUBERT_CODE_COMPILATION,
+                             "kernel '%s': clGetKernelInfo(CL_KERNEL_NUM_ARGS)",
+                             kernel_name(kernel));
+  }
+  k->arg_count = args;
+  k->program = program;
+  k->next = program->kernels;
+  program->kernels = k;
+  *out = k;
+  return NULL;
+}
+
+static size_t ref_bucket(const cubert_kernel_def *kernel, cubert_execution_mode mode) {
+  uintptr_t h = (uintptr_t)kernel;
+  h ^= h >> 17;
+  h *= 0x9e3779b97f4a7c15ull;
+  return (size_t)((h >> 32) + (uintptr_t)mode) % CUBERT_OCL_KERNEL_BUCKETS;
+}
+
+cubert_status cubert_ocl_kernel_get(cubert_ocl_server *server, const cubert_kernel_def *kernel,
+                                    cubert_execution_mode mode, cubert_ocl_kernel **out) {
+  size_t bucket = ref_bucket(kernel, mode);
+  for (cubert_ocl_kernel_ref *r = server->kernel_refs[bucket]; r; r = r->next) {
+    if (r->def == kernel && r->mode == mode && r->source == kernel->opencl_source &&
+        r->entry == kernel->opencl_entry && r->options == kernel->opencl_options &&
+        r->flags == kernel->flags) {
+      *out = r->kernel;
+      return NULL;
+    }
+  }
+  *out = NULL;
+  if (!kernel->opencl_source)
+    return cubert_status_make(CUBERT_CODE_COMPILATION,
+                              "kernel '%s' has no implementation for backend 'opencl' "
+                              "(opencl_source is NULL)",
+                              kernel_name(kernel));
+  CUBERT_RETURN_IF_ERROR(cubert_ocl_check_kernel_features(&server->base.properties, kernel));
+  cubert_ocl_program *program = NULL;
+  CUBERT_RETURN_IF_ERROR(program_get(server, kernel, mode, &program));
+  cubert_ocl_kernel *k = NULL;
+  CUBERT_RETURN_IF_ERROR(kernel_object_get(server, program, kernel, &k));
+  cubert_ocl_kernel_ref *r = calloc(1, sizeof(*r));
+  if (!r) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  r->def = kernel;
+  r->source = kernel->opencl_source;
+  r->entry = kernel->opencl_entry;
+  r->options = kernel->opencl_options;
+  r->flags = kernel->flags;
+  r->mode = mode;
+  r->kernel = k;
+  r->next = server->kernel_refs[bucket];
+  server->kernel_refs[bucket] = r;
+  *out = k;
+  return NULL;
+}

@@ -1,0 +1,492 @@
+/* The OpenCL server's launches and transfers through its vtable: bindings at non-zero slice
+   offsets (sub-buffers), info words, dynamic cube counts, execution modes, reads and writes
+   (plain and staged), events between streams, profiling, pinning of bindings until their
+   command completed, and asynchronous errors landing in the stream's error queue. */
+#include "opencl_test.h"
+
+/* out[i] = a[i] + b[i] + info[1] for i < info[0]. */
+static const char kAddSource[] =
+    "__kernel void add(__global const float *a, __global const float *b, __global float *out,\n"
+    "                  __global const ulong *info) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  if (i < info[0]) out[i] = a[i] + b[i] + (float)info[1];\n"
+    "}\n";
+static const cubert_kernel_def kAdd = {
+    .name = "add", .opencl_source = kAddSource, .opencl_entry = "add"};
+
+/* out[linear id] = linear id + 1 over a 3-D launch (no info). */
+static const char kIotaSource[] =
+    "__kernel void iota(__global uint *out) {\n"
+    "  size_t x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n"
+    "  size_t i = x + get_global_size(0) * (y + get_global_size(1) * z);\n"
+    "  out[i] = (uint)i + 1u;\n"
+    "}\n";
+static const cubert_kernel_def kIota = {
+    .name = "iota", .opencl_source = kIotaSource, .opencl_entry = "iota"};
+
+/* out[0] = 1 when built checked, 0 unchecked. */
+static const char kModeSource[] =
+    "__kernel void mode(__global int *out) {\n"
+    "#if CUBERT_CHECKED\n  out[0] = 1;\n#else\n  out[0] = 0;\n#endif\n}\n";
+static const cubert_kernel_def kMode = {
+    .name = "mode", .opencl_source = kModeSource, .opencl_entry = "mode"};
+
+static void write_floats(cubert_server *server, cubert_server_stream *stream, cubert_binding b,
+                         float base, uint32_t n) {
+  float *v = malloc(n * sizeof(float));
+  for (uint32_t i = 0; i < n; ++i) v[i] = base + (float)i;
+  OCL_OK(server->vtable->write(server, stream, &b, v, n * sizeof(float)));
+  free(v);
+}
+
+Test(opencl_launch, add_with_bindings_at_slice_offsets) {
+  cubert_server *server = ocl_test_server();
+  uint64_t align = server->properties.memory.alignment;
+  const uint32_t n = 100;
+  const uint64_t bytes = n * sizeof(float);
+  uint64_t stride = (bytes + align - 1) / align * align;
+  /* Three slices of one page: a at offset 0, b and out at aligned offsets after it. */
+  ocl_test_buffer page;
+  ocl_test_buffer_init(server, &page, 3 * stride, 0, bytes);
+  cubert_slice slice_b = page.slice, slice_out = page.slice;
+  slice_b.offset = stride;
+  slice_out.offset = 2 * stride;
+  atomic_init(&slice_b.refcount, 1);
+  atomic_init(&slice_out.refcount, 1);
+  cubert_binding bindings[3] = {
+      {&page.slice, 0, bytes}, {&slice_b, stride, bytes}, {&slice_out, 2 * stride, bytes}};
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  write_floats(server, st.stream, bindings[0], 1.0f, n);
+  write_floats(server, st.stream, bindings[1], 1000.0f, n);
+  const uint64_t info[2] = {n, 5};
+  cubert_launch launch = {.kernel = &kAdd,
+                          .cube_count = {(n + 31) / 32, 1, 1},
+                          .cube_dim = {32, 1, 1},
+                          .bindings = bindings,
+                          .binding_count = 3,
+                          .info = info,
+                          .info_count = 2};
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  /* The slices at non-zero offsets reach the kernel as cached sub-buffers. */
+  cr_expect_null(page.slice.backend_cache, "offset 0 uses the page itself");
+  cr_expect_not_null(slice_b.backend_cache);
+  cr_expect_eq(slice_b.backend_cache_offset, stride);
+  cr_expect_geq(slice_b.backend_cache_size, bytes);
+  void *cached = slice_out.backend_cache;
+  cr_expect_not_null(cached);
+  /* Queued launches pin their bindings. */
+  cr_expect_geq(atomic_load(&slice_out.refcount), 1);
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  cr_expect_eq(slice_out.backend_cache, cached, "the second launch reuses the sub-buffer");
+  float out[100];
+  OCL_OK(server->vtable->sync(server, st.stream));
+  cr_expect_eq(atomic_load(&slice_out.refcount), 1, "pins released once the launch completed");
+  cr_expect_eq(atomic_load(&page.slice.refcount), 1);
+  OCL_OK(server->vtable->read(server, st.stream, &bindings[2], out, bytes));
+  for (uint32_t i = 0; i < n; ++i)
+    cr_expect_eq(out[i], (1.0f + i) + (1000.0f + i) + 5.0f, "out[%u] = %f", i, out[i]);
+  /* New info words: the cached info buffer is not reused for different values. */
+  const uint64_t info2[2] = {n / 2, 7};
+  launch.info = info2;
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->read(server, st.stream, &bindings[2], out, bytes));
+  for (uint32_t i = 0; i < n; ++i) {
+    float expected = (1.0f + i) + (1000.0f + i) + (i < n / 2 ? 7.0f : 5.0f);
+    cr_expect_eq(out[i], expected, "out[%u] = %f, expected %f", i, out[i], expected);
+  }
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  ocl_test_stream_free(server, &st);
+  server->vtable->slice_cache_release(server, &slice_b);
+  server->vtable->slice_cache_release(server, &slice_out);
+  cr_expect_null(slice_b.backend_cache);
+  ocl_test_buffer_free(server, &page);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_launch, view_at_an_unaligned_offset_is_unsupported) {
+  cubert_server *server = ocl_test_server();
+  uint64_t align = server->properties.memory.alignment;
+  if (align <= 4)
+    cr_skip_test("the device aligns sub-buffers to %llu bytes", (unsigned long long)align);
+  ocl_test_buffer buf;
+  ocl_test_buffer_init(server, &buf, 4 * align, 0, 4 * align);
+  cubert_binding b = {&buf.slice, 4, 16};
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {1, 1, 1},
+                          .cube_dim = {4, 1, 1},
+                          .bindings = &b,
+                          .binding_count = 1};
+  cubert_status s = server->vtable->launch(server, st.stream, &launch);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_UNSUPPORTED_IO_OPERATION);
+  char offset_text[32], align_text[64];
+  snprintf(offset_text, sizeof(offset_text), "offset 4 ");
+  snprintf(align_text, sizeof(align_text), "(%llu bytes", (unsigned long long)align);
+  cr_expect(
+      strstr(cubert_status_message(s), offset_text) && strstr(cubert_status_message(s), align_text),
+      "names offset and alignment: %s", cubert_status_message(s));
+  cubert_status_free(s);
+  /* Reads and writes use offsets directly. */
+  uint32_t in[4] = {1, 2, 3, 4}, back[4] = {0};
+  OCL_OK(server->vtable->write(server, st.stream, &b, in, sizeof(in)));
+  OCL_OK(server->vtable->read(server, st.stream, &b, back, sizeof(back)));
+  cr_expect_arr_eq(back, in, sizeof(in));
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &buf);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_launch, three_dimensional_and_dynamic_cube_counts) {
+  cubert_server *server = ocl_test_server();
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  enum { N = 4 * 2 * 3 * 2 * 2 * 2 };
+  ocl_test_buffer out, counts;
+  ocl_test_buffer_init(server, &out, N * 4, 0, N * 4);
+  ocl_test_buffer_init(server, &counts, 64, 0, 12);
+  cubert_binding b = ocl_test_binding(&out), cb = ocl_test_binding(&counts);
+  uint32_t zeros[N] = {0}, values[N];
+  OCL_OK(server->vtable->write(server, st.stream, &b, zeros, sizeof(zeros)));
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {2, 2, 2},
+                          .cube_dim = {4, 2, 3},
+                          .bindings = &b,
+                          .binding_count = 1};
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->read(server, st.stream, &b, values, sizeof(values)));
+  for (uint32_t i = 0; i < N; ++i)
+    cr_expect_eq(values[i], i + 1, "3-D: out[%u] = %u", i, values[i]);
+
+  /* Dynamic: the count comes from the buffer when the launch executes (in stream order, so
+     the write before it is seen). */
+  OCL_OK(server->vtable->write(server, st.stream, &b, zeros, sizeof(zeros)));
+  uint32_t dyn[3] = {3, 1, 1};
+  OCL_OK(server->vtable->write(server, st.stream, &cb, dyn, sizeof(dyn)));
+  cubert_launch dynamic = {.kernel = &kIota,
+                           .cube_count = {999, 999, 999},
+                           .dynamic_count = &cb,
+                           .cube_dim = {8, 1, 1},
+                           .bindings = &b,
+                           .binding_count = 1};
+  OCL_OK(server->vtable->launch(server, st.stream, &dynamic));
+  OCL_OK(server->vtable->read(server, st.stream, &b, values, sizeof(values)));
+  for (uint32_t i = 0; i < N; ++i)
+    cr_expect_eq(values[i], i < 24 ? i + 1 : 0, "dynamic: out[%u] = %u", i, values[i]);
+  /* A zero dynamic count runs nothing. */
+  OCL_OK(server->vtable->write(server, st.stream, &b, zeros, sizeof(zeros)));
+  dyn[1] = 0;
+  OCL_OK(server->vtable->write(server, st.stream, &cb, dyn, sizeof(dyn)));
+  OCL_OK(server->vtable->launch(server, st.stream, &dynamic));
+  OCL_OK(server->vtable->read(server, st.stream, &b, values, sizeof(values)));
+  cr_expect_arr_eq(values, zeros, sizeof(zeros));
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_buffer_free(server, &counts);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_launch, execution_mode_defines_and_argument_count) {
+  cubert_server *server = ocl_test_server();
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, 64, 0, 4);
+  cubert_binding b = ocl_test_binding(&out);
+  const cubert_execution_mode modes[3] = {CUBERT_EXECUTION_CHECKED, CUBERT_EXECUTION_VALIDATE,
+                                          CUBERT_EXECUTION_UNCHECKED};
+  const int expected[3] = {1, 1, 0};
+  for (int i = 0; i < 3; ++i) {
+    cubert_launch launch = {.kernel = &kMode,
+                            .cube_count = {1, 1, 1},
+                            .cube_dim = {1, 1, 1},
+                            .bindings = &b,
+                            .binding_count = 1,
+                            .mode = modes[i]};
+    OCL_OK(server->vtable->launch(server, st.stream, &launch));
+    int v = -1;
+    OCL_OK(server->vtable->read(server, st.stream, &b, &v, sizeof(v)));
+    cr_expect_eq(v, expected[i], "mode %d: CUBERT_CHECKED gave %d", (int)modes[i], v);
+  }
+  /* One info word more than the kernel declares. */
+  const uint64_t info[1] = {1};
+  cubert_launch wrong = {.kernel = &kMode,
+                         .cube_count = {1, 1, 1},
+                         .cube_dim = {1, 1, 1},
+                         .bindings = &b,
+                         .binding_count = 1,
+                         .info = info,
+                         .info_count = 1};
+  cubert_status s = server->vtable->launch(server, st.stream, &wrong);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT, "%s", cubert_status_message(s));
+  cr_expect(strstr(cubert_status_message(s), "declares 1 arguments") != NULL, "%s",
+            cubert_status_message(s));
+  cubert_status_free(s);
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_server_destroy(server);
+}
+
+static void roundtrip(cubert_server *server, int staging, uint64_t size, uint64_t offset) {
+  cubert_ocl_server_set_staging(server, staging);
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  ocl_test_buffer buf;
+  ocl_test_buffer_init(server, &buf, size + offset, offset, size);
+  cubert_binding b = ocl_test_binding(&buf);
+  unsigned char *in = malloc(size), *expected = malloc(size), *back = malloc(size);
+  for (uint64_t i = 0; i < size; ++i) in[i] = (unsigned char)(i * 7u + (i >> 12) + staging);
+  memcpy(expected, in, size);
+  memset(back, 0, size);
+  OCL_OK(server->vtable->write(server, st.stream, &b, in, size));
+  memset(in, 0xee, size); /* the source may be reused as soon as write returns */
+  OCL_OK(server->vtable->read(server, st.stream, &b, back, size));
+  cr_expect_eq(memcmp(expected, back, size), 0, "staging %d, %llu bytes at offset %llu differ",
+               staging, (unsigned long long)size, (unsigned long long)offset);
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  free(in);
+  free(expected);
+  free(back);
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &buf);
+}
+
+Test(opencl_launch, reads_and_writes_plain_and_staged) {
+  cubert_server *server = ocl_test_server();
+  uint64_t align = server->properties.memory.alignment;
+  const uint64_t sizes[] = {4, 4096, (1u << 20) - 4, 1u << 20, (5u << 20) + 12, 40u << 20};
+  for (int staging = 0; staging < 2; ++staging)
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i)
+      roundtrip(server, staging, sizes[i], i % 2 ? align : 0);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_launch, async_reads_and_events_between_streams) {
+  cubert_server *server = ocl_test_server();
+  ocl_test_stream a, b;
+  ocl_test_stream_init(server, &a);
+  ocl_test_stream_init(server, &b);
+  enum { N = 256 };
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, N * 4, 0, N * 4);
+  cubert_binding ob = ocl_test_binding(&out);
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {N / 64, 1, 1},
+                          .cube_dim = {64, 1, 1},
+                          .bindings = &ob,
+                          .binding_count = 1};
+  OCL_OK(server->vtable->launch(server, a.stream, &launch));
+  cubert_event *event = NULL;
+  OCL_OK(server->vtable->event_record(server, a.stream, &event));
+  OCL_OK(server->vtable->event_wait(server, b.stream, event));
+  OCL_OK(server->vtable->event_sync(server, event));
+  cr_expect(server->vtable->event_done(server, event));
+  server->vtable->event_release(server, event);
+  uint32_t values[N] = {0};
+  cubert_event *read = NULL;
+  OCL_OK(server->vtable->read_async(server, b.stream, &ob, values, sizeof(values), &read));
+  cr_assert_not_null(read);
+  OCL_OK(server->vtable->event_sync(server, read));
+  cr_expect(server->vtable->event_done(server, read));
+  server->vtable->event_release(server, read);
+  for (uint32_t i = 0; i < N; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
+  OCL_OK(server->vtable->sync(server, a.stream));
+  OCL_OK(server->vtable->sync(server, b.stream));
+  cr_expect_eq(atomic_load(&out.slice.refcount), 1,
+               "the launch's and the read's pins were released");
+  cubert_server_stream *streams[2] = {a.stream, b.stream};
+  for (int i = 0; i < 2; ++i) {
+    cl_command_queue queue = NULL;
+    OCL_OK(cubert_ocl_stream_queue(server, streams[i], &queue));
+    cr_expect_not_null(queue);
+  }
+  cl_mem mem = NULL;
+  size_t offset = 99;
+  OCL_OK(cubert_ocl_binding_mem(server, &ob, &mem, &offset));
+  cr_expect_eq(mem, out.page.native);
+  cr_expect_eq(offset, 0);
+  ocl_test_stream_free(server, &a);
+  ocl_test_stream_free(server, &b);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_launch, interop_rejects_other_servers) {
+  cubert_server_vtable other_vtable = {0};
+  cubert_server fake = {.vtable = &other_vtable};
+  snprintf(fake.properties.backend, sizeof(fake.properties.backend), "cpu");
+  cl_context context = NULL;
+  cubert_status s = cubert_ocl_server_context(&fake, &context, NULL);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cr_expect(strstr(cubert_status_message(s), "'cpu'") != NULL, "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  s = cubert_ocl_server_context(NULL, &context, NULL);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cubert_status_free(s);
+}
+
+Test(opencl_launch, profiling_nested_and_overlapping_tokens) {
+  cubert_server *server = ocl_test_server();
+  if (!(server->properties.features & CUBERT_FEATURE_PROFILING))
+    cr_skip_test("device '%s' has no event profiling", server->properties.name);
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  enum { N = 1 << 16 };
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, N * 4, 0, N * 4);
+  cubert_binding ob = ocl_test_binding(&out);
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {N / 64, 1, 1},
+                          .cube_dim = {64, 1, 1},
+                          .bindings = &ob,
+                          .binding_count = 1};
+  OCL_OK(server->vtable->launch(server, st.stream, &launch)); /* builds outside the regions */
+  OCL_OK(server->vtable->sync(server, st.stream));
+  uint64_t outer_ns = 0, inner_ns = 0, empty_ns = 99, late_ns = 0;
+  cubert_timing_method method = CUBERT_TIMING_SYSTEM;
+  OCL_OK(server->vtable->profile_begin(server, st.stream, 1));
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->profile_begin(server, st.stream, 2));
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->profile_end(server, st.stream, 2, &inner_ns, &method));
+  cr_expect_eq(method, CUBERT_TIMING_DEVICE);
+  OCL_OK(server->vtable->profile_begin(server, st.stream, 3)); /* overlaps 1, ends after it */
+  OCL_OK(server->vtable->profile_begin(server, st.stream, 4)); /* nothing inside */
+  OCL_OK(server->vtable->profile_end(server, st.stream, 4, &empty_ns, &method));
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->profile_end(server, st.stream, 1, &outer_ns, &method));
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->profile_end(server, st.stream, 3, &late_ns, &method));
+  cr_expect_gt(inner_ns, 0);
+  cr_expect_geq(outer_ns, inner_ns, "outer %llu ns < inner %llu ns", (unsigned long long)outer_ns,
+                (unsigned long long)inner_ns);
+  cr_expect_eq(empty_ns, 0, "a region without commands lasts 0 ns");
+  cr_expect_gt(late_ns, 0);
+  cubert_status s = server->vtable->profile_end(server, st.stream, 1, &outer_ns, &method);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_NOT_REGISTERED, "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  s = server->vtable->profile_end(server, st.stream, 77, &outer_ns, &method);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_NOT_REGISTERED);
+  cubert_status_free(s);
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_server_destroy(server);
+}
+
+/* A launch waits on a user event; while it is blocked its binding stays pinned; once the
+   event completes the pin is released at the next sync. */
+Test(opencl_launch, bindings_stay_pinned_until_completion) {
+  cubert_server *server = ocl_test_server();
+  cl_context context = NULL;
+  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, 256, 0, 256);
+  cubert_binding ob = ocl_test_binding(&out);
+  cl_int err = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(context, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  OCL_OK(cubert_ocl_stream_wait_cl_event(server, st.stream, gate));
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {1, 1, 1},
+                          .cube_dim = {64, 1, 1},
+                          .bindings = &ob,
+                          .binding_count = 1};
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->flush(server, st.stream));
+  cr_expect_eq(atomic_load(&out.slice.refcount), 2, "the blocked launch pins its binding");
+  cr_assert_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+  OCL_OK(server->vtable->sync(server, st.stream));
+  cr_expect_eq(atomic_load(&out.slice.refcount), 1);
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  clReleaseEvent(gate);
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_server_destroy(server);
+}
+
+/* Without any sync, pins of launches are still released: batches close with markers as they
+   grow, and a later flush observes their completion. */
+Test(opencl_launch, pins_are_released_without_sync) {
+  cubert_server *server = ocl_test_server();
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, 256, 0, 256);
+  cubert_binding ob = ocl_test_binding(&out);
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {1, 1, 1},
+                          .cube_dim = {64, 1, 1},
+                          .bindings = &ob,
+                          .binding_count = 1};
+  for (int i = 0; i < 600; ++i) OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  cr_expect_leq(atomic_load(&out.slice.refcount), 601);
+  cr_expect_gt(atomic_load(&out.slice.refcount), 1, "queued launches pin their binding");
+  cubert_event *event = NULL;
+  OCL_OK(server->vtable->event_record(server, st.stream, &event));
+  OCL_OK(server->vtable->event_sync(server, event));
+  server->vtable->event_release(server, event);
+  OCL_OK(server->vtable->flush(server, st.stream));
+  cr_expect_eq(atomic_load(&out.slice.refcount), 1, "%u pins left after the work completed",
+               (unsigned)atomic_load(&out.slice.refcount));
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_server_destroy(server);
+}
+
+/* An OpenCL error raised after the launch was queued (a user event set to a negative status
+   that the launch waits for) is pushed into the stream's error queue, and the pins of the
+   failed commands are still released. */
+Test(opencl_launch, asynchronous_error_lands_in_the_stream_errors) {
+  cubert_server *server = ocl_test_server();
+  cl_context context = NULL;
+  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, 256, 0, 256);
+  cubert_binding ob = ocl_test_binding(&out);
+  cl_int err = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(context, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  OCL_OK(cubert_ocl_stream_wait_cl_event(server, st.stream, gate));
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {1, 1, 1},
+                          .cube_dim = {64, 1, 1},
+                          .bindings = &ob,
+                          .binding_count = 1};
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  cr_assert_eq(clSetUserEventStatus(gate, CL_OUT_OF_RESOURCES), CL_SUCCESS);
+  OCL_OK(server->vtable->sync(server, st.stream));
+  cr_assert(cubert_stream_errors_pending(st.errors), "the failure reached the stream's errors");
+  cubert_status errors = cubert_stream_errors_take(st.errors);
+  cr_expect_eq(cubert_status_code(errors), CUBERT_CODE_SERVER_UNHEALTHY);
+  /* The cause only: the launch behind the failed wait fails as a consequence. */
+  cr_expect_eq(cubert_status_error_count(errors), 1);
+  cubert_status cause = cubert_status_error_at(errors, 0);
+  cr_expect(cubert_status_code(cause) == CUBERT_CODE_EXECUTION ||
+                cubert_status_code(cause) == CUBERT_CODE_OUT_OF_MEMORY,
+            "%s", cubert_status_message(cause));
+  const char *m = cubert_status_message(errors);
+  cr_expect(strstr(m, "execution status") != NULL && strstr(m, "external OpenCL event") != NULL,
+            "the error names the failed command and its status: %s", m);
+  cr_log_info("asynchronous error as reported: %s", m);
+  cubert_status_free(errors);
+  cr_expect_eq(atomic_load(&out.slice.refcount), 1, "failed commands release their pins");
+  /* Later work on the stream runs again once the failure was reported. */
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  uint32_t values[64] = {0};
+  OCL_OK(server->vtable->sync(server, st.stream));
+  cr_expect_not(cubert_stream_errors_pending(st.errors), "a new error after recovery");
+  OCL_OK(server->vtable->read(server, st.stream, &ob, values, sizeof(values)));
+  for (uint32_t i = 0; i < 64; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
+  clReleaseEvent(gate);
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_server_destroy(server);
+}

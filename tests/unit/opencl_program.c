@@ -1,0 +1,333 @@
+/* The OpenCL server's programs: build options, the in-memory cache, the disk cache of program
+   binaries (hits, every kind of damage, an unwritable folder), compilation errors with the
+   build log, required features, and kernels without OpenCL source. */
+#include "opencl_test.h"
+
+static const char *kFillSource =
+    "__kernel void fill(__global int *out) { out[get_global_id(0)] = 7; }\n";
+
+static cubert_kernel_def fill_def(void) {
+  cubert_kernel_def def = {.name = "fill", .opencl_source = kFillSource, .opencl_entry = "fill"};
+  return def;
+}
+
+static void cache_path(cubert_server *server, const cubert_kernel_def *def,
+                       cubert_execution_mode mode, char *out, size_t capacity) {
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  char *options = cubert_ocl_build_options(def, mode);
+  size_t len = strlen(def->opencl_source);
+  char *key = cubert_ocl_disk_key(s, cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, def->opencl_source, len),
+                                  len, options);
+  cr_assert(cubert_ocl_disk_path(s, key, out, capacity));
+  free(key);
+  free(options);
+}
+
+static unsigned char *read_all(const char *path, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *data = malloc(size > 0 ? (size_t)size : 1);
+  cr_assert_eq(fread(data, 1, (size_t)size, f), (size_t)size);
+  fclose(f);
+  *out_size = (size_t)size;
+  return data;
+}
+
+static void write_all(const char *path, const unsigned char *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fwrite(data, 1, size, f), size);
+  fclose(f);
+}
+
+/* Runs `def` once over 16 units and checks that every unit wrote 7. */
+static void run_fill(cubert_server *server, const cubert_kernel_def *def) {
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, 64, 0, 64);
+  cubert_binding b = ocl_test_binding(&out);
+  cubert_launch launch = {.kernel = def,
+                          .cube_count = {4, 1, 1},
+                          .cube_dim = {4, 1, 1},
+                          .bindings = &b,
+                          .binding_count = 1};
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  int values[16] = {0};
+  OCL_OK(server->vtable->sync(server, st.stream));
+  OCL_OK(server->vtable->read(server, st.stream, &b, values, sizeof(values)));
+  for (int i = 0; i < 16; ++i) cr_expect_eq(values[i], 7, "unit %d wrote %d", i, values[i]);
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+}
+
+Test(opencl_program, build_options) {
+  cubert_kernel_def def = fill_def();
+  def.opencl_options = "-DWIDTH=4";
+  char *checked = cubert_ocl_build_options(&def, CUBERT_EXECUTION_CHECKED);
+  char *validate = cubert_ocl_build_options(&def, CUBERT_EXECUTION_VALIDATE);
+  char *unchecked = cubert_ocl_build_options(&def, CUBERT_EXECUTION_UNCHECKED);
+  cr_expect_str_eq(checked, "-cl-std=CL1.2 -DCUBERT_CHECKED=1 -DWIDTH=4");
+  cr_expect_str_eq(validate, "-cl-std=CL1.2 -DCUBERT_CHECKED=1 -DCUBERT_VALIDATE=1 -DWIDTH=4");
+  cr_expect_str_eq(unchecked, "-cl-std=CL1.2 -DWIDTH=4");
+  free(checked);
+  free(validate);
+  free(unchecked);
+  def.opencl_options = NULL;
+  char *plain = cubert_ocl_build_options(&def, CUBERT_EXECUTION_UNCHECKED);
+  cr_expect_str_eq(plain, "-cl-std=CL1.2");
+  free(plain);
+}
+
+Test(opencl_program, memory_cache_shares_programs_and_kernels) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  cubert_kernel_def a = fill_def(), b = fill_def();
+  cubert_ocl_kernel *ka = NULL, *ka2 = NULL, *kb = NULL, *ku = NULL;
+  OCL_OK(cubert_ocl_kernel_get(s, &a, CUBERT_EXECUTION_CHECKED, &ka));
+  OCL_OK(cubert_ocl_kernel_get(s, &a, CUBERT_EXECUTION_CHECKED, &ka2));
+  cr_expect_eq(ka, ka2, "the same definition gives the same kernel object");
+  OCL_OK(cubert_ocl_kernel_get(s, &b, CUBERT_EXECUTION_CHECKED, &kb));
+  cr_expect_eq(kb, ka, "another definition with the same source and entry shares the kernel");
+  cubert_ocl_cache_stats stats = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(stats.builds_from_source, 1);
+  cr_expect_eq(stats.memory_hits, 1);
+  /* Another mode means other build options: another program. */
+  OCL_OK(cubert_ocl_kernel_get(s, &a, CUBERT_EXECUTION_UNCHECKED, &ku));
+  cr_expect_neq(ku, ka);
+  cr_expect_eq(cubert_ocl_server_cache_stats(server).builds_from_source, 2);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_program, disk_cache_hit_after_the_memory_cache_is_gone) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  cubert_kernel_def def = fill_def();
+  cubert_ocl_kernel *k = NULL;
+  OCL_OK(cubert_ocl_kernel_get(s, &def, CUBERT_EXECUTION_CHECKED, &k));
+  cubert_ocl_cache_stats st = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(st.builds_from_source, 1);
+  cr_expect_eq(st.disk_writes, 1);
+  cr_expect_eq(st.disk_hits, 0);
+  char path[4096];
+  cache_path(server, &def, CUBERT_EXECUTION_CHECKED, path, sizeof(path));
+  size_t size = 0;
+  unsigned char *data = read_all(path, &size);
+  cr_expect_eq(memcmp(data, "CUBRTCL", 8), 0, "magic");
+  cr_expect_gt(size, 32);
+  free(data);
+  /* What a second process sees: no programs in memory, the file on disk. */
+  cubert_ocl_server_clear_program_cache(server);
+  OCL_OK(cubert_ocl_kernel_get(s, &def, CUBERT_EXECUTION_CHECKED, &k));
+  st = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(st.disk_hits, 1);
+  cr_expect_eq(st.builds_from_source, 1, "no rebuild from source");
+  cr_expect_eq(st.disk_rejected, 0);
+  run_fill(server, &def); /* the program loaded from its binary runs */
+  /* The key names the device and driver: another driver version is another file. */
+  char *saved = s->device_key;
+  s->device_key = "cubert-opencl-program\ndriver some-other-version\n";
+  char other[4096];
+  cache_path(server, &def, CUBERT_EXECUTION_CHECKED, other, sizeof(other));
+  s->device_key = saved;
+  cr_expect_str_neq(other, path);
+  ocl_test_server_destroy(server);
+}
+
+typedef void (*damage_fn)(unsigned char *data, size_t *size);
+static void truncate_half(unsigned char *data, size_t *size) {
+  (void)data;
+  *size /= 2;
+}
+static void truncate_header(unsigned char *data, size_t *size) {
+  (void)data;
+  *size = 20;
+}
+static void empty_file(unsigned char *data, size_t *size) {
+  (void)data;
+  *size = 0;
+}
+static void flip_binary_byte(unsigned char *data, size_t *size) {
+  data[*size - 1] ^= 0x5a;
+}
+static void flip_key_byte(unsigned char *data, size_t *size) {
+  (void)size;
+  data[40] ^= 0x01; /* inside the key text, which starts at byte 32 */
+}
+static void garbage(unsigned char *data, size_t *size) {
+  for (size_t i = 0; i < *size; ++i) data[i] = (unsigned char)(i * 131u + 7u);
+}
+static void bad_length(unsigned char *data, size_t *size) {
+  (void)size;
+  data[16] ^= 0x10; /* binary length field */
+}
+static void bad_checksum(unsigned char *data, size_t *size) {
+  (void)size;
+  data[24] ^= 0x01; /* checksum field */
+}
+
+Test(opencl_program, damaged_cache_files_are_rebuilt_and_replaced) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  cubert_kernel_def def = fill_def();
+  cubert_ocl_kernel *k = NULL;
+  OCL_OK(cubert_ocl_kernel_get(s, &def, CUBERT_EXECUTION_CHECKED, &k));
+  char path[4096];
+  cache_path(server, &def, CUBERT_EXECUTION_CHECKED, path, sizeof(path));
+  const struct {
+    const char *name;
+    damage_fn fn;
+  } cases[] = {
+      {"truncated to half", truncate_half}, {"truncated header", truncate_header},
+      {"empty file", empty_file},           {"flipped binary byte", flip_binary_byte},
+      {"wrong key text", flip_key_byte},    {"garbage", garbage},
+      {"wrong length", bad_length},         {"wrong checksum", bad_checksum},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    size_t size = 0;
+    unsigned char *data = read_all(path, &size);
+    cases[i].fn(data, &size);
+    write_all(path, data, size);
+    free(data);
+    cubert_ocl_cache_stats before = cubert_ocl_server_cache_stats(server);
+    cubert_ocl_server_clear_program_cache(server);
+    OCL_OK(cubert_ocl_kernel_get(s, &def, CUBERT_EXECUTION_CHECKED, &k));
+    cubert_ocl_cache_stats after = cubert_ocl_server_cache_stats(server);
+    cr_expect_eq(after.disk_rejected, before.disk_rejected + 1, "%s: not rejected", cases[i].name);
+    cr_expect_eq(after.builds_from_source, before.builds_from_source + 1, "%s: not rebuilt",
+                 cases[i].name);
+    cr_expect_eq(after.disk_writes, before.disk_writes + 1, "%s: not replaced", cases[i].name);
+    cr_expect_eq(after.disk_hits, before.disk_hits, "%s: loaded anyway", cases[i].name);
+    /* The replacement is valid: the next fresh start loads it. */
+    cubert_ocl_server_clear_program_cache(server);
+    OCL_OK(cubert_ocl_kernel_get(s, &def, CUBERT_EXECUTION_CHECKED, &k));
+    cr_expect_eq(cubert_ocl_server_cache_stats(server).disk_hits, after.disk_hits + 1,
+                 "%s: the rewritten file is not used", cases[i].name);
+  }
+  run_fill(server, &def);
+  /* No temporary files are left behind. */
+  char listing[4200];
+  snprintf(listing, sizeof(listing), "ls %s | grep -c tmp", s->cache_dir);
+  FILE *p = popen(listing, "r");
+  int tmp_files = -1;
+  cr_assert_eq(fscanf(p, "%d", &tmp_files), 1);
+  pclose(p);
+  cr_expect_eq(tmp_files, 0);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_program, unwritable_cache_folder_warns_once_and_still_builds) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  /* A folder under a regular file cannot be created, even by root. */
+  char file[4200], dir[4300];
+  snprintf(file, sizeof(file), "%s/not-a-folder", s->cache_dir);
+  write_all(file, (const unsigned char *)"x", 1);
+  snprintf(dir, sizeof(dir), "%s/cache", file);
+  OCL_OK(cubert_ocl_server_set_cache_dir(server, dir));
+  cr_expect_eq(cubert_ocl_disk_warning_count(), 0);
+  cubert_kernel_def a = fill_def();
+  cubert_kernel_def b = {.name = "fill2",
+                         .opencl_source = "__kernel void fill2(__global int *o) { o[0] = 2; }",
+                         .opencl_entry = "fill2"};
+  cubert_ocl_kernel *k = NULL;
+  OCL_OK(cubert_ocl_kernel_get(s, &a, CUBERT_EXECUTION_CHECKED, &k));
+  OCL_OK(cubert_ocl_kernel_get(s, &b, CUBERT_EXECUTION_CHECKED, &k));
+  cr_expect_eq(cubert_ocl_disk_warning_count(), 1, "one warning per process");
+  cubert_ocl_cache_stats st = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(st.builds_from_source, 2);
+  cr_expect_eq(st.disk_writes, 0);
+  run_fill(server, &a);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_program, compile_error_returns_the_build_log) {
+  cubert_server *server = ocl_test_server();
+  cubert_kernel_def def = {
+      .name = "broken",
+      .opencl_source = "__kernel void broken(__global float *a) { a[0] = undefined_thing; }",
+      .opencl_entry = "broken"};
+  cubert_ocl_kernel *k = NULL;
+  cubert_status s =
+      cubert_ocl_kernel_get(cubert_ocl_server_of(server), &def, CUBERT_EXECUTION_CHECKED, &k);
+  cr_assert_not_null(s);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_COMPILATION);
+  const char *log = cubert_status_build_log(s);
+  cr_assert_not_null(log);
+  cr_expect(strstr(log, "undefined_thing") != NULL, "the log holds the compiler's message: %s",
+            log);
+  const char *m = cubert_status_message(s);
+  cr_expect(strstr(m, "broken") && strstr(m, "CL_BUILD_PROGRAM_FAILURE"), "%s", m);
+  cr_expect(strstr(m, "undefined_thing") != NULL, "the message includes the log: %s", m);
+  cubert_status_free(s);
+  /* A failed build is not cached: the server stays usable. */
+  cubert_kernel_def good = fill_def();
+  OCL_OK(cubert_ocl_kernel_get(cubert_ocl_server_of(server), &good, CUBERT_EXECUTION_CHECKED, &k));
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_program, missing_entry_point) {
+  cubert_server *server = ocl_test_server();
+  cubert_kernel_def def = fill_def();
+  def.opencl_entry = "no_such_entry";
+  cubert_ocl_kernel *k = NULL;
+  cubert_status s =
+      cubert_ocl_kernel_get(cubert_ocl_server_of(server), &def, CUBERT_EXECUTION_CHECKED, &k);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_COMPILATION, "%s", cubert_status_message(s));
+  cr_expect(strstr(cubert_status_message(s), "no_such_entry") != NULL, "%s",
+            cubert_status_message(s));
+  cubert_status_free(s);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_program, kernel_without_opencl_source) {
+  cubert_server *server = ocl_test_server();
+  cubert_kernel_def def = {.name = "cpu_only_kernel"};
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  cubert_launch launch = {.kernel = &def, .cube_count = {1, 1, 1}, .cube_dim = {1, 1, 1}};
+  cubert_status s = server->vtable->launch(server, st.stream, &launch);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_COMPILATION);
+  const char *m = cubert_status_message(s);
+  cr_expect(strstr(m, "cpu_only_kernel") && strstr(m, "opencl"), "names kernel and backend: %s", m);
+  cubert_status_free(s);
+  ocl_test_stream_free(server, &st);
+  ocl_test_server_destroy(server);
+}
+
+Test(opencl_program, required_features_are_checked_before_compiling) {
+  cubert_device_properties props;
+  memset(&props, 0, sizeof(props));
+  snprintf(props.name, sizeof(props.name), "fake device");
+  cubert_kernel_def def = {.name = "dgemm",
+                           .opencl_source = "garbage that never compiles",
+                           .flags = CUBERT_KERNEL_NEEDS_FP64};
+  cubert_status s = cubert_ocl_check_kernel_features(&props, &def);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_COMPILATION);
+  const char *m = cubert_status_message(s);
+  cr_expect(strstr(m, "fp64") && strstr(m, "dgemm") && strstr(m, "fake device"), "%s", m);
+  cubert_status_free(s);
+  props.features = CUBERT_FEATURE_FP64;
+  cr_expect_null(cubert_ocl_check_kernel_features(&props, &def));
+  def.flags = CUBERT_KERNEL_NEEDS_FP16;
+  s = cubert_ocl_check_kernel_features(&props, &def);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_COMPILATION);
+  cr_expect(strstr(cubert_status_message(s), "fp16") != NULL, "%s", cubert_status_message(s));
+  cubert_status_free(s);
+
+  /* On a real server whose device lacks fp64, nothing is compiled. */
+  cubert_server *server = ocl_test_server();
+  server->properties.features &= ~(uint32_t)CUBERT_FEATURE_FP64;
+  def.flags = CUBERT_KERNEL_NEEDS_FP64;
+  cubert_ocl_kernel *k = NULL;
+  s = cubert_ocl_kernel_get(cubert_ocl_server_of(server), &def, CUBERT_EXECUTION_CHECKED, &k);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_COMPILATION);
+  cr_expect(strstr(cubert_status_message(s), "fp64") != NULL, "%s", cubert_status_message(s));
+  cr_expect_eq(cubert_ocl_server_cache_stats(server).builds_from_source, 0);
+  cubert_status_free(s);
+  ocl_test_server_destroy(server);
+}
