@@ -11,6 +11,13 @@
    - memory: bench_huge_alloc() for big arrays on transparent huge pages, as the library's
      own big pages are, so a physical-limit peer is not handicapped by TLB misses;
    - environment: bench_print_env() (CPU model, CPUs online, load average, compiler, date);
+   - interleaved measurements: bench_interleave() alternates blocks of several variants;
+     bench_calibrate_ops() sizes a block to a target duration;
+   - result cells: bench_verdict() ("**pass**" / "**miss**"); comparison tables with a peer
+     column (bench_compare_header() / bench_compare_row()) and notes under them
+     (bench_note() / bench_notes_print());
+   - temporary folders: bench_temp_dir() and bench_remove_tree() (fresh caches for child
+     processes);
    - child processes: bench_run_self() re-executes the running binary with extra arguments
      and environment variables and collects the numbers it prints, for peers that must run in
      a process of their own (libgomp reads OMP_WAIT_POLICY once at load time; PoCL spawns its
@@ -22,6 +29,7 @@
 #ifndef CUBERT_BENCH_UTIL_H
 #define CUBERT_BENCH_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -31,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -377,6 +386,150 @@ static inline int bench_run_self(const char *const *args, const char *const *env
 static inline void bench_emit_samples(FILE *out, const double *samples, size_t count) {
   for (size_t i = 0; i < count; ++i) fprintf(out, "%.9g\n", samples[i]);
   fflush(out);
+}
+
+/* ---- interleaved measurements ---------------------------------------------------------- */
+
+/* One variant of an interleaved measurement: fn(user, ops) runs `ops` operations and returns
+   the seconds they took (or a negative value on failure, which ends the program's measurement
+   with an error message from fn). */
+typedef double (*bench_block_fn)(void *user, int ops);
+
+/* Runs `blocks` rounds; in each round every variant runs one block of `ops` operations, the
+   order reversed in odd rounds (A B C, C B A, ...) so that a slow drift of the machine weighs
+   on every variant alike. samples[v][b] receives variant v's time per operation in block b,
+   in seconds. `warmup_blocks` untimed rounds run first. Returns 0, or -1 when a block failed. */
+static inline int bench_interleave(const bench_block_fn *fns, void *const *users, size_t count,
+                                   int warmup_blocks, int blocks, int ops, double **samples) {
+  for (int b = -warmup_blocks; b < blocks; ++b) {
+    for (size_t k = 0; k < count; ++k) {
+      size_t v = ((b < 0 ? -b : b) % 2) ? count - 1 - k : k;
+      double t = fns[v](users[v], ops);
+      if (t < 0) return -1;
+      if (b >= 0) samples[v][b] = t / ops;
+    }
+  }
+  return 0;
+}
+
+/* Operations per block so that one block of fn takes about `target_s` seconds: times a few
+   calibration blocks (the first one also warms up) and clamps the result to [min_ops,
+   max_ops]. Returns min_ops when fn fails. Keeps blocks long enough for the clock and short
+   enough to interleave often, whatever the device's per-op cost (0.3 us on the CPU server,
+   tens of us through a driver). */
+static inline int bench_calibrate_ops(bench_block_fn fn, void *user, double target_s, int min_ops,
+                                      int max_ops) {
+  int ops = min_ops;
+  double per_op = 0;
+  for (int i = 0; i < 3; ++i) {
+    double t = fn(user, ops);
+    if (t < 0) return min_ops;
+    per_op = t / ops;
+  }
+  if (per_op <= 0) return max_ops;
+  double want = target_s / per_op;
+  if (want < min_ops) return min_ops;
+  if (want > max_ops) return max_ops;
+  return (int)want;
+}
+
+/* ---- result cells -------------------------------------------------------------------------- */
+
+/* "**pass**" or "**miss**" (bold, so a table scans quickly). */
+static inline const char *bench_verdict(int pass) {
+  return pass ? "**pass**" : "**miss**";
+}
+
+/* A comparison table, one row per measurement: what, unit, the measured median and
+   min–max, the peer's name, median and min–max (measured in the same run), the ratio, the
+   target and pass/miss. bench_compare_header() prints the title and separator lines. */
+#define BENCH_COMPARE_COLUMNS 10
+
+static inline void bench_compare_header(FILE *out) {
+  const char *const titles[BENCH_COMPARE_COLUMNS] = {
+      "Measurement", "Unit",        "cubert median",     "cubert min\u2013max",
+      "Peer",        "Peer median", "Peer min\u2013max", "Ratio",
+      "Target",      "Result"};
+  bench_table_header(out, titles, BENCH_COMPARE_COLUMNS);
+}
+
+/* One row; a peer with count 0 leaves its two number cells empty. */
+static inline void bench_compare_row(FILE *out, const char *what, const char *unit,
+                                     bench_stats mine, const char *peer, bench_stats peer_stats,
+                                     const char *ratio, const char *target, const char *result) {
+  bench_text m = bench_fmt_median(mine), r = bench_fmt_range(mine);
+  bench_text pm = bench_fmt_median(peer_stats), pr = bench_fmt_range(peer_stats);
+  const char *cells[BENCH_COMPARE_COLUMNS] = {what, unit, m.s,   r.s,    peer,
+                                              pm.s, pr.s, ratio, target, result};
+  if (peer_stats.count == 0) cells[5] = cells[6] = "";
+  bench_table_row(out, cells, BENCH_COMPARE_COLUMNS);
+}
+
+/* Notes printed under the table (method details collected while measuring). */
+#define BENCH_NOTES_MAX 32
+typedef struct bench_notes {
+  char text[BENCH_NOTES_MAX][640];
+  int count;
+} bench_notes;
+
+static inline void bench_note(bench_notes *notes, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline void bench_note(bench_notes *notes, const char *fmt, ...) {
+  if (notes->count >= BENCH_NOTES_MAX) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(notes->text[notes->count++], sizeof(notes->text[0]), fmt, ap);
+  va_end(ap);
+}
+
+/* "Notes:" and one bullet per note, then the load average at the end of the run. */
+static inline void bench_notes_print(FILE *out, const bench_notes *notes) {
+  fprintf(out, "\nNotes:\n");
+  for (int i = 0; i < notes->count; ++i) fprintf(out, "- %s\n", notes->text[i]);
+  fprintf(out, "- load average (1/5/15 min) at the end: %s\n", bench_load_avg().s);
+}
+
+/* ---- temporary folders --------------------------------------------------------------------- */
+
+/* Makes a new empty folder "$TMPDIR/<prefix>XXXXXX" (/tmp when TMPDIR is unset) and writes its
+   path into out[0..size). Returns 0, or -1 (errno set). */
+static inline int bench_temp_dir(const char *prefix, char *out, size_t size) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  int n = snprintf(out, size, "%s/%sXXXXXX", base, prefix);
+  if (n < 0 || (size_t)n >= size) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return mkdtemp(out) ? 0 : -1;
+}
+
+/* Removes `path` and everything below it (files, links, folders; links are not followed).
+   Returns 0, or -1 when something could not be removed. Meant for the folders of
+   bench_temp_dir(). */
+static inline int bench_remove_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR(st.st_mode)) return unlink(path);
+  DIR *dir = opendir(path);
+  if (!dir) return -1;
+  int rc = 0;
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    size_t len = strlen(path) + 1 + strlen(e->d_name) + 1;
+    char *child = malloc(len);
+    if (!child) {
+      rc = -1;
+      break;
+    }
+    snprintf(child, len, "%s/%s", path, e->d_name);
+    if (bench_remove_tree(child) != 0) rc = -1;
+    free(child);
+  }
+  closedir(dir);
+  if (rmdir(path) != 0) rc = -1;
+  return rc;
 }
 
 #endif /* CUBERT_BENCH_UTIL_H */

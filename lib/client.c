@@ -29,6 +29,7 @@ static void device_destroy(cubert_device *device) {
     cubert_slots_destroy(device);
     device->server->vtable->destroy(device->server);
   }
+  free(device->slots); /* NULL after cubert_slots_destroy */
   cubert_handle_quarantine_free(device);
   free(device->pool_override);
   free(device->pool_override_list);

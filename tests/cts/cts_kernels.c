@@ -55,7 +55,7 @@ static void check_binary_f32(const cubert_kernel_def *k, int mul) {
 static void check_binary_i32(const cubert_kernel_def *k, int mul) {
   int32_t *a = malloc(N * 4), *b = malloc(N * 4), *out = malloc(N * 4);
   for (uint64_t i = 0; i < N; ++i) {
-    a[i] = (int32_t)(i * 7919u) - 5000000;
+    a[i] = (int32_t)((uint32_t)(i * 7919u) - 5000000u); /* wraps: covers negatives and overflow */
     b[i] = (int32_t)(i % 1000) - 500;
   }
   cubert_handle *bufs[3] = {cts_buffer(a, N * 4), cts_buffer(b, N * 4), NULL};
