@@ -1,0 +1,440 @@
+/* cubert CPU server — fibers: a cube's units as cooperative contexts on one thread.
+
+   Why fibers: a cube barrier must hold every unit of the cube at the same point. Running each
+   unit on its own thread (the reference CPU runtime) needs as many threads as units and spins;
+   running them as fibers on one thread needs one context switch per unit per barrier, cannot
+   deadlock (the fibers of a cube only ever wait for each other, and always make progress in
+   turn) and lets other cubes run on other threads meanwhile.
+
+   Scheduling inside a cube is a ring in unit order: a unit reaching cubert_cpu_sync_cube switches
+   to the next live unit; the last one switches back to the first, which then continues past the
+   barrier because every unit has arrived. A unit that returns leaves the ring (so kernels whose
+   finished units skip later barriers still complete, like exited threads on a GPU), and the last
+   one to return switches back to the thread that started the cube.
+
+   The switch is a few instructions of x86-64 assembly (callee-saved registers + stack pointer;
+   no system call, no signal mask) written as a top-level asm block so the build's *.c glob picks
+   it up. Other architectures, and x86-64 processes with an active CET shadow stack (a bare stack
+   swap would trip it), use ucontext instead, which is correct but slower (swapcontext changes
+   the signal mask with a system call). The switch does not save MXCSR or the x87 control word:
+   the fibers of a cube run the same kernel, which is not expected to change them.
+
+   Stacks are 64 KiB with a PROT_NONE guard page below each, mapped on demand in batches and
+   reused by every cube of the runner. When the guard page cannot be set (mprotect splits the
+   mapping, and the process may be at vm.max_map_count), a canary at the bottom of the stack is
+   checked after each cube instead. Each fiber's first frame is offset by (unit % 64) cache
+   lines: stacks are a page multiple apart, so without the offset the hot top of every stack
+   would fall in the same L1 set. */
+#include "cpu/fiber.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "cpu/internal.h"
+
+/* ---- sanitizer annotations (only in sanitizer builds) ---------------------------------------- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CUBERT_CPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CUBERT_CPU_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define CUBERT_CPU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CUBERT_CPU_TSAN 1
+#endif
+#endif
+
+#ifdef CUBERT_CPU_ASAN
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
+                                     size_t *size_old);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#endif
+#ifdef CUBERT_CPU_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+#endif
+
+/* ---- the assembly switch ------------------------------------------------------------------- */
+
+/* Building with -DCUBERT_CPU_FORCE_UCONTEXT tests the portable path on x86-64. */
+#if defined(__x86_64__) && defined(__ELF__) && !defined(CUBERT_CPU_FORCE_UCONTEXT)
+#define CUBERT_CPU_FIBER_ASM 1
+/* cubert_cpu_fiber_swap(save, load): pushes the callee-saved registers, stores the stack pointer
+   in *save, loads `load` as the stack pointer, pops the registers saved there and returns into
+   that context. cubert_cpu_fiber_boot is where a new fiber's first swap returns to: its initial
+   frame carries the fiber in r12 and the C entry in r13. */
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".globl cubert_cpu_fiber_swap\n"
+    ".hidden cubert_cpu_fiber_swap\n"
+    ".type cubert_cpu_fiber_swap,@function\n"
+    "cubert_cpu_fiber_swap:\n"
+    "  pushq %rbp\n"
+    "  pushq %rbx\n"
+    "  pushq %r12\n"
+    "  pushq %r13\n"
+    "  pushq %r14\n"
+    "  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n"
+    "  popq %r14\n"
+    "  popq %r13\n"
+    "  popq %r12\n"
+    "  popq %rbx\n"
+    "  popq %rbp\n"
+    "  ret\n"
+    ".size cubert_cpu_fiber_swap,.-cubert_cpu_fiber_swap\n"
+    ".p2align 4\n"
+    ".globl cubert_cpu_fiber_boot\n"
+    ".hidden cubert_cpu_fiber_boot\n"
+    ".type cubert_cpu_fiber_boot,@function\n"
+    "cubert_cpu_fiber_boot:\n"
+    "  movq %r12, %rdi\n"
+    "  callq *%r13\n"
+    "  ud2\n"
+    ".size cubert_cpu_fiber_boot,.-cubert_cpu_fiber_boot\n");
+void cubert_cpu_fiber_swap(void **save, void *load);
+void cubert_cpu_fiber_boot(void);
+
+/* True when the process runs with a CET shadow stack: rdssp reads the shadow stack pointer, and
+   is a no-op leaving 0 where shadow stacks are off or unsupported. */
+static int shadow_stack_active(void) {
+  unsigned long long ssp = 0;
+  __asm__ volatile("rdsspq %0" : "+r"(ssp));
+  return ssp != 0;
+}
+#else
+#define CUBERT_CPU_FIBER_ASM 0
+#endif
+
+/* ---- objects ------------------------------------------------------------------------------- */
+
+/* A saved execution context: a fiber's, or the thread that runs the cube. */
+typedef struct fiber_context {
+  void *sp;             /* assembly switch */
+  ucontext_t *uc;       /* ucontext switch */
+  const void *stack_lo; /* stack bounds, for ASan */
+  size_t stack_bytes;
+  void *tsan;
+} fiber_context;
+
+struct cubert_cpu_fiber {
+  fiber_context context;
+  cubert_cpu_fiber *next, *prev; /* ring of the cube's live units */
+  cubert_cpu_runner *runner;
+  char *stack_lo; /* lowest usable byte */
+  int guarded;    /* a guard page sits below stack_lo; else a canary is at stack_lo */
+  uint32_t color; /* bytes the first frame is moved down (cache set spreading) */
+  cubert_cpu_call call;
+  cubert_cpu_ctx ctx;
+};
+
+typedef struct stack_batch {
+  struct stack_batch *next;
+  void *base;
+  size_t bytes;
+} stack_batch;
+
+struct cubert_cpu_runner {
+  fiber_context main; /* the thread running the cube */
+  int use_ucontext;
+  uint32_t capacity, ready; /* fibers, fibers with a stack */
+  uint32_t live;            /* units of the current cube not yet returned */
+  cubert_cpu_kernel_fn fn;
+  cubert_cpu_fiber *fibers;
+  stack_batch *batches;
+  size_t page;
+  void *shared;
+  uint64_t shared_bytes;
+};
+
+#define CUBERT_CPU_CANARY 0x5ca1ab1e0ddba11ull
+
+/* ---- switching ------------------------------------------------------------------------------ */
+
+/* Saves the current context into `from` and resumes `to`. `dying`: `from` never resumes (a
+   finished unit), which ASan needs to know to drop its fake stack. */
+static void fiber_switch(cubert_cpu_runner *r, fiber_context *from, fiber_context *to, int dying) {
+#ifdef CUBERT_CPU_ASAN
+  void *fake = NULL;
+  __sanitizer_start_switch_fiber(dying ? NULL : &fake, to->stack_lo, to->stack_bytes);
+#else
+  (void)dying;
+#endif
+#ifdef CUBERT_CPU_TSAN
+  __tsan_switch_to_fiber(to->tsan, 0);
+#endif
+#if CUBERT_CPU_FIBER_ASM
+  if (!r->use_ucontext) {
+    cubert_cpu_fiber_swap(&from->sp, to->sp);
+  } else
+#endif
+  {
+    (void)r;
+    swapcontext(from->uc, to->uc);
+  }
+#ifdef CUBERT_CPU_ASAN
+  __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+}
+
+/* First code a fiber runs; never returns (its stack has no caller). */
+static void fiber_main(cubert_cpu_fiber *f) {
+  cubert_cpu_runner *r = f->runner;
+#ifdef CUBERT_CPU_ASAN
+  const void *old_lo = NULL;
+  size_t old_bytes = 0;
+  __sanitizer_finish_switch_fiber(NULL, &old_lo, &old_bytes);
+  /* Only the first unit is entered from the thread that runs the cube: learn its stack. */
+  if (f == &r->fibers[0]) {
+    r->main.stack_lo = old_lo;
+    r->main.stack_bytes = old_bytes;
+  }
+#endif
+  r->fn(&f->ctx);
+  cubert_cpu_fiber *next = f->next;
+  next->prev = f->prev;
+  f->prev->next = next;
+  fiber_switch(r, &f->context, --r->live == 0 ? &r->main : &next->context, 1);
+  abort(); /* unreachable: a finished fiber is never resumed */
+}
+
+static void fiber_main_uc(unsigned hi, unsigned lo) {
+  fiber_main((cubert_cpu_fiber *)(((uintptr_t)hi << 16 << 16) | (uintptr_t)lo));
+}
+
+/* Sets up f's stack so the next switch to it enters fiber_main. */
+static void fiber_prepare(cubert_cpu_runner *r, cubert_cpu_fiber *f) {
+  char *top = f->stack_lo + CUBERT_CPU_FIBER_STACK_BYTES - f->color;
+#ifdef CUBERT_CPU_ASAN
+  /* The previous unit on this stack never returned from its frames, so their redzones are
+     still poisoned. */
+  __asan_unpoison_memory_region(f->stack_lo, CUBERT_CPU_FIBER_STACK_BYTES);
+#endif
+#if CUBERT_CPU_FIBER_ASM
+  if (!r->use_ucontext) {
+    /* After the six pops and the ret into cubert_cpu_fiber_boot, rsp must be 16-byte aligned so
+       that its call gives fiber_main the ABI's entry alignment. */
+    uintptr_t s = (((uintptr_t)top) & ~(uintptr_t)15) - 16;
+    uintptr_t *frame = (uintptr_t *)(s - 7 * sizeof(uintptr_t));
+    frame[0] = 0;                                /* r15 */
+    frame[1] = 0;                                /* r14 */
+    frame[2] = (uintptr_t)fiber_main;            /* r13: C entry */
+    frame[3] = (uintptr_t)f;                     /* r12: its argument */
+    frame[4] = 0;                                /* rbx */
+    frame[5] = 0;                                /* rbp */
+    frame[6] = (uintptr_t)cubert_cpu_fiber_boot; /* return address */
+    *(uintptr_t *)s = 0;                         /* ends backtraces */
+    f->context.sp = frame;
+    return;
+  }
+#endif
+  (void)top;
+  ucontext_t *uc = f->context.uc;
+  uc->uc_stack.ss_sp = f->stack_lo;
+  uc->uc_stack.ss_size = CUBERT_CPU_FIBER_STACK_BYTES - f->color;
+  uc->uc_link = NULL;
+  uintptr_t p = (uintptr_t)f;
+  makecontext(uc, (void (*)(void))fiber_main_uc, 2, (unsigned)(p >> 16 >> 16), (unsigned)p);
+}
+
+/* A ucontext initialised by getcontext (makecontext needs one). Kept out of line: getcontext
+   returns twice, which would make the compiler doubt every local of a bigger caller. */
+static __attribute__((noinline)) int context_init(ucontext_t *uc) {
+  return getcontext(uc);
+}
+
+static ucontext_t *context_new(void) {
+  ucontext_t *uc = malloc(sizeof *uc);
+  if (uc && context_init(uc) != 0) {
+    free(uc);
+    return NULL;
+  }
+  return uc;
+}
+
+/* ---- runner --------------------------------------------------------------------------------- */
+
+cubert_status cubert_cpu_runner_create(uint32_t capacity, cubert_cpu_runner **out) {
+  *out = NULL;
+  cubert_cpu_runner *r = calloc(1, sizeof *r);
+  cubert_cpu_fiber *fibers = calloc(capacity ? capacity : 1, sizeof *fibers);
+  if (!r || !fibers) {
+    free(r);
+    free(fibers);
+    return cubert_status_set_size(
+        cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                           "host allocation of %zu bytes for a cube runner's fiber table failed",
+                           (size_t)capacity * sizeof *fibers),
+        (uint64_t)capacity * sizeof *fibers);
+  }
+  r->capacity = capacity;
+  r->fibers = fibers;
+  long page = sysconf(_SC_PAGESIZE);
+  r->page = page > 0 ? (size_t)page : 4096;
+#if CUBERT_CPU_FIBER_ASM
+  r->use_ucontext = shadow_stack_active();
+#else
+  r->use_ucontext = 1;
+#endif
+  if (r->use_ucontext) {
+    r->main.uc = context_new();
+    if (!r->main.uc) {
+      cubert_cpu_runner_destroy(r);
+      return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                                "host allocation of a cube runner's context failed");
+    }
+  }
+  *out = r;
+  return NULL;
+}
+
+void cubert_cpu_runner_destroy(cubert_cpu_runner *r) {
+  if (!r) return;
+  for (uint32_t i = 0; i < r->ready; ++i) {
+#ifdef CUBERT_CPU_TSAN
+    if (r->fibers[i].context.tsan) __tsan_destroy_fiber(r->fibers[i].context.tsan);
+#endif
+    free(r->fibers[i].context.uc);
+  }
+  for (stack_batch *b = r->batches, *next; b; b = next) {
+    next = b->next;
+#ifdef CUBERT_CPU_ASAN
+    /* Frames of units that never returned leave poisoned shadow; whoever maps this range next
+       must not inherit it. */
+    for (size_t off = r->page; off < b->bytes; off += r->page + CUBERT_CPU_FIBER_STACK_BYTES)
+      __asan_unpoison_memory_region((char *)b->base + off, CUBERT_CPU_FIBER_STACK_BYTES);
+#endif
+    munmap(b->base, b->bytes);
+    free(b);
+  }
+  free(r->main.uc);
+  free(r->shared);
+  free(r->fibers);
+  free(r);
+}
+
+void *cubert_cpu_runner_shared(cubert_cpu_runner *r, uint64_t bytes) {
+  if (bytes == 0) return NULL;
+  if (bytes <= r->shared_bytes) return r->shared;
+  uint64_t rounded = (bytes + CUBERT_CPU_LINE - 1) & ~(uint64_t)(CUBERT_CPU_LINE - 1);
+  void *p = rounded <= SIZE_MAX ? aligned_alloc(CUBERT_CPU_LINE, (size_t)rounded) : NULL;
+  if (!p) return NULL;
+  free(r->shared);
+  r->shared = p;
+  r->shared_bytes = rounded;
+  return p;
+}
+
+/* Maps stacks until `units` fibers have one. Returns NULL or OUT_OF_MEMORY. */
+static cubert_status ensure_stacks(cubert_cpu_runner *r, uint32_t units) {
+  while (r->ready < units) {
+    /* Batches of at least 16 stacks keep the number of mappings (and system calls) low when a
+       runner grows one cube size at a time. */
+    uint32_t want = units - r->ready < 16 ? 16 : units - r->ready;
+    if (want > r->capacity - r->ready) want = r->capacity - r->ready;
+    size_t stride = r->page + CUBERT_CPU_FIBER_STACK_BYTES;
+    size_t bytes = stride * want;
+    stack_batch *batch = malloc(sizeof *batch);
+    void *base = batch ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                       : MAP_FAILED;
+    if (base == MAP_FAILED) {
+      free(batch);
+      return cubert_status_set_size(
+          cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                             "mapping %u fiber stacks of %u bytes failed (cube of %u units)", want,
+                             CUBERT_CPU_FIBER_STACK_BYTES, units),
+          bytes);
+    }
+    batch->base = base;
+    batch->bytes = bytes;
+    batch->next = r->batches;
+    r->batches = batch;
+    for (uint32_t i = 0; i < want; ++i) {
+      cubert_cpu_fiber *f = &r->fibers[r->ready];
+      char *guard = (char *)base + stride * i;
+      f->stack_lo = guard + r->page;
+      f->guarded = mprotect(guard, r->page, PROT_NONE) == 0;
+      if (!f->guarded) memcpy(f->stack_lo, &(uint64_t){CUBERT_CPU_CANARY}, sizeof(uint64_t));
+      f->runner = r;
+      f->color = (r->ready % 64) * CUBERT_CPU_LINE;
+      f->context.stack_lo = f->stack_lo;
+      f->context.stack_bytes = CUBERT_CPU_FIBER_STACK_BYTES;
+      if (r->use_ucontext && !(f->context.uc = context_new()))
+        return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                                  "host allocation of a fiber context failed");
+#ifdef CUBERT_CPU_TSAN
+      f->context.tsan = __tsan_create_fiber(0);
+#endif
+      r->ready++;
+    }
+  }
+  return NULL;
+}
+
+cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel_fn fn,
+                                         const cubert_cpu_ctx *tmpl, struct cubert_cpu_job *job,
+                                         uint64_t first_unit, uint32_t units) {
+  CUBERT_RETURN_IF_ERROR(ensure_stacks(r, units));
+  r->fn = fn;
+  cubert_cpu_fiber *fibers = r->fibers;
+  for (uint32_t i = 0; i < units; ++i) {
+    cubert_cpu_fiber *f = &fibers[i];
+    f->ctx = *tmpl;
+    f->ctx.unit_begin = first_unit + i;
+    f->ctx.unit_end = first_unit + i + 1;
+    f->call.job = job;
+    f->call.fiber = f;
+    f->ctx.priv_ = &f->call;
+    f->next = &fibers[i + 1 == units ? 0 : i + 1];
+    f->prev = &fibers[i == 0 ? units - 1 : i - 1];
+    fiber_prepare(r, f);
+  }
+  r->live = units;
+#ifdef CUBERT_CPU_TSAN
+  r->main.tsan = __tsan_get_current_fiber();
+#endif
+  fiber_switch(r, &r->main, &fibers[0].context, 0);
+  for (uint32_t i = 0; i < units; ++i) {
+    uint64_t canary;
+    if (fibers[i].guarded) continue;
+    memcpy(&canary, fibers[i].stack_lo, sizeof canary);
+    if (canary != CUBERT_CPU_CANARY)
+      return cubert_status_make(CUBERT_CODE_GENERIC, "unit %u overflowed its %u-byte fiber stack",
+                                i, CUBERT_CPU_FIBER_STACK_BYTES);
+  }
+  return NULL;
+}
+
+/* ---- kernel services --------------------------------------------------------------------- */
+
+void cubert_cpu_sync_cube(const cubert_cpu_ctx *ctx) {
+  const cubert_cpu_call *call = ctx->priv_;
+  if (!call) return;
+  cubert_cpu_fiber *f = call->fiber;
+  if (f) {
+    /* Alone in the ring (the other units returned): nothing to wait for. */
+    if (f->next != f) fiber_switch(f->runner, &f->context, &f->next->context, 0);
+    return;
+  }
+  /* A one-unit cube has nothing to wait for; a kernel without the flag runs over ranges of
+     units, where a barrier is meaningless: report it instead of silently ignoring it. */
+  if (call->job && !(call->job->kernel->flags & CUBERT_KERNEL_SYNC_CUBE))
+    cubert_cpu_job_fail(call->job,
+                        "cubert_cpu_sync_cube called by a kernel not flagged "
+                        "CUBERT_KERNEL_SYNC_CUBE");
+}

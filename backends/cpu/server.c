@@ -1,0 +1,175 @@
+/* cubert CPU server — the vtable, device creation and destruction, device properties, and the
+   backend object (enumerate/create/describe).
+
+   Property choices (DESIGN §5, reference HardwareProperties of cubecl-cpu where it fits):
+   - max_shared_memory_size = max(L1d, 64 KiB): the reference uses the L1d size (64 KiB when
+     unknown). Shared memory here is an ordinary per-thread buffer, so the limit only keeps
+     kernels honest; the 64 KiB floor admits every kernel sized for a GPU's usual 48 KiB.
+   - max_units_per_cube = 1024, max_cube_dim = (1024, 1024, 64): GPU-like limits. A cube's units
+     are fibers on one thread, so the count is bounded by fiber stacks (64 KiB each), not cores.
+   - memory.max_page_size = min(host memory / 4, 64 GiB); alignment 64 (a cache line, and the
+     widest vector load).
+   - num_cpu_cores = cores in the cpubind set (what CubeDim::new uses); num_compute_units = the
+     threads that run kernels (workers + the helping caller). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/internal.h"
+
+#ifndef CUBERT_VERSION_STRING_BUILD
+#define CUBERT_VERSION_STRING_BUILD "unknown"
+#endif
+
+static void destroy(cubert_server *server);
+
+static const cubert_server_vtable cpu_vtable = {
+    .destroy = destroy,
+    .storage_alloc = cubert_cpu_storage_alloc,
+    .storage_free = cubert_cpu_storage_free,
+    .slice_cache_release = NULL,
+    .stream_create = cubert_cpu_stream_create,
+    .stream_destroy = cubert_cpu_stream_destroy,
+    .launch = cubert_cpu_launch,
+    .read = cubert_cpu_read,
+    .read_async = NULL,
+    .write = cubert_cpu_write,
+    .flush = cubert_cpu_flush,
+    .sync = cubert_cpu_sync,
+    .event_record = cubert_cpu_event_record,
+    .event_wait = cubert_cpu_event_wait,
+    .event_sync = cubert_cpu_event_sync,
+    .event_done = cubert_cpu_event_done,
+    .event_release = cubert_cpu_event_release,
+    .profile_begin = cubert_cpu_profile_begin,
+    .profile_end = cubert_cpu_profile_end,
+};
+
+/* Threads that run kernels: CUBERT_CPU_THREADS, else one per core of the cpubind set. */
+static uint32_t kernel_threads(const cubert_cpu_topology *t) {
+  uint32_t threads = cubert_config_get()->cpu_threads;
+  if (threads == 0) threads = t->info.core_count;
+  return threads ? threads : 1;
+}
+
+static void fill_properties(const cubert_cpu_topology *t, uint32_t threads,
+                            cubert_device_properties *p) {
+  memset(p, 0, sizeof *p);
+  const cubert_cpu_topology_info *info = &t->info;
+  snprintf(p->name, sizeof p->name, "%s", info->model);
+  cubert_hardware_properties *hw = &p->hardware;
+  hw->load_width = 512;
+  hw->plane_size_min = 1;
+  hw->plane_size_max = 1;
+  hw->max_bindings = UINT32_MAX;
+  hw->max_shared_memory_size = info->l1d_bytes > 64 * 1024 ? info->l1d_bytes : 64 * 1024;
+  hw->max_cube_count[0] = hw->max_cube_count[1] = hw->max_cube_count[2] = UINT32_MAX;
+  hw->max_units_per_cube = CUBERT_CPU_MAX_UNITS_PER_CUBE;
+  hw->max_cube_dim[0] = 1024;
+  hw->max_cube_dim[1] = 1024;
+  hw->max_cube_dim[2] = 64;
+  hw->num_cpu_cores = info->core_count;
+  hw->max_vector_size = 16;
+  hw->num_compute_units = threads;
+  const uint64_t page_cap = 1ull << 36;
+  uint64_t quarter = info->total_memory_bytes / 4;
+  p->memory.max_page_size = quarter && quarter < page_cap ? quarter : page_cap;
+  p->memory.alignment = CUBERT_CPU_LINE;
+  p->features = CUBERT_FEATURE_FP64 | CUBERT_FEATURE_ATOMIC64 | CUBERT_FEATURE_UNALIGNED_IO;
+  p->timing_method = CUBERT_TIMING_SYSTEM;
+  p->type = CUBERT_DEVICE_TYPE_CPU_SERVER;
+  snprintf(p->backend, sizeof p->backend, "cpu");
+  snprintf(p->vendor, sizeof p->vendor, "%s", info->vendor);
+  snprintf(p->driver_version, sizeof p->driver_version, "cubert-cpu %s",
+           CUBERT_VERSION_STRING_BUILD);
+  snprintf(p->platform_version, sizeof p->platform_version, "hwloc %s", info->hwloc_version);
+}
+
+static void destroy(cubert_server *server) {
+  if (!server) return;
+  cubert_cpu_device *d = cubert_cpu_device_of(server);
+  /* The core destroys its streams first; anything still registered is drained and released. */
+  for (uint32_t i = 0; i < d->stream_high; ++i)
+    if (d->streams[i]) cubert_cpu_stream_destroy(server, d->streams[i]);
+  cubert_cpu_workers_stop(d);
+  for (int i = 0; i < CUBERT_CPU_HELPER_RUNNERS; ++i)
+    cubert_cpu_runner_destroy(d->helper_runners[i].runner);
+  cubert_cpu_jobs_free_all(d);
+  cubert_cpu_topology_free(&d->topology);
+  cubert_cpu_ec_destroy(&d->work_ec);
+  cubert_cpu_ec_destroy(&d->done_ec);
+  pthread_mutex_destroy(&d->registry_lock);
+  pthread_mutex_destroy(&d->jobs_lock);
+  free(d);
+}
+
+static cubert_status check_spec(const char *spec) {
+  if (!spec || !*spec || strcmp(spec, "0") == 0) return NULL;
+  return cubert_status_make(CUBERT_CODE_NOT_FOUND,
+                            "no CPU device \"%s\": the cpu backend has one device (selectors: "
+                            "cpu, cpu:0)",
+                            spec);
+}
+
+static cubert_status create(const char *spec, cubert_server **out) {
+  *out = NULL;
+  CUBERT_RETURN_IF_ERROR(check_spec(spec));
+  cubert_cpu_device *d = cubert_cpu_alloc_lines(sizeof *d);
+  if (!d)
+    return cubert_status_set_size(
+        cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                           "host allocation of the CPU device (%zu bytes) failed", sizeof *d),
+        sizeof *d);
+  memset(d, 0, sizeof *d);
+  d->base.vtable = &cpu_vtable;
+  cubert_cpu_ec_init(&d->work_ec);
+  cubert_cpu_ec_init(&d->done_ec);
+  pthread_mutex_init(&d->registry_lock, NULL);
+  pthread_mutex_init(&d->jobs_lock, NULL);
+  cubert_status s = cubert_cpu_topology_load(&d->topology);
+  cubert_status_free(s); /* without CPU sets the pool just runs unpinned */
+  d->threads = kernel_threads(&d->topology);
+  d->caller_helps = d->threads > 1;
+  d->worker_count = d->threads > 1 ? d->threads - 1 : 1;
+  fill_properties(&d->topology, d->threads, &d->base.properties);
+  s = cubert_cpu_workers_start(d);
+  if (s) {
+    destroy(&d->base);
+    return s;
+  }
+  *out = &d->base;
+  return NULL;
+}
+
+static cubert_status enumerate(cubert_device_info *out, size_t capacity, size_t *out_count) {
+  *out_count = 1;
+  if (capacity == 0) return NULL;
+  cubert_cpu_topology t;
+  cubert_status_free(cubert_cpu_topology_load(&t));
+  memset(&out[0], 0, sizeof out[0]);
+  snprintf(out[0].selector, sizeof out[0].selector, "cpu");
+  out[0].available = 1;
+  fill_properties(&t, kernel_threads(&t), &out[0].properties);
+  cubert_cpu_topology_free(&t);
+  return NULL;
+}
+
+static void describe(size_t index, FILE *out) {
+  if (index != 0) return;
+  cubert_cpu_topology t;
+  cubert_status_free(cubert_cpu_topology_load(&t));
+  cubert_cpu_topology_print(&t.info, out);
+  uint32_t threads = kernel_threads(&t);
+  if (threads > 1)
+    fprintf(out, "    kernel threads       %u (%u pinned worker%s + the thread waiting in sync)\n",
+            threads, threads - 1, threads == 2 ? "" : "s");
+  else
+    fprintf(out, "    kernel threads       1 (one pinned worker)\n");
+  cubert_cpu_topology_free(&t);
+}
+
+const cubert_backend cubert_cpu_backend = {
+    .name = "cpu",
+    .enumerate = enumerate,
+    .create = create,
+    .describe = describe,
+};
