@@ -20,6 +20,17 @@ static void mem_released(cubert_ocl_server *server) {
 cubert_status cubert_ocl_storage_alloc(cubert_server *base, uint64_t size, cubert_storage *out) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   memset(out, 0, sizeof(*out));
+  /* Some drivers (NVIDIA) accept clCreateBuffer above CL_DEVICE_MAX_MEM_ALLOC_SIZE and fail
+     later, at first use; refuse here, where the caller can still react. */
+  uint64_t max_page = server->base.properties.memory.max_page_size;
+  if (max_page && size > max_page)
+    return cubert_status_set_size(
+        cubert_status_make(CUBERT_CODE_BUFFER_TOO_BIG,
+                           "can't allocate buffer of size %llu bytes on '%s': the device's "
+                           "largest allocation is %llu bytes",
+                           (unsigned long long)size, server->base.properties.name,
+                           (unsigned long long)max_page),
+        size);
   if (server->page_count == server->page_capacity) {
     size_t cap = server->page_capacity ? server->page_capacity * 2 : 16;
     cl_mem *grown = realloc(server->pages, cap * sizeof(*grown));
