@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(expr)                                                                  \
-  do {                                                                               \
-    cubert_status s_ = (expr);                                                       \
-    if (s_) {                                                                        \
-      fprintf(stderr, "%s failed: %s\n", #expr, cubert_status_message(s_));           \
-      cubert_status_free(s_);                                                        \
-      exit(1);                                                                       \
-    }                                                                                \
+#define CHECK(expr)                                                         \
+  do {                                                                      \
+    cubert_status s_ = (expr);                                              \
+    if (s_) {                                                               \
+      fprintf(stderr, "%s failed: %s\n", #expr, cubert_status_message(s_)); \
+      cubert_status_free(s_);                                               \
+      exit(1);                                                              \
+    }                                                                       \
   } while (0)
 
 static double now_s(void) {
@@ -38,8 +38,8 @@ int main(int argc, char **argv) {
   CHECK(cubert_client_create(argc > 1 ? argv[1] : NULL, &client));
   const cubert_device_properties *p = cubert_client_properties(client);
   printf("device: %s (%s backend, %u cores/compute units, max %u units per cube)\n", p->name,
-         p->backend, p->hardware.num_cpu_cores ? p->hardware.num_cpu_cores
-                                              : p->hardware.num_compute_units,
+         p->backend,
+         p->hardware.num_cpu_cores ? p->hardware.num_cpu_cores : p->hardware.num_compute_units,
          p->hardware.max_units_per_cube);
 
   float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));

@@ -311,10 +311,10 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
   if (dim.x > hw->max_cube_dim[0] || dim.y > hw->max_cube_dim[1] || dim.z > hw->max_cube_dim[2]) {
     uint32_t req[3] = {dim.x, dim.y, dim.z};
     return cubert_status_set_dims(
-        cubert_status_make(CUBERT_CODE_CUBE_DIM,
-                           "cube dim (%u, %u, %u) of kernel \"%s\" exceeds the maximum (%u, %u, %u)",
-                           dim.x, dim.y, dim.z, name, hw->max_cube_dim[0], hw->max_cube_dim[1],
-                           hw->max_cube_dim[2]),
+        cubert_status_make(
+            CUBERT_CODE_CUBE_DIM,
+            "cube dim (%u, %u, %u) of kernel \"%s\" exceeds the maximum (%u, %u, %u)", dim.x, dim.y,
+            dim.z, name, hw->max_cube_dim[0], hw->max_cube_dim[1], hw->max_cube_dim[2]),
         req, hw->max_cube_dim);
   }
   uint64_t units = cubert_cube_dim_num_elems(dim);
@@ -355,8 +355,8 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
     if (args->buffer_count > hw->max_bindings)
       return cubert_status_set_limits(
           cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
-                             "kernel \"%s\" binds %u buffers, maximum %u", name,
-                             args->buffer_count, hw->max_bindings),
+                             "kernel \"%s\" binds %u buffers, maximum %u", name, args->buffer_count,
+                             hw->max_bindings),
           args->buffer_count, hw->max_bindings);
   }
   return NULL;
@@ -578,7 +578,8 @@ cubert_status cubert_client_install_memory_pools(cubert_client *client,
     cubert_memory_report report = {0};
     cubert_memory_report_get(device->slots[i]->memory, &report);
     for (size_t p = 0; p < report.pool_count && !s; ++p)
-      if (report.pools[p].config.kind != CUBERT_POOL_PERSISTENT && report.pools[p].usage.bytes_in_use)
+      if (report.pools[p].config.kind != CUBERT_POOL_PERSISTENT &&
+          report.pools[p].usage.bytes_in_use)
         s = cubert_status_set_size(
             cubert_status_make(CUBERT_CODE_POOLS_IN_USE,
                                "memory pools are in use: stream slot %u still holds %llu bytes in "

@@ -76,8 +76,12 @@ struct cubert_handle {
 /* device lifetime */
 void cubert_device_retain(cubert_device *device);
 void cubert_device_release(cubert_device *device);
-static inline void cubert_device_lock(cubert_device *d) { pthread_mutex_lock(&d->lock); }
-static inline void cubert_device_unlock(cubert_device *d) { pthread_mutex_unlock(&d->lock); }
+static inline void cubert_device_lock(cubert_device *d) {
+  pthread_mutex_lock(&d->lock);
+}
+static inline void cubert_device_unlock(cubert_device *d) {
+  pthread_mutex_unlock(&d->lock);
+}
 
 /* stream slots (stream/slots.c); call with the device lock held */
 uint32_t cubert_client_slot_index(const cubert_client *client);

@@ -77,7 +77,8 @@ cubert_status cubert_future_wait(cubert_future *f) {
 
 cubert_status cubert_future_poll(cubert_future *f, int *out_ready) {
   if (!f || !out_ready)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "future and out_ready must be non-NULL");
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "future and out_ready must be non-NULL");
   if (f->done) {
     *out_ready = 1;
     return NULL;

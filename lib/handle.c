@@ -74,8 +74,7 @@ void cubert_handle_quarantine_free(cubert_device *device) {
 
 cubert_status cubert_handle_check(const cubert_client *client, const cubert_handle *handle,
                                   const char *what) {
-  if (!handle)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s is NULL", what);
+  if (!handle) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s is NULL", what);
   if (atomic_load_explicit(&handle->magic, memory_order_acquire) != CUBERT_HANDLE_MAGIC)
     return cubert_status_make(CUBERT_CODE_NOT_FOUND,
                               "couldn't find resource for that handle: %s was released", what);
@@ -109,8 +108,8 @@ cubert_status cubert_handle_view(cubert_handle *handle, uint64_t offset, uint64_
   cubert_device *device = handle->device;
   cubert_device_lock(device);
   cubert_slice_retain(handle->slice);
-  cubert_status s = cubert_handle_new(device, handle->slice, handle->offset + offset, size,
-                                      handle->slot, out);
+  cubert_status s =
+      cubert_handle_new(device, handle->slice, handle->offset + offset, size, handle->slot, out);
   if (s) cubert_slice_release(handle->slice);
   cubert_device_unlock(device);
   return s;

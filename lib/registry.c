@@ -1,10 +1,11 @@
 /* cubert — the device registry: resolves a selector ("cpu", "opencl:1", ...) to a backend
    and a spec for it. The list of backends is generated at build time (backends.c). */
+#include "registry.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "cubert/server.h"
-#include "registry.h"
 
 cubert_status cubert_registry_open(const char *selector, const cubert_backend **out_backend,
                                    cubert_server **out_server) {

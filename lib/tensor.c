@@ -30,9 +30,9 @@ static cubert_status upload(cubert_client *client, cubert_handle *handle,
   /* Stage into one padded host buffer so the device sees a single transfer. */
   uint64_t span = layout->size;
   char *staged = calloc(1, span ? span : 1);
-  if (!staged) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host staging allocation failed");
-  for (uint64_t r = 0; r < rows; ++r)
-    memcpy(staged + r * pitch, (const char *)data + r * row, row);
+  if (!staged)
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host staging allocation failed");
+  for (uint64_t r = 0; r < rows; ++r) memcpy(staged + r * pitch, (const char *)data + r * row, row);
   cubert_status s = cubert_client_write(client, handle, 0, staged, span);
   free(staged);
   return s;
@@ -127,10 +127,10 @@ cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy
   if (elems == 0) return NULL;
   uint64_t reach = (last + 1) * desc->elem_size;
   if (reach > desc->handle->size)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "the strides reach byte %llu, past the end of the handle (%llu bytes)",
-                              (unsigned long long)reach,
-                              (unsigned long long)desc->handle->size);
+    return cubert_status_make(
+        CUBERT_CODE_INVALID_ARGUMENT,
+        "the strides reach byte %llu, past the end of the handle (%llu bytes)",
+        (unsigned long long)reach, (unsigned long long)desc->handle->size);
   if (cubert_layout_is_contiguous(desc->rank, desc->shape, desc->strides))
     return cubert_client_read(client, desc->handle, dst, dst_size);
 

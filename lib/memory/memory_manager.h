@@ -36,8 +36,7 @@ void cubert_memory_manager_destroy(cubert_memory_manager *mm);
    caller. BUFFER_TOO_BIG when no pool accepts the size, POOL_CAPACITY_EXCEEDED (with
    requested/capacity) when every accepting pool is capped and full, OUT_OF_MEMORY when the
    storage refuses even after one explicit cleanup and retry. */
-cubert_status cubert_memory_reserve(cubert_memory_manager *mm, uint64_t size,
-                                    cubert_slice **out);
+cubert_status cubert_memory_reserve(cubert_memory_manager *mm, uint64_t size, cubert_slice **out);
 /* Sums usage over the pools. */
 void cubert_memory_usage_get(const cubert_memory_manager *mm, cubert_memory_usage *out);
 /* Appends this manager's pools to `out` (pool_count grows). */

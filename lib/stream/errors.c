@@ -1,8 +1,8 @@
 /* cubert — per-stream queue of errors raised asynchronously (on a worker, in an OpenCL
    callback, by a queued operation). Backends push from any thread; the core takes them at the
    next flush/sync/read on the stream and returns them once as SERVER_UNHEALTHY. */
-#include <stdatomic.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "client_internal.h"
@@ -18,7 +18,9 @@ struct cubert_stream_errors {
 cubert_status cubert_stream_errors_create(cubert_stream_errors **out) {
   *out = NULL;
   cubert_stream_errors *e = calloc(1, sizeof(*e));
-  if (!e) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation of a stream's error queue failed");
+  if (!e)
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                              "host allocation of a stream's error queue failed");
   pthread_mutex_init(&e->mu, NULL);
   *out = e;
   return NULL;

@@ -15,25 +15,24 @@
 #define CUBERT_CTS_DEVICE "cpu"
 #endif
 
-#define ASSERT_OK(expr)                                                                    \
-  do {                                                                                     \
-    cubert_status s_ = (expr);                                                             \
-    cr_assert(s_ == NULL, "%s failed: %s", #expr, cubert_status_message(s_));              \
+#define ASSERT_OK(expr)                                                       \
+  do {                                                                        \
+    cubert_status s_ = (expr);                                                \
+    cr_assert(s_ == NULL, "%s failed: %s", #expr, cubert_status_message(s_)); \
   } while (0)
 
 /* Asserts that expr fails with `code`, optionally that the message contains `needle`, and
    frees the status. */
-#define ASSERT_CODE(expr, code, needle)                                                    \
-  do {                                                                                     \
-    cubert_status s_ = (expr);                                                             \
-    cr_assert(s_ != NULL, "%s succeeded; expected %s", #expr, cubert_code_name(code));     \
-    cr_assert_eq(cubert_status_code(s_), (code), "%s: expected %s, got %s: %s", #expr,     \
-                 cubert_code_name(code), cubert_code_name(cubert_status_code(s_)),         \
-                 cubert_status_message(s_));                                               \
-    cr_assert(cts_contains(cubert_status_message(s_), (needle)),                           \
-              "message of %s lacks \"%s\": %s", #expr, cts_or_empty(needle),                 \
-              cubert_status_message(s_));                                                 \
-    cubert_status_free(s_);                                                                \
+#define ASSERT_CODE(expr, code, needle)                                                            \
+  do {                                                                                             \
+    cubert_status s_ = (expr);                                                                     \
+    cr_assert(s_ != NULL, "%s succeeded; expected %s", #expr, cubert_code_name(code));             \
+    cr_assert_eq(cubert_status_code(s_), (code), "%s: expected %s, got %s: %s", #expr,             \
+                 cubert_code_name(code), cubert_code_name(cubert_status_code(s_)),                 \
+                 cubert_status_message(s_));                                                       \
+    cr_assert(cts_contains(cubert_status_message(s_), (needle)), "message of %s lacks \"%s\": %s", \
+              #expr, cts_or_empty(needle), cubert_status_message(s_));                             \
+    cubert_status_free(s_);                                                                        \
   } while (0)
 
 /* True when `needle` is NULL or occurs in `text`. */
@@ -41,7 +40,9 @@ static inline int cts_contains(const char *text, const char *needle) {
   return !needle || (text && strstr(text, needle) != NULL);
 }
 
-static inline const char *cts_or_empty(const char *s) { return s ? s : ""; }
+static inline const char *cts_or_empty(const char *s) {
+  return s ? s : "";
+}
 
 /* The client of the device under test (created by the suite's init fixture). */
 extern cubert_client *cts_client;

@@ -79,10 +79,10 @@ Test(buffers, released_handle_is_not_found) {
   cubert_handle *bufs[1] = {h};
   uint64_t info[2] = {1, 5};
   cubert_kernel_args args = {bufs, 1, info, 2};
-  ASSERT_CODE(cubert_client_launch(cts_client, &cubert_kernel_fill_u32,
-                                   cubert_cube_count_new_3d(1, 1, 1),
-                                   cubert_cube_dim_new_3d(1, 1, 1), &args),
-              CUBERT_CODE_NOT_FOUND, "args->buffers[0]");
+  ASSERT_CODE(
+      cubert_client_launch(cts_client, &cubert_kernel_fill_u32, cubert_cube_count_new_3d(1, 1, 1),
+                           cubert_cube_dim_new_3d(1, 1, 1), &args),
+      CUBERT_CODE_NOT_FOUND, "args->buffers[0]");
   /* the client stays usable */
   cubert_handle *h2 = cts_buffer(&v, 4);
   cts_read(h2, &back, 4);

@@ -101,7 +101,8 @@ typedef struct {
 static void *alloc_thread(void *arg) {
   alloc_job *job = arg;
   for (int i = 0; i < 8; ++i) {
-    cubert_status s = cubert_client_empty(cts_client, 4096 * (size_t)(job->index + 1), &job->handles[i]);
+    cubert_status s =
+        cubert_client_empty(cts_client, 4096 * (size_t)(job->index + 1), &job->handles[i]);
     if (s) {
       cubert_status_free(s);
       job->handles[i] = NULL;
@@ -144,7 +145,8 @@ Test(client, cross_stream_use_sees_complete_data) {
     cubert_handle *a = NULL, *b = NULL, *out = NULL;
     ASSERT_OK(cubert_client_empty(producer, n * 4, &a));
     ASSERT_OK(cubert_client_empty(producer, n * 4, &b));
-    uint64_t fa[2] = {n, cubert_kernel_info_f32((float)round)}, fb[2] = {n, cubert_kernel_info_f32(2.0f)};
+    uint64_t fa[2] = {n, cubert_kernel_info_f32((float)round)},
+             fb[2] = {n, cubert_kernel_info_f32(2.0f)};
     cubert_kernel_args aa = {&a, 1, fa, 2}, ab = {&b, 1, fb, 2};
     cubert_cube_count cc = cts_cubes(n, cts_dim());
     cubert_cube_dim cd = cubert_cube_dim_new_3d(cts_dim(), 1, 1);
@@ -157,7 +159,8 @@ Test(client, cross_stream_use_sees_complete_data) {
     ASSERT_OK(cubert_client_launch(consumer, &cubert_kernel_mul_f32, cc, cd, &args));
     float *v = malloc(n * 4);
     ASSERT_OK(cubert_client_read(consumer, out, v, n * 4));
-    for (uint64_t i = 0; i < n; ++i) cr_assert_eq(v[i], 2.0f * round, "round %d element %llu", round, (unsigned long long)i);
+    for (uint64_t i = 0; i < n; ++i)
+      cr_assert_eq(v[i], 2.0f * round, "round %d element %llu", round, (unsigned long long)i);
     free(v);
     cubert_handle_release(a);
     cubert_handle_release(b);

@@ -102,7 +102,8 @@ Test(errors, read_async_completes_with_the_data) {
   ASSERT_OK(cubert_future_poll(f, &ready));
   cr_assert_eq(ready, 1);
   cubert_future_release(f);
-  for (int i = 0; i < N; ++i) cr_assert_eq(dst[i], i < N / 2 ? 12u : (uint32_t)i * 3u, "element %d", i);
+  for (int i = 0; i < N; ++i)
+    cr_assert_eq(dst[i], i < N / 2 ? 12u : (uint32_t)i * 3u, "element %d", i);
   cubert_handle_release(h);
   free(src);
   free(dst);

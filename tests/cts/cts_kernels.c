@@ -12,8 +12,8 @@ static void launch_1d(const cubert_kernel_def *k, uint64_t n, cubert_handle **bu
                       const uint64_t *info, uint32_t ninfo) {
   uint32_t dim = cts_dim();
   cubert_kernel_args args = {bufs, nbufs, info, ninfo};
-  ASSERT_OK(cubert_client_launch(cts_client, k, cts_cubes(n, dim), cubert_cube_dim_new_3d(dim, 1, 1),
-                                 &args));
+  ASSERT_OK(cubert_client_launch(cts_client, k, cts_cubes(n, dim),
+                                 cubert_cube_dim_new_3d(dim, 1, 1), &args));
 }
 
 Test(kernels, fill_u32) {
@@ -25,7 +25,8 @@ Test(kernels, fill_u32) {
   launch_1d(&cubert_kernel_fill_u32, N, &h, 1, info, 2);
   uint32_t *out = malloc((N + 5) * 4);
   cts_read(h, out, (N + 5) * 4);
-  for (uint64_t i = 0; i < N; ++i) cr_assert_eq(out[i], 0xA5A5F00Du, "element %llu", (unsigned long long)i);
+  for (uint64_t i = 0; i < N; ++i)
+    cr_assert_eq(out[i], 0xA5A5F00Du, "element %llu", (unsigned long long)i);
   cr_assert_arr_eq(out + N, sentinel, sizeof sentinel, "fill wrote past n");
   free(out);
   cubert_handle_release(h);
@@ -44,7 +45,8 @@ static void check_binary_f32(const cubert_kernel_def *k, int mul) {
   cts_read(bufs[2], out, N * 4);
   for (uint64_t i = 0; i < N; ++i) {
     float want = mul ? a[i] * b[i] : a[i] + b[i];
-    cr_assert_eq(out[i], want, "%s element %llu: %g != %g", k->name, (unsigned long long)i, out[i], want);
+    cr_assert_eq(out[i], want, "%s element %llu: %g != %g", k->name, (unsigned long long)i, out[i],
+                 want);
   }
   for (int i = 0; i < 3; ++i) cubert_handle_release(bufs[i]);
   free(a);
@@ -64,7 +66,8 @@ static void check_binary_i32(const cubert_kernel_def *k, int mul) {
   launch_1d(k, N, bufs, 3, info, 1);
   cts_read(bufs[2], out, N * 4);
   for (uint64_t i = 0; i < N; ++i) {
-    int32_t want = (int32_t)(mul ? (uint32_t)a[i] * (uint32_t)b[i] : (uint32_t)a[i] + (uint32_t)b[i]);
+    int32_t want =
+        (int32_t)(mul ? (uint32_t)a[i] * (uint32_t)b[i] : (uint32_t)a[i] + (uint32_t)b[i]);
     cr_assert_eq(out[i], want, "%s element %llu", k->name, (unsigned long long)i);
   }
   for (int i = 0; i < 3; ++i) cubert_handle_release(bufs[i]);
@@ -73,10 +76,18 @@ static void check_binary_i32(const cubert_kernel_def *k, int mul) {
   free(out);
 }
 
-Test(kernels, add_f32) { check_binary_f32(&cubert_kernel_add_f32, 0); }
-Test(kernels, mul_f32) { check_binary_f32(&cubert_kernel_mul_f32, 1); }
-Test(kernels, add_i32) { check_binary_i32(&cubert_kernel_add_i32, 0); }
-Test(kernels, mul_i32) { check_binary_i32(&cubert_kernel_mul_i32, 1); }
+Test(kernels, add_f32) {
+  check_binary_f32(&cubert_kernel_add_f32, 0);
+}
+Test(kernels, mul_f32) {
+  check_binary_f32(&cubert_kernel_mul_f32, 1);
+}
+Test(kernels, add_i32) {
+  check_binary_i32(&cubert_kernel_add_i32, 0);
+}
+Test(kernels, mul_i32) {
+  check_binary_i32(&cubert_kernel_mul_i32, 1);
+}
 
 Test(kernels, saxpy_f32) {
   float *x = malloc(N * 4), *y = malloc(N * 4), *out = malloc(N * 4);
@@ -142,12 +153,24 @@ static void check_reduce(uint32_t dim_x, uint32_t dim_y) {
   free(out);
 }
 
-Test(kernels, reduce_dim_1) { check_reduce(1, 1); }
-Test(kernels, reduce_dim_2) { check_reduce(2, 1); }
-Test(kernels, reduce_dim_7) { check_reduce(7, 1); }
-Test(kernels, reduce_dim_64) { check_reduce(64, 1); }
-Test(kernels, reduce_dim_256) { check_reduce(256, 1); }
-Test(kernels, reduce_dim_2d_16x8) { check_reduce(16, 8); }
+Test(kernels, reduce_dim_1) {
+  check_reduce(1, 1);
+}
+Test(kernels, reduce_dim_2) {
+  check_reduce(2, 1);
+}
+Test(kernels, reduce_dim_7) {
+  check_reduce(7, 1);
+}
+Test(kernels, reduce_dim_64) {
+  check_reduce(64, 1);
+}
+Test(kernels, reduce_dim_256) {
+  check_reduce(256, 1);
+}
+Test(kernels, reduce_dim_2d_16x8) {
+  check_reduce(16, 8);
+}
 Test(kernels, reduce_dim_max_units) {
   const cubert_device_properties *p = cubert_client_properties(cts_client);
   uint32_t max = p->hardware.max_units_per_cube;
@@ -208,7 +231,8 @@ Test(kernels, shared_memory_is_private_to_each_cube) {
   ASSERT_OK(cubert_client_empty(cts_client, (size_t)cubes * units * 4, &out));
   uint64_t info[1] = {0};
   cubert_kernel_args args = {&out, 1, info, 1};
-  ASSERT_OK(cubert_client_launch(cts_client, &isolation_kernel, cubert_cube_count_new_3d(cubes, 1, 1),
+  ASSERT_OK(cubert_client_launch(cts_client, &isolation_kernel,
+                                 cubert_cube_count_new_3d(cubes, 1, 1),
                                  cubert_cube_dim_new_3d(units, 1, 1), &args));
   uint32_t *v = malloc((size_t)cubes * units * 4);
   cts_read(out, v, (size_t)cubes * units * 4);
@@ -233,7 +257,8 @@ Test(kernels, strided_read_tensor_transposes) {
   uint64_t big[6 * 10];
   for (int i = 0; i < 60; ++i) big[i] = 1000 + i;
   cubert_handle *hb = cts_buffer(big, sizeof big);
-  cubert_copy_desc d2 = {.handle = hb, .rank = 2, .shape = {6, 5}, .strides = {10, 2}, .elem_size = 8};
+  cubert_copy_desc d2 = {
+      .handle = hb, .rank = 2, .shape = {6, 5}, .strides = {10, 2}, .elem_size = 8};
   uint64_t s[30];
   ASSERT_OK(cubert_client_read_tensor(cts_client, &d2, s, sizeof s));
   for (int r = 0; r < 6; ++r)

@@ -54,7 +54,8 @@ Test(launch, too_many_units_per_cube_names_the_limit) {
   uint32_t x = hw->max_cube_dim[0], y = hw->max_units_per_cube / x + 1;
   if (y > hw->max_cube_dim[1]) cr_skip_test("no cube dim exceeds only the unit limit here");
   cubert_handle *h = filled(16);
-  cubert_status s = fill(h, 16, 1, cubert_cube_count_new_3d(1, 1, 1), cubert_cube_dim_new_3d(x, y, 1));
+  cubert_status s =
+      fill(h, 16, 1, cubert_cube_count_new_3d(1, 1, 1), cubert_cube_dim_new_3d(x, y, 1));
   cr_assert_not_null(s);
   cr_assert_eq(cubert_status_code(s), CUBERT_CODE_UNITS, "%s", cubert_status_message(s));
   cr_assert_eq(cubert_status_requested(s), (uint64_t)x * y);
@@ -98,7 +99,8 @@ Test(launch, dynamic_cube_count_reads_the_buffer) {
   cubert_handle *h = filled(n + 64);
   uint32_t zero[64] = {0};
   ASSERT_OK(cubert_client_write(cts_client, h, (uint64_t)n * 4, zero, sizeof zero));
-  ASSERT_OK(fill(h, n + 64, 77, cubert_cube_count_dynamic(count), cubert_cube_dim_new_3d(dim, 1, 1)));
+  ASSERT_OK(
+      fill(h, n + 64, 77, cubert_cube_count_dynamic(count), cubert_cube_dim_new_3d(dim, 1, 1)));
   uint32_t *v = malloc((n + 64) * 4);
   cts_read(h, v, (n + 64) * 4);
   for (uint32_t i = 0; i < n; ++i) cr_assert_eq(v[i], 77, "element %u", i);

@@ -5,7 +5,9 @@
 
 cubert_client *cts_client;
 
-void cts_setup(void) { ASSERT_OK(cubert_client_create(CUBERT_CTS_DEVICE, &cts_client)); }
+void cts_setup(void) {
+  ASSERT_OK(cubert_client_create(CUBERT_CTS_DEVICE, &cts_client));
+}
 
 void cts_teardown(void) {
   cubert_client_release(cts_client);
@@ -18,7 +20,9 @@ uint32_t cts_dim(void) {
   return d < p->hardware.max_cube_dim[0] ? d : p->hardware.max_cube_dim[0];
 }
 
-int cts_is_cpu(void) { return strcmp(cubert_client_properties(cts_client)->backend, "cpu") == 0; }
+int cts_is_cpu(void) {
+  return strcmp(cubert_client_properties(cts_client)->backend, "cpu") == 0;
+}
 
 cubert_cube_count cts_cubes(uint64_t n, uint32_t dim) {
   cubert_cube_count_selection sel;
@@ -41,8 +45,7 @@ int main(int argc, char *argv[]) {
   cubert_client *probe = NULL;
   cubert_status s = cubert_client_create(CUBERT_CTS_DEVICE, &probe);
   if (s) {
-    printf("SKIP: conformance suite for \"%s\": %s\n", CUBERT_CTS_DEVICE,
-           cubert_status_message(s));
+    printf("SKIP: conformance suite for \"%s\": %s\n", CUBERT_CTS_DEVICE, cubert_status_message(s));
     cubert_status_free(s);
     return 77;
   }

@@ -14,11 +14,11 @@ static cubert_client *client;
 static atomic_int failures;
 static int rounds_1 = 500, rounds_2 = 100;
 
-#define FAIL(...)                         \
-  do {                                    \
+#define FAIL(...)                          \
+  do {                                     \
     fprintf(stderr, "FAIL: " __VA_ARGS__); \
-    fputc('\n', stderr);                  \
-    atomic_fetch_add(&failures, 1);       \
+    fputc('\n', stderr);                   \
+    atomic_fetch_add(&failures, 1);        \
   } while (0)
 
 static int ok(cubert_status s, const char *what) {
@@ -140,7 +140,8 @@ int main(int argc, char **argv) {
   }
   printf("stress on %s\n", cubert_client_properties(client)->name);
   int good = run(phase1, 16);
-  printf("phase 1: 16 threads x %d create/launch/read rounds: %s\n", rounds_1, good ? "ok" : "FAILED");
+  printf("phase 1: 16 threads x %d create/launch/read rounds: %s\n", rounds_1,
+         good ? "ok" : "FAILED");
   good = run(phase2, THREADS2) && good;
   printf("phase 2: %d streams x %d producer/consumer rounds: %s\n", 2 * PAIRS, rounds_2,
          good ? "ok" : "FAILED");

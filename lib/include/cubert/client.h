@@ -131,7 +131,8 @@ CUBERT_API void cubert_future_release(cubert_future *future);
    cube against max_units_per_cube (UNITS), shared memory (SHARED_MEMORY), zero dims
    (INVALID_ARGUMENT), handles (NOT_FOUND). A zero cube count is a no-op. A kernel without an
    implementation for the device's backend is COMPILATION naming kernel and backend. */
-CUBERT_API cubert_status cubert_client_launch(cubert_client *client, const cubert_kernel_def *kernel,
+CUBERT_API cubert_status cubert_client_launch(cubert_client *client,
+                                              const cubert_kernel_def *kernel,
                                               cubert_cube_count count, cubert_cube_dim dim,
                                               const cubert_kernel_args *args);
 /* As launch, with kernels compiled without bound checks (the device's limits are still

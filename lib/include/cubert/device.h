@@ -53,7 +53,7 @@ typedef struct cubert_device_properties {
   uint32_t features; /* CUBERT_FEATURE_* bits */
   cubert_timing_method timing_method;
   cubert_device_type type;
-  char backend[16];   /* "cpu" or "opencl" */
+  char backend[16]; /* "cpu" or "opencl" */
   char vendor[128];
   char driver_version[128];
   char platform_version[128];

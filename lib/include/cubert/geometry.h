@@ -59,8 +59,7 @@ CUBERT_API cubert_cube_dim cubert_cube_dim_for_units(uint32_t working_units, uin
 /* With a client: uses the device's max_cube_count / plane size / cores. */
 CUBERT_API cubert_status cubert_cube_count_select(const cubert_client *client, uint32_t num_cubes,
                                                   cubert_cube_count_selection *out);
-CUBERT_API cubert_cube_dim cubert_cube_dim_new(const cubert_client *client,
-                                               uint32_t working_units);
+CUBERT_API cubert_cube_dim cubert_cube_dim_new(const cubert_client *client, uint32_t working_units);
 
 CUBERT_EXTERN_C_END
 

@@ -41,7 +41,7 @@ CUBERT_API void cubert_cpu_fail(const cubert_cpu_ctx *ctx, const char *reason);
 
 /* Kernel flags. */
 enum {
-  CUBERT_KERNEL_SYNC_CUBE = 1u << 0, /* uses cube barriers and/or shared memory */
+  CUBERT_KERNEL_SYNC_CUBE = 1u << 0,  /* uses cube barriers and/or shared memory */
   CUBERT_KERNEL_NEEDS_FP64 = 1u << 1, /* the OpenCL source needs cl_khr_fp64 */
   CUBERT_KERNEL_NEEDS_FP16 = 1u << 2,
 };
@@ -59,8 +59,8 @@ typedef struct cubert_kernel_def {
 typedef struct cubert_kernel_args {
   cubert_handle *const *buffers; /* OpenCL: arguments 0..buffer_count-1 */
   uint32_t buffer_count;
-  const uint64_t *info;  /* OpenCL: one more argument, `__global const ulong *info`, */
-  uint32_t info_count;   /* present only when info_count > 0 */
+  const uint64_t *info; /* OpenCL: one more argument, `__global const ulong *info`, */
+  uint32_t info_count;  /* present only when info_count > 0 */
 } cubert_kernel_args;
 
 typedef enum cubert_execution_mode {
@@ -106,12 +106,12 @@ static inline uint64_t cubert_cpu_cube_linear(const cubert_cpu_ctx *ctx, uint64_
        const float *a = ctx->buffers[0]; ...
        if (id < n) out[id] = a[id] + b[id];
      }                                                                                      */
-#define CUBERT_CPU_KERNEL(fn_name, ctx_name, id_name)                              \
-  static inline void fn_name##_unit_(const cubert_cpu_ctx *ctx_name, uint64_t id_name); \
-  static void fn_name(const cubert_cpu_ctx *ctx_name) {                            \
-    const uint64_t end_ = ctx_name->unit_end;                                      \
+#define CUBERT_CPU_KERNEL(fn_name, ctx_name, id_name)                                        \
+  static inline void fn_name##_unit_(const cubert_cpu_ctx *ctx_name, uint64_t id_name);      \
+  static void fn_name(const cubert_cpu_ctx *ctx_name) {                                      \
+    const uint64_t end_ = ctx_name->unit_end;                                                \
     for (uint64_t i_ = ctx_name->unit_begin; i_ < end_; ++i_) fn_name##_unit_(ctx_name, i_); \
-  }                                                                                \
+  }                                                                                          \
   static inline void fn_name##_unit_(const cubert_cpu_ctx *ctx_name, uint64_t id_name)
 
 CUBERT_EXTERN_C_END

@@ -29,12 +29,13 @@ CUBERT_API cubert_status cubert_client_profile_start(cubert_client *client,
 /* Ends a profile: waits for the stream and returns the duration. NOT_REGISTERED for a token
    that was never started or already ended; PROFILE_FAILED wrapping the cause when the work
    inside failed. */
-CUBERT_API cubert_status cubert_client_profile_end(cubert_client *client, cubert_profile_token token,
+CUBERT_API cubert_status cubert_client_profile_end(cubert_client *client,
+                                                   cubert_profile_token token,
                                                    cubert_profile_duration *out);
 /* Runs fn inside exclusive access with a profile around it; returns fn's status (an error
    inside comes back as PROFILE_FAILED with it as cause) and the duration. */
-CUBERT_API cubert_status cubert_client_profile(cubert_client *client, cubert_client_fn fn, void *user,
-                                               cubert_profile_duration *out);
+CUBERT_API cubert_status cubert_client_profile(cubert_client *client, cubert_client_fn fn,
+                                               void *user, cubert_profile_duration *out);
 
 CUBERT_EXTERN_C_END
 

@@ -52,10 +52,10 @@ cubert_status cubert_status_clone(cubert_status status);
 
 /* One page of device memory, allocated by the server. */
 typedef struct cubert_storage {
-  void *host_ptr;  /* host-addressable base (CPU server), else NULL */
-  void *native;    /* backend object (cl_mem), else NULL */
-  uint64_t size;   /* bytes */
-  uint64_t id;     /* unique within the server */
+  void *host_ptr; /* host-addressable base (CPU server), else NULL */
+  void *native;   /* backend object (cl_mem), else NULL */
+  uint64_t size;  /* bytes */
+  uint64_t id;    /* unique within the server */
 } cubert_storage;
 
 /* A slice of a page handed to kernels and copies. Backends may read `page`, `offset`, `size`
@@ -207,15 +207,15 @@ CUBERT_API const cubert_backend *const *cubert_backends(void);
 
 /* Configuration read once from the environment (config.c). */
 typedef struct cubert_config {
-  const char *device;          /* CUBERT_DEVICE or NULL */
-  uint32_t cpu_threads;        /* CUBERT_CPU_THREADS, 0: from hwloc */
-  const char *cache_dir;       /* CUBERT_CACHE_DIR or NULL */
-  int log_level;               /* CUBERT_LOG: 0 error, 1 warn, 2 info, 3 debug */
-  int profile_level;           /* CUBERT_PROFILE: 0 off, 1 minimal, 2 basic, 3 full */
-  const char *trace_path;      /* CUBERT_TRACE or NULL */
-  int check_mode;              /* CUBERT_CHECK_MODE: 0 auto, 1 enforce, 2 validate */
-  uint32_t max_streams;        /* CUBERT_MAX_STREAMS, default 32 */
-  int backtrace;               /* CUBERT_BACKTRACE=1 */
+  const char *device;     /* CUBERT_DEVICE or NULL */
+  uint32_t cpu_threads;   /* CUBERT_CPU_THREADS, 0: from hwloc */
+  const char *cache_dir;  /* CUBERT_CACHE_DIR or NULL */
+  int log_level;          /* CUBERT_LOG: 0 error, 1 warn, 2 info, 3 debug */
+  int profile_level;      /* CUBERT_PROFILE: 0 off, 1 minimal, 2 basic, 3 full */
+  const char *trace_path; /* CUBERT_TRACE or NULL */
+  int check_mode;         /* CUBERT_CHECK_MODE: 0 auto, 1 enforce, 2 validate */
+  uint32_t max_streams;   /* CUBERT_MAX_STREAMS, default 32 */
+  int backtrace;          /* CUBERT_BACKTRACE=1 */
 } cubert_config;
 CUBERT_API const cubert_config *cubert_config_get(void);
 

@@ -21,30 +21,30 @@ CUBERT_EXTERN_C_BEGIN
 typedef struct cubert_status_s *cubert_status;
 
 /* X(KIND, description) — the families of errors, mirroring the reference enums. */
-#define CUBERT_KIND_TABLE(X)                               \
-  X(OK, "ok")                                              \
-  X(LAUNCH, "launch error")                                \
-  X(RESOURCE_LIMIT, "too many resources")                  \
-  X(SERVER, "server error")                                \
-  X(IO, "io error")                                        \
-  X(PROFILE, "profile error")                              \
+#define CUBERT_KIND_TABLE(X)              \
+  X(OK, "ok")                             \
+  X(LAUNCH, "launch error")               \
+  X(RESOURCE_LIMIT, "too many resources") \
+  X(SERVER, "server error")               \
+  X(IO, "io error")                       \
+  X(PROFILE, "profile error")             \
   X(API, "api error")
 
 /* X(CODE, KIND, description) — every leaf code and the kind it belongs to.
    LaunchError -> LAUNCH; ResourceLimitError -> RESOURCE_LIMIT; IoError -> IO;
    ServerError -> SERVER; ProfileError -> PROFILE; argument/configuration errors -> API. */
-#define CUBERT_CODE_TABLE(X)                                                               \
-  X(OK, OK, "success")                                                                     \
-  X(COMPILATION, LAUNCH, "a compilation error happened during launch")                      \
-  X(OUT_OF_MEMORY, LAUNCH, "out of memory")                                                \
+#define CUBERT_CODE_TABLE(X)                                                              \
+  X(OK, OK, "success")                                                                    \
+  X(COMPILATION, LAUNCH, "a compilation error happened during launch")                    \
+  X(OUT_OF_MEMORY, LAUNCH, "out of memory")                                               \
   X(UNKNOWN, LAUNCH, "an unknown error happened during launch")                           \
-  X(TOO_MANY_RESOURCES, RESOURCE_LIMIT, "too many resources were requested")               \
-  X(SHARED_MEMORY, RESOURCE_LIMIT, "too much shared memory requested")                     \
+  X(TOO_MANY_RESOURCES, RESOURCE_LIMIT, "too many resources were requested")              \
+  X(SHARED_MEMORY, RESOURCE_LIMIT, "too much shared memory requested")                    \
   X(UNITS, RESOURCE_LIMIT, "total unit count exceeds maximum")                            \
-  X(CUBE_DIM, RESOURCE_LIMIT, "cube dim exceeds maximum bounds")                           \
+  X(CUBE_DIM, RESOURCE_LIMIT, "cube dim exceeds maximum bounds")                          \
   X(BUFFER_TOO_BIG, IO, "can't allocate buffer")                                          \
   X(POOL_CAPACITY_EXCEEDED, IO, "memory pool capacity exceeded")                          \
-  X(UNSUPPORTED_STRIDES, IO, "the provided strides are not supported for this operation")  \
+  X(UNSUPPORTED_STRIDES, IO, "the provided strides are not supported for this operation") \
   X(NOT_FOUND, IO, "couldn't find resource for that handle")                              \
   X(FREE_ERROR, IO, "couldn't free the handle, since it is currently in use")             \
   X(IO_UNKNOWN, IO, "unknown error happened during execution")                            \
@@ -53,16 +53,16 @@ typedef struct cubert_status_s *cubert_status;
   X(GENERIC, SERVER, "an error happened during execution")                                \
   X(SERVER_UNHEALTHY, SERVER, "the server is in an invalid state")                        \
   X(PROFILE_UNKNOWN, PROFILE, "an unknown error happened during profiling")               \
-  X(NOT_REGISTERED, PROFILE, "no profiling registered")                                    \
+  X(NOT_REGISTERED, PROFILE, "no profiling registered")                                   \
   X(PROFILE_FAILED, PROFILE, "an error happened during profiling")                        \
-  X(INVALID_ARGUMENT, API, "invalid argument")                                             \
-  X(UNAVAILABLE, API, "unavailable")                                                       \
-  X(POOLS_IN_USE, API, "memory pools are in use")                                          \
-  X(EMPTY_POOL_LIST, API, "the memory pool list is empty")                                 \
-  X(ZERO_SIZE, API, "a memory pool size is zero")                                          \
-  X(SLICE_LARGER_THAN_PAGE, API, "a pool's max slice size is larger than its page")        \
-  X(CAP_SMALLER_THAN_PAGE, API, "a pool's capacity is smaller than its page")              \
-  X(TOO_MANY_PAGES, API, "a pool would hold too many pages")                               \
+  X(INVALID_ARGUMENT, API, "invalid argument")                                            \
+  X(UNAVAILABLE, API, "unavailable")                                                      \
+  X(POOLS_IN_USE, API, "memory pools are in use")                                         \
+  X(EMPTY_POOL_LIST, API, "the memory pool list is empty")                                \
+  X(ZERO_SIZE, API, "a memory pool size is zero")                                         \
+  X(SLICE_LARGER_THAN_PAGE, API, "a pool's max slice size is larger than its page")       \
+  X(CAP_SMALLER_THAN_PAGE, API, "a pool's capacity is smaller than its page")             \
+  X(TOO_MANY_PAGES, API, "a pool would hold too many pages")                              \
   X(TOO_MANY_POOLS, API, "too many memory pools")
 
 typedef enum cubert_kind {
@@ -120,9 +120,9 @@ CUBERT_API const char *cubert_kind_name(cubert_kind kind);
 CUBERT_API cubert_kind cubert_code_kind(cubert_code code);
 
 /* Returns from the enclosing function when `expr` yields an error. */
-#define CUBERT_RETURN_IF_ERROR(expr)          \
-  do {                                        \
-    cubert_status cubert_status_tmp_ = (expr); \
+#define CUBERT_RETURN_IF_ERROR(expr)                   \
+  do {                                                 \
+    cubert_status cubert_status_tmp_ = (expr);         \
     if (cubert_status_tmp_) return cubert_status_tmp_; \
   } while (0)
 
