@@ -16,7 +16,25 @@
    a half-written file; a reader validates everything and then clBuildProgram must accept the
    binary. Anything wrong makes the file a miss: the program is built from source and the file
    replaced. The cache is an optimisation: no failure here is ever an error to the user; an
-   unwritable folder is reported once per process (CUBERT_LOG=warn). */
+   unwritable folder is reported once per process (CUBERT_LOG=warn).
+
+   When the file is written. Some drivers compile part of the code only at the first launch
+   of a kernel at a given local size: PoCL builds its work-group function then (30-50 ms per
+   kernel and size on the CPU device), and its program binary bundles the kernel cache folder
+   of the program, so a binary taken after that launch loads and runs with no compilation at
+   all, while one taken right after clBuildProgram compiles again in every new process. PoCL
+   also serializes a program's binary once, at the first query, and returns those bytes ever
+   after (a program made from a binary returns the bytes it was made from). Hence:
+   - a program built from source is not written at build time: the first write happens at the
+     first sync after one of its kernels ran (or when the program is freed, if none ran), so
+     the file holds what those launches compiled;
+   - the first launch at each new (kernel, local size) marks the program, and the next sync
+     reads the binary size back and rewrites the file when it changed (the driver added code):
+     cheap (a size query) and general, although on PoCL it only finds something new before
+     the first query froze the binary;
+   - the size alone decides: compiled code added to a binary makes it longer, and reading and
+     hashing a multi-MiB binary at a sync for every new local size would cost milliseconds.
+   A binary that changed without changing size is merely not refreshed; the file stays valid. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -157,7 +175,9 @@ static unsigned char *read_file(const char *path, const char *key, size_t *out_s
   return binary;
 }
 
-cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options) {
+cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options,
+                                size_t *out_size) {
+  *out_size = 0;
   char path[4096];
   if (!cubert_ocl_disk_path(server, key, path, sizeof(path))) return NULL;
   size_t size = 0;
@@ -188,6 +208,7 @@ cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, cons
     return NULL;
   }
   server->stats.disk_hits++;
+  *out_size = size;
   return program;
 }
 
@@ -209,16 +230,23 @@ static int make_dirs(const char *dir) {
   return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 }
 
-void cubert_ocl_disk_store(cubert_ocl_server *server, const char *key, cl_program program) {
+void cubert_ocl_disk_refresh(cubert_ocl_server *server, cubert_ocl_program *program) {
   char path[4096], tmp[4200];
-  if (!cubert_ocl_disk_path(server, key, path, sizeof(path))) return;
+  program->refresh = 0;
+  const char *key = program->disk_key;
+  if (!key || !cubert_ocl_disk_path(server, key, path, sizeof(path))) return;
+  server->stats.disk_checks++;
   size_t size = 0;
-  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, NULL) != CL_SUCCESS ||
-      size == 0 || size > MAX_BINARY_BYTES)
-    return; /* this driver gives no binary: nothing to cache */
+  cl_int err =
+      clGetProgramInfo(program->program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, NULL);
+  /* No binary from this driver: nothing to cache. */
+  if (err != CL_SUCCESS || size == 0 || size > MAX_BINARY_BYTES) return;
+  /* Nothing was added since the file was written or loaded. */
+  if (size == program->disk_size) return;
   unsigned char *binary = malloc(size);
   if (!binary) return;
-  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(binary), &binary, NULL) != CL_SUCCESS) {
+  if (clGetProgramInfo(program->program, CL_PROGRAM_BINARIES, sizeof(binary), &binary, NULL) !=
+      CL_SUCCESS) {
     free(binary);
     return;
   }
@@ -258,4 +286,6 @@ void cubert_ocl_disk_store(cubert_ocl_server *server, const char *key, cl_progra
     return;
   }
   server->stats.disk_writes++;
+  if (program->disk_size) server->stats.disk_refreshes++;
+  program->disk_size = size;
 }

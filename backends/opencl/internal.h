@@ -81,6 +81,7 @@ typedef struct cubert_ocl_pending {
   cl_event event;
   const char *what; /* static text or a string owned by the kernel cache ("kernel 'add'") */
   int batch;
+  int fallible; /* a wait counted in the stream's fallible_waits */
   cubert_ocl_pins pins;
 } cubert_ocl_pending;
 
@@ -115,6 +116,13 @@ struct cubert_server_stream {
   size_t profile_count, profile_capacity;
   cl_event last_event;
   int failed_run; /* the last completed command failed: dependents' errors are consequences */
+  /* The last command enqueued without an event since the last evented one (NULL: none). A
+     failure of such a command is seen by no event of the FIFO, and some drivers' clFinish
+     (PoCL) returns success after it, so sync checks a marker's status when it is set. */
+  const char *unobserved_what;
+  /* Waits (barriers on events cubert does not control) still in the FIFO, counted only where
+     server->events_behind_waits: while one is unresolved, commands carry events. */
+  uint32_t fallible_waits;
   cubert_server_stream *prev, *next; /* the server's list, for destroy */
 };
 
@@ -129,6 +137,13 @@ typedef struct cubert_ocl_program {
   char *source;
   char *options;
   cl_program program;
+  /* Disk cache (disk_cache.c): the key text (NULL when out of memory), the size of the binary
+     the cache file holds as far as this server knows (0: none written or loaded yet), and
+     `refresh`: a kernel of the program was launched at a new local size since the binary was
+     last compared, so the driver may have added compiled code to it. */
+  char *disk_key;
+  size_t disk_size;
+  int refresh;
   struct cubert_ocl_kernel *kernels; /* kernel objects of this program, one per entry */
   struct cubert_ocl_program *next;
 } cubert_ocl_program;
@@ -143,8 +158,19 @@ typedef struct cubert_ocl_kernel {
   uint32_t arg_count;       /* CL_KERNEL_NUM_ARGS */
   cl_mem *args;             /* [arg_count], last values set */
   uint64_t args_generation; /* server mem_generation when `args` was valid; 0: nothing set */
+  /* Local sizes launched so far. Drivers compile a work-group function per local size at its
+     first launch, and a program binary taken afterwards may contain it (PoCL's does), so the
+     first launch at each size marks the program for a disk cache refresh. `local_last` is
+     the launch's one check; `locals` holds up to CUBERT_OCL_MAX_LOCAL_SIZES sizes. */
+  uint32_t local_last[3];
+  uint32_t (*locals)[3];
+  uint32_t local_count;
   struct cubert_ocl_kernel *next;
 } cubert_ocl_kernel;
+
+/* Local sizes remembered per kernel; launches at further sizes no longer refresh the disk
+   cache (an autotuner trying hundreds of sizes should not rewrite the file each time). */
+#define CUBERT_OCL_MAX_LOCAL_SIZES 16u
 
 /* Fast path of the launch: a kernel definition (by address, and the addresses of its strings)
    and execution mode -> kernel object. Definitions are static codelets; the server assumes
@@ -188,9 +214,12 @@ typedef struct cubert_ocl_staging {
   cubert_ocl_copy_pool *pool;
 } cubert_ocl_staging;
 
-/* Counters of the program caches (for tests and logs). */
+/* Counters of the program caches (for tests and logs). disk_checks: binaries read back after
+   a launch at a new local size (or before a program is freed) to see whether they grew;
+   disk_refreshes: files rewritten because a binary grew (they count in disk_writes too). */
 typedef struct cubert_ocl_cache_stats {
   uint64_t memory_hits, builds_from_source, disk_hits, disk_writes, disk_rejected;
+  uint64_t disk_checks, disk_refreshes;
 } cubert_ocl_cache_stats;
 
 struct cubert_ocl_server {
@@ -198,7 +227,11 @@ struct cubert_ocl_server {
   cl_platform_id platform;
   cl_device_id device;
   cl_context context;
-  int profiling;   /* queues are created with CL_QUEUE_PROFILING_ENABLE */
+  int profiling; /* queues are created with CL_QUEUE_PROFILING_ENABLE */
+  /* PoCL (3.1) aborts the process when a failure propagates from one command without an event
+     into another (a failed wait followed by two launches is enough), so on PoCL commands
+     queued behind an unresolved wait carry events (queue.c). */
+  int events_behind_waits;
   int use_staging; /* large transfers go through pinned memory */
   uint64_t next_storage_id;
   /* Bumped whenever the server releases a cl_mem (a new object may then reuse its address):
@@ -217,9 +250,14 @@ struct cubert_ocl_server {
   cubert_ocl_kernel_ref *kernel_refs[CUBERT_OCL_KERNEL_BUCKETS];
   cubert_ocl_info_entry info[CUBERT_OCL_INFO_ENTRIES];
   cubert_ocl_staging staging;
-  char *cache_dir;  /* disk cache folder, NULL: disabled */
-  char *device_key; /* device, driver, platform and cubert versions (disk cache key) */
+  char *cache_dir;     /* disk cache folder, NULL: disabled */
+  char *device_key;    /* device, driver, platform and cubert versions (disk cache key) */
+  int refresh_pending; /* some program has `refresh` set: sync refreshes the disk cache */
   cubert_ocl_cache_stats stats;
+  /* Test hook: called by a sync right after it enqueued its marker (cubert_ocl_finish), so a
+     test can make a command fail while the sync waits. NULL in normal use. */
+  void (*sync_marker_hook)(void *user);
+  void *sync_marker_user;
 };
 
 static inline cubert_ocl_server *cubert_ocl_server_of(cubert_server *server) {
@@ -282,25 +320,37 @@ cubert_status cubert_ocl_kernel_get(cubert_ocl_server *server, const cubert_kern
                                     cubert_execution_mode mode, cubert_ocl_kernel **out);
 /* The complete build options for `kernel` in `mode` (malloc'd; NULL when out of memory). */
 char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution_mode mode);
-/* Frees every program and kernel object (the in-memory cache); the disk cache stays. */
+/* Frees every program and kernel object (the in-memory cache) after a last disk cache refresh
+   of each (cubert_ocl_disk_refresh); the disk cache stays. */
 void cubert_ocl_program_cache_clear(cubert_ocl_server *server);
+/* Called by the launch when `local` differs from k->local_last: remembers the size and, the
+   first time the kernel runs at it, marks the program for a disk cache refresh. Kept out of
+   line so that the launch pays three compares. */
+void cubert_ocl_kernel_note_local(cubert_ocl_server *server, cubert_ocl_kernel *k,
+                                  const uint32_t local[3]);
+/* Refreshes the disk cache of every program marked since the last call (sync calls it once
+   the stream's work completed, so the launches that marked them were compiled). */
+void cubert_ocl_programs_refresh(cubert_ocl_server *server);
 /* FNV-1a 64 over bytes, chained from `seed` (use CUBERT_OCL_FNV_SEED to start). */
 #define CUBERT_OCL_FNV_SEED 0xcbf29ce484222325ull
 uint64_t cubert_ocl_fnv1a(uint64_t seed, const void *data, size_t size);
 
 /* Disk cache of program binaries. The key text names the program and the device
    (cubert_ocl_disk_key). load: a built program from a valid file, NULL when missing or
-   damaged (a damaged file counts in stats.disk_rejected and is replaced by the next store).
-   store: writes the program's binary through a temporary file and rename; an unwritable
-   folder logs one warning per process and is otherwise ignored. */
+   damaged (a damaged file counts in stats.disk_rejected and is replaced by the next refresh);
+   *out_size is the binary's size. refresh: reads the program's binary size back and, when it
+   differs from program->disk_size (nothing stored yet, or the driver added compiled code),
+   writes the binary through a temporary file and rename and updates disk_size; an unwritable
+   folder logs one warning per process and is otherwise ignored. Clears program->refresh. */
 char *cubert_ocl_disk_key(const cubert_ocl_server *server, uint64_t source_hash, size_t source_len,
                           const char *options);
 /* Path of the cache file for `key` into out[0..capacity); 0 when the cache is disabled or the
    path does not fit. */
 int cubert_ocl_disk_path(const cubert_ocl_server *server, const char *key, char *out,
                          size_t capacity);
-cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options);
-void cubert_ocl_disk_store(cubert_ocl_server *server, const char *key, cl_program program);
+cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options,
+                                size_t *out_size);
+void cubert_ocl_disk_refresh(cubert_ocl_server *server, cubert_ocl_program *program);
 /* Number of "cache folder unwritable" warnings logged by this process (0 or 1). */
 uint32_t cubert_ocl_disk_warning_count(void);
 /* The default folder: $CUBERT_CACHE_DIR, else $XDG_CACHE_HOME/cubert, else ~/.cache/cubert,
@@ -324,13 +374,21 @@ cubert_status cubert_ocl_sync(cubert_server *server, cubert_server_stream *strea
 cubert_status cubert_ocl_track(cubert_server_stream *stream, cl_event event, const char *what,
                                const cubert_binding *bindings, uint32_t binding_count,
                                void *host_free, uint64_t host_bytes, int profiled);
-/* True while commands should ask for an event (a profile region is open). */
+/* True while commands should ask for an event: a profile region is open, or (PoCL only) a
+   wait that may still fail is queued. */
 static inline int cubert_ocl_wants_event(const cubert_server_stream *stream) {
-  return stream->profile_count > 0;
+  return stream->profile_count > 0 || stream->fallible_waits > 0;
 }
 /* Releases every command that completed; negative statuses become stream errors. */
 void cubert_ocl_poll(cubert_server_stream *stream);
-/* Waits for the stream's queue, then releases every command (clFinish + poll). */
+/* Sync checks the commands enqueued without an event since the last evented one through a
+   marker (cubert_ocl_finish). Build with 0 to make sync a plain clFinish, e.g. to measure what
+   the marker costs on a driver. */
+#ifndef CUBERT_OCL_SYNC_MARKER
+#define CUBERT_OCL_SYNC_MARKER 1
+#endif
+/* Waits for the stream's queue, then releases every command: clFinish, or a marker waited on
+   when commands without events could have failed unseen (queue.c), then a poll. */
 cubert_status cubert_ocl_finish(cubert_server_stream *stream);
 /* Makes the stream wait for `event` with a barrier, tracked like any command so that a failed
    event becomes an error of this stream. */

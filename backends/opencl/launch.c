@@ -168,6 +168,10 @@ cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *strea
   /* Bumps mem_generation when it releases anything, invalidating every kernel's cache. */
   cubert_ocl_release_deferred(server);
   if (err != CL_SUCCESS) return enqueue_error(server, k, err, global, &launch->cube_dim);
+  /* A first launch at this local size may add compiled code to the program's binary: the next
+     sync refreshes its disk cache file (program.c). Three compares on the usual path. */
+  if (k->local_last[0] != dim[0] || k->local_last[1] != dim[1] || k->local_last[2] != dim[2])
+    cubert_ocl_kernel_note_local(server, k, dim);
   return cubert_ocl_track(stream, event, k->what, launch->bindings, launch->binding_count, NULL, 0,
                           1);
 }

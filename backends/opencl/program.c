@@ -7,7 +7,12 @@
      definitions with the same source share a program; each program keeps one cl_kernel per
      entry point.
    A miss builds from the disk cache (disk_cache.c) or from source. clSetKernelArg on a shared
-   cl_kernel is not thread-safe; the core serialises launches with the device lock. */
+   cl_kernel is not thread-safe; the core serialises launches with the device lock.
+
+   The disk cache file of a program is written after its first launches, not at build time,
+   and refreshed after launches at new local sizes (disk_cache.c says why): each kernel keeps
+   the local sizes it ran at, the launch compares against the last one only, and sync
+   refreshes the marked programs once their launches completed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +115,7 @@ static void kernel_free(cubert_ocl_kernel *k) {
   free(k->entry);
   free(k->what);
   free(k->args);
+  free(k->locals);
   free(k);
 }
 
@@ -122,6 +128,7 @@ static void program_free(cubert_ocl_program *p) {
   if (p->program) clReleaseProgram(p->program);
   free(p->source);
   free(p->options);
+  free(p->disk_key);
   free(p);
 }
 
@@ -135,9 +142,36 @@ void cubert_ocl_program_cache_clear(cubert_ocl_server *server) {
   }
   while (server->programs) {
     cubert_ocl_program *next = server->programs->next;
+    /* A program never written (no sync after its launches, or never launched) is written now;
+       one launched at new local sizes since its last refresh is compared once more. */
+    if (!server->programs->disk_size || server->programs->refresh)
+      cubert_ocl_disk_refresh(server, server->programs);
     program_free(server->programs);
     server->programs = next;
   }
+  server->refresh_pending = 0;
+}
+
+void cubert_ocl_programs_refresh(cubert_ocl_server *server) {
+  server->refresh_pending = 0;
+  for (cubert_ocl_program *p = server->programs; p; p = p->next)
+    if (p->refresh) cubert_ocl_disk_refresh(server, p);
+}
+
+void cubert_ocl_kernel_note_local(cubert_ocl_server *server, cubert_ocl_kernel *k,
+                                  const uint32_t local[3]) {
+  memcpy(k->local_last, local, sizeof(k->local_last));
+  for (uint32_t i = 0; i < k->local_count; ++i)
+    if (memcmp(k->locals[i], local, sizeof(k->locals[i])) == 0) return;
+  if (k->local_count == CUBERT_OCL_MAX_LOCAL_SIZES) return; /* stop refreshing (internal.h) */
+  if (!k->locals) {
+    k->locals = calloc(CUBERT_OCL_MAX_LOCAL_SIZES, sizeof(*k->locals));
+    if (!k->locals) return; /* no refresh: the disk cache is only an optimisation */
+  }
+  memcpy(k->locals[k->local_count++], local, sizeof(k->locals[0]));
+  if (!k->program->disk_key) return;
+  k->program->refresh = 1;
+  server->refresh_pending = 1;
 }
 
 static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_def *kernel,
@@ -169,14 +203,12 @@ static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_
   p->source_len = len;
   p->source_hash = hash;
   p->options = options;
-  char *key = cubert_ocl_disk_key(server, hash, len, options);
+  /* Without memory for the key the program simply bypasses the disk cache. */
+  p->disk_key = cubert_ocl_disk_key(server, hash, len, options);
   cubert_status s = NULL;
-  if (key) p->program = cubert_ocl_disk_load(server, key, options);
-  if (!p->program) {
-    s = build_from_source(server, kernel, options, &p->program);
-    if (!s && key) cubert_ocl_disk_store(server, key, p->program);
-  }
-  free(key);
+  if (p->disk_key) p->program = cubert_ocl_disk_load(server, p->disk_key, options, &p->disk_size);
+  /* Built from source: written after its first launches (disk_cache.c). */
+  if (!p->program) s = build_from_source(server, kernel, options, &p->program);
   if (s) {
     program_free(p);
     return s;

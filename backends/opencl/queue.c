@@ -14,9 +14,12 @@
 
    Asynchronous errors: a negative event status is pushed into the stream's error queue
    (server.h), as is an error returned by clFinish. Waits on other events (other streams, user
-   events) always carry an event, so a failed dependency is always seen; a kernel that fails
-   by itself is seen through its batch marker or clFinish (drivers report device faults
-   there). */
+   events) always carry an event, so a failed dependency is always seen. A command without an
+   event that fails by itself is seen through a later evented command enqueued before the
+   failure (a batch marker, any command with an event: in an in-order queue it fails too), or
+   through the marker that sync enqueues when such commands are left unobserved
+   (cubert_ocl_finish), or through an error of the wait itself: PoCL's clFinish returns
+   CL_SUCCESS even after a command failed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +95,7 @@ static void report_status(cubert_server_stream *stream, const char *what, int ba
 static void pending_pop(cubert_server_stream *stream, cl_int status) {
   cubert_ocl_pending *e = &stream->pending[stream->head];
   report_status(stream, e->what, e->batch, status);
+  if (e->fallible) stream->fallible_waits--;
   pins_free(&e->pins);
   if (e->event) clReleaseEvent(e->event);
   memset(e, 0, sizeof(*e));
@@ -128,10 +132,42 @@ static int pending_grow(cubert_server_stream *stream) {
 }
 
 /* Waits for everything on the stream and releases every pin: the fallback when memory to
-   remember commands runs out, and the body of sync. */
+   remember commands runs out, and the body of sync.
+
+   Commands enqueued without an event since the last evented one (unobserved_what) are checked
+   through a marker: in an in-order queue it completes after them, and PoCL fails it (-1) when
+   one of them fails while the marker is queued, whereas its clFinish returns CL_SUCCESS after
+   any failure. A failure that already happened before the marker was enqueued is not passed
+   on to it (PoCL 3.1; README.md lists what is caught). Waiting on the marker replaces clFinish
+   (its completion means every earlier command completed), and clWaitForEvents's result says
+   whether it failed, so a successful sync costs one marker more than a plain clFinish and no
+   status query (measured on PoCL, README.md). A stream whose last command has an event needs
+   no marker: the FIFO sees that command. */
 cubert_status cubert_ocl_finish(cubert_server_stream *stream) {
-  cl_int err = clFinish(stream->queue);
+  const char *unobserved = stream->unobserved_what;
+  cl_event marker = NULL;
+  cl_int err = CL_SUCCESS, marker_status = CL_COMPLETE;
+  if (CUBERT_OCL_SYNC_MARKER && unobserved &&
+      clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker) == CL_SUCCESS) {
+    cubert_ocl_server *server = stream->server;
+    if (server->sync_marker_hook) server->sync_marker_hook(server->sync_marker_user);
+    cl_int wait = clWaitForEvents(1, &marker);
+    if (wait != CL_SUCCESS) {
+      cl_int status = event_status(marker);
+      marker_status = status < 0 ? status : wait;
+      /* A command that failed may complete before commands queued ahead of it finished
+         running (drivers fail dependents at once): wait for all of them before any pin is
+         released. */
+      err = clFinish(stream->queue);
+    }
+    clReleaseEvent(marker);
+  } else {
+    err = clFinish(stream->queue);
+  }
+  stream->unobserved_what = NULL;
   while (stream->count) pending_pop(stream, event_status(stream->pending[stream->head].event));
+  /* After the FIFO: an earlier evented command that failed is the cause, reported first. */
+  if (marker) report_status(stream, unobserved, 1, marker_status);
   pins_release(&stream->batch);
   stream->batch_what = NULL;
   if (err != CL_SUCCESS && !stream->failed_run) {
@@ -145,17 +181,22 @@ cubert_status cubert_ocl_finish(cubert_server_stream *stream) {
   return NULL;
 }
 
-/* Appends `event` (owned) with the open batch's pins to the FIFO. 0 when out of memory. */
-static int pending_push(cubert_server_stream *stream, cl_event event, const char *what, int batch) {
+/* Appends `event` (owned) with the open batch's pins to the FIFO. `fallible`: a wait that
+   counts in fallible_waits until it completed. 0 when out of memory. */
+static int pending_push(cubert_server_stream *stream, cl_event event, const char *what, int batch,
+                        int fallible) {
   if (stream->count == stream->capacity && !pending_grow(stream)) return 0;
   cubert_ocl_pending *e = &stream->pending[(stream->head + stream->count) % stream->capacity];
   stream->count++;
   e->event = event;
   e->what = what;
   e->batch = batch;
+  e->fallible = fallible;
+  if (fallible) stream->fallible_waits++;
   e->pins = stream->batch; /* the batch's arrays move to the entry */
   memset(&stream->batch, 0, sizeof(stream->batch));
   stream->batch_what = NULL;
+  stream->unobserved_what = NULL; /* the event fails too if an earlier command failed */
   return 1;
 }
 
@@ -165,7 +206,7 @@ static void batch_close(cubert_server_stream *stream) {
   cl_event marker = NULL;
   const char *what = stream->batch_what;
   if (clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker) != CL_SUCCESS ||
-      !pending_push(stream, marker, what, 1)) {
+      !pending_push(stream, marker, what, 1, 0)) {
     if (marker) clReleaseEvent(marker);
     cubert_ocl_finish(stream);
     return;
@@ -187,10 +228,11 @@ static void profile_note(cubert_server_stream *stream, cl_event event) {
   stream->last_event = event;
 }
 
-cubert_status cubert_ocl_track(cubert_server_stream *stream, cl_event event, const char *what,
-                               const cubert_binding *bindings, uint32_t binding_count,
-                               void *host_free, uint64_t host_bytes, int profiled) {
+static cubert_status track(cubert_server_stream *stream, cl_event event, const char *what,
+                           const cubert_binding *bindings, uint32_t binding_count, void *host_free,
+                           uint64_t host_bytes, int profiled, int fallible) {
   if (event && profiled && stream->profile_count) profile_note(stream, event);
+  if (!event) stream->unobserved_what = what ? what : "a command";
   /* An event that takes over earlier commands' pins also reports their failures. */
   int carries = !batch_empty(stream);
   if (!pins_reserve(&stream->batch, binding_count)) {
@@ -211,7 +253,7 @@ cubert_status cubert_ocl_track(cubert_server_stream *stream, cl_event event, con
   }
   stream->batch_what = what;
   if (event) {
-    if (!pending_push(stream, event, what, carries)) {
+    if (!pending_push(stream, event, what, carries, fallible)) {
       clReleaseEvent(event);
       cubert_ocl_finish(stream);
       return NULL;
@@ -222,6 +264,12 @@ cubert_status cubert_ocl_track(cubert_server_stream *stream, cl_event event, con
     batch_close(stream);
   }
   return NULL;
+}
+
+cubert_status cubert_ocl_track(cubert_server_stream *stream, cl_event event, const char *what,
+                               const cubert_binding *bindings, uint32_t binding_count,
+                               void *host_free, uint64_t host_bytes, int profiled) {
+  return track(stream, event, what, bindings, binding_count, host_free, host_bytes, profiled, 0);
 }
 
 /* ---- streams ----------------------------------------------------------------------------- */
@@ -282,8 +330,11 @@ cubert_status cubert_ocl_flush(cubert_server *base, cubert_server_stream *stream
 }
 
 cubert_status cubert_ocl_sync(cubert_server *base, cubert_server_stream *stream) {
-  (void)base;
-  return cubert_ocl_finish(stream);
+  cubert_status s = cubert_ocl_finish(stream);
+  /* The stream's launches completed, so the code they compiled is in their programs now. */
+  cubert_ocl_server *server = cubert_ocl_server_of(base);
+  if (server->refresh_pending) cubert_ocl_programs_refresh(server);
+  return s;
 }
 
 /* ---- events ------------------------------------------------------------------------------ */
@@ -321,8 +372,11 @@ cubert_status cubert_ocl_wait_cl_event(cubert_server_stream *stream, cl_event ev
   if (err != CL_SUCCESS)
     return cubert_ocl_status(err, CUBERT_CODE_EXECUTION, "clEnqueueBarrierWithWaitList (%s)", what);
   /* Always with an event: a failed dependency must be seen (and PoCL 3.1 aborts when an event
-     without a handle fails through a user event). */
-  return cubert_ocl_track(stream, barrier, what, NULL, 0, NULL, 0, 0);
+     without a handle fails through a user event). On PoCL, commands behind it carry events
+     until it completed (server->events_behind_waits): its failure would otherwise propagate
+     through two commands without events, which aborts PoCL 3.1. The cost, an event per command
+     while a wait is unresolved, is paid only there. */
+  return track(stream, barrier, what, NULL, 0, NULL, 0, 0, stream->server->events_behind_waits);
 }
 
 cubert_status cubert_ocl_event_wait(cubert_server *base, cubert_server_stream *stream,

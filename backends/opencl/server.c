@@ -104,6 +104,11 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
     return s;
   }
   server->device_key = make_device_key(entry.platform, entry.device, &entry.properties);
+  /* PoCL's failure propagation bug (internal.h, events_behind_waits). */
+  char *platform_name = cubert_ocl_platform_string(entry.platform, CL_PLATFORM_NAME);
+  server->events_behind_waits =
+      platform_name && strstr(platform_name, "Portable Computing Language") != NULL;
+  free(platform_name);
   server->cache_dir = cubert_ocl_default_cache_dir();
   if (!server->device_key) {
     server_destroy(&server->base);

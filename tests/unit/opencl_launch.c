@@ -1,7 +1,8 @@
 /* The OpenCL server's launches and transfers through its vtable: bindings at non-zero slice
    offsets (sub-buffers), info words, dynamic cube counts, execution modes, reads and writes
    (plain and staged), events between streams, profiling, pinning of bindings until their
-   command completed, and asynchronous errors landing in the stream's error queue. */
+   command completed, and asynchronous errors landing in the stream's error queue, including
+   the failure of a command that has no event. */
 #include "opencl_test.h"
 
 /* out[i] = a[i] + b[i] + info[1] for i < info[0]. */
@@ -483,6 +484,119 @@ Test(opencl_launch, asynchronous_error_lands_in_the_stream_errors) {
   uint32_t values[64] = {0};
   OCL_OK(server->vtable->sync(server, st.stream));
   cr_expect_not(cubert_stream_errors_pending(st.errors), "a new error after recovery");
+  OCL_OK(server->vtable->read(server, st.stream, &ob, values, sizeof(values)));
+  for (uint32_t i = 0; i < 64; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
+  clReleaseEvent(gate);
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_server_destroy(server);
+}
+
+static void fail_gate(void *user) {
+  cr_assert_eq(clSetUserEventStatus((cl_event)user, CL_OUT_OF_RESOURCES), CL_SUCCESS);
+}
+
+/* A command enqueued without an event that fails while the sync waits is reported by the sync.
+   Here the launch fails because the caller's own command just before it on the stream's queue
+   (interop) fails: cubert holds no event of either, and PoCL's clFinish returns CL_SUCCESS
+   after such a failure, so only the marker that sync waits on sees it. The test hook fails the
+   caller's command right after the sync enqueued its marker. */
+Test(opencl_launch, failure_of_a_command_without_event_is_reported_at_sync, .timeout = 60) {
+  if (!CUBERT_OCL_SYNC_MARKER)
+    cr_skip_test("built with CUBERT_OCL_SYNC_MARKER=0: sync is a plain clFinish");
+  cubert_server *server = ocl_test_server();
+  cl_context context = NULL;
+  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  cl_command_queue queue = NULL;
+  OCL_OK(cubert_ocl_stream_queue(server, st.stream, &queue));
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, 256, 0, 256);
+  cubert_binding ob = ocl_test_binding(&out);
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {1, 1, 1},
+                          .cube_dim = {64, 1, 1},
+                          .bindings = &ob,
+                          .binding_count = 1};
+  /* Compiled first, so that the failing run below holds only the barrier and the launch. */
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->sync(server, st.stream));
+  cl_int err = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(context, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cl_event own = NULL; /* the caller's event; cubert never sees it */
+  cr_assert_eq(clEnqueueBarrierWithWaitList(queue, 1, &gate, &own), CL_SUCCESS);
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  s->sync_marker_hook = fail_gate;
+  s->sync_marker_user = gate;
+  OCL_OK(server->vtable->sync(server, st.stream));
+  s->sync_marker_hook = NULL;
+  cr_assert(cubert_stream_errors_pending(st.errors), "the failed launch was not reported");
+  cubert_status errors = cubert_stream_errors_take(st.errors);
+  cr_expect_eq(cubert_status_code(errors), CUBERT_CODE_SERVER_UNHEALTHY);
+  cr_expect_eq(cubert_status_error_count(errors), 1);
+  const char *m = cubert_status_message(errors);
+  cr_expect(strstr(m, "kernel 'iota'") != NULL && strstr(m, "execution status") != NULL,
+            "the error names the last command without an event and its status: %s", m);
+  cr_log_info("failure without an event as reported: %s", m);
+  cubert_status_free(errors);
+  cr_expect_eq(atomic_load(&out.slice.refcount), 1, "the failed launch released its pin");
+  /* The stream works again, and a clean run reports nothing. */
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->sync(server, st.stream));
+  cr_expect_not(cubert_stream_errors_pending(st.errors), "a new error after recovery");
+  uint32_t values[64] = {0};
+  OCL_OK(server->vtable->read(server, st.stream, &ob, values, sizeof(values)));
+  for (uint32_t i = 0; i < 64; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
+  clReleaseEvent(own);
+  clReleaseEvent(gate);
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &out);
+  ocl_test_server_destroy(server);
+}
+
+/* A failed wait followed by several launches: the failure reaches every launch queued behind
+   the wait. PoCL 3.1 aborts the process when a failure propagates from one command without an
+   event into another, so on PoCL commands queued behind an unresolved wait carry events; on
+   any driver the cause is reported once and the stream recovers. */
+Test(opencl_launch, failed_wait_followed_by_many_launches) {
+  cubert_server *server = ocl_test_server();
+  cl_context context = NULL;
+  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  ocl_test_buffer out;
+  ocl_test_buffer_init(server, &out, 256, 0, 256);
+  cubert_binding ob = ocl_test_binding(&out);
+  cubert_launch launch = {.kernel = &kIota,
+                          .cube_count = {1, 1, 1},
+                          .cube_dim = {64, 1, 1},
+                          .bindings = &ob,
+                          .binding_count = 1};
+  cl_int err = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(context, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  OCL_OK(cubert_ocl_stream_wait_cl_event(server, st.stream, gate));
+  for (int i = 0; i < 4; ++i) OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  cr_assert_eq(clSetUserEventStatus(gate, CL_OUT_OF_RESOURCES), CL_SUCCESS);
+  OCL_OK(server->vtable->sync(server, st.stream));
+  cr_assert(cubert_stream_errors_pending(st.errors));
+  cubert_status errors = cubert_stream_errors_take(st.errors);
+  cr_expect_eq(cubert_status_error_count(errors), 1, "the cause only: %s",
+               cubert_status_message(errors));
+  cr_expect(strstr(cubert_status_message(errors), "external OpenCL event") != NULL, "%s",
+            cubert_status_message(errors));
+  cubert_status_free(errors);
+  cr_expect_eq(atomic_load(&out.slice.refcount), 1, "failed commands release their pins");
+  /* Once the wait resolved, launches are back to the path without events, and run. */
+  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  cr_expect_not_null(st.stream->unobserved_what,
+                     "a launch after the resolved wait carries no event");
+  OCL_OK(server->vtable->sync(server, st.stream));
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  uint32_t values[64] = {0};
   OCL_OK(server->vtable->read(server, st.stream, &ob, values, sizeof(values)));
   for (uint32_t i = 0; i < 64; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
   clReleaseEvent(gate);
