@@ -30,10 +30,14 @@ static cubert_pool_config exclusive_pool(uint64_t max_alloc_size) {
 /* The default layout: a zero-size exclusive pool, a ladder of sliced pools whose pages are a
    quarter of the previous one (so small buffers share pages and fragment little), and an
    exclusive tail for everything up to the device's maximum page. */
+/* The ladder starts from min(max page, 128 MiB): see README.md, "Sliced pages from a huge max
+   page". */
+#define LADDER_TOP (128 * MIB)
+
 static cubert_status subslices(uint64_t alignment, uint64_t max_page, cubert_pool_layout *out) {
   cubert_pool_config ladder[64];
   size_t rungs = 0;
-  uint64_t cur = max_page;
+  uint64_t cur = max_page < LADDER_TOP ? max_page : LADDER_TOP;
   unsigned base = 1;
   while (cur >= 32 * MIB && rungs < 64 && base < 63) {
     cur = cubert_align_up(cur / 4, alignment);

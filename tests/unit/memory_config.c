@@ -62,33 +62,29 @@ Test(memory_config, subslices_128mib) {
   cr_assert_eq(r.pools[4].config.kind, CUBERT_POOL_PERSISTENT);
 }
 
-Test(memory_config, subslices_1gib) {
-  cubert_memory_report r = report_of(GIB, 32, NULL);
-  cr_assert_eq(r.pool_count, 6);
-  expect_sliced(&r.pools[1], 16 * MIB, 2 * MIB);
-  expect_sliced(&r.pools[2], 64 * MIB, 16 * MIB);
-  expect_sliced(&r.pools[3], 256 * MIB, 128 * MIB);
-  expect_exclusive(&r.pools[4], GIB, 10000);
+/* Above 128 MiB the ladder no longer grows with the device (lib/memory/README.md, "Sliced
+   pages from a huge max page"): the reference would give 1 GiB -> 16M/2M, 64M/16M, 256M/128M;
+   a CUDA 80 GB device (20 GiB pages) -> up to 5120M/2560M; a 128 GiB CPU -> up to 32G/16G, so
+   one 1 GiB tensor would reserve a 5 GiB (GPU) or 8 GiB (CPU) sliced page. Here every such
+   device gets the 128 MiB ladder and an exclusive tail up to its own max page, with the
+   reference's dealloc period for that size. */
+static void expect_capped(uint64_t max_page, uint64_t alignment, uint64_t period) {
+  cubert_memory_report r = report_of(max_page, alignment, NULL);
+  cr_assert_eq(r.pool_count, 5, "zero pool, 2 sliced, tail, persistent: got %zu", r.pool_count);
+  expect_exclusive(&r.pools[0], 0, 5000);
+  expect_sliced(&r.pools[1], 8 * MIB, 2 * MIB);
+  expect_sliced(&r.pools[2], 32 * MIB, 16 * MIB);
+  expect_exclusive(&r.pools[3], max_page, period);
 }
 
-Test(memory_config, subslices_cuda_80gb) {
-  cubert_memory_report r = report_of(20 * GIB, 512, NULL);
-  cr_assert_eq(r.pool_count, 8);
-  expect_sliced(&r.pools[1], 20 * MIB, 640 * KIB);
-  expect_sliced(&r.pools[2], 80 * MIB, 5 * MIB);
-  expect_sliced(&r.pools[3], 320 * MIB, 40 * MIB);
-  expect_sliced(&r.pools[4], 1280 * MIB, 320 * MIB);
-  expect_sliced(&r.pools[5], 5120 * MIB, 2560 * MIB);
-  expect_exclusive(&r.pools[6], 20 * GIB, 105000);
+Test(memory_config, subslices_1gib_capped_ladder) {
+  expect_capped(GIB, 32, 10000);
 }
-
-Test(memory_config, subslices_cpu_128gib) {
-  cubert_memory_report r = report_of(128 * GIB, 32, NULL);
-  cr_assert_eq(r.pool_count, 10);
-  const uint64_t pages[] = {8 * MIB, 32 * MIB, 128 * MIB, 512 * MIB, 2 * GIB, 8 * GIB, 32 * GIB};
-  const uint64_t slices[] = {64 * KIB, 512 * KIB, 4 * MIB, 32 * MIB, 256 * MIB, 2 * GIB, 16 * GIB};
-  for (int i = 0; i < 7; i++) expect_sliced(&r.pools[1 + i], pages[i], slices[i]);
-  expect_exclusive(&r.pools[8], 128 * GIB, 645000);
+Test(memory_config, subslices_cuda_80gb_capped_ladder) {
+  expect_capped(20 * GIB, 512, 105000);
+}
+Test(memory_config, subslices_cpu_128gib_capped_ladder) {
+  expect_capped(128 * GIB, 32, 645000);
 }
 
 Test(memory_config, subslices_small_device_has_no_ladder) {
