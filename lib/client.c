@@ -431,28 +431,33 @@ cubert_status cubert_client_launch_unchecked(cubert_client *client, const cubert
   return cubert_client_launch_mode(client, kernel, count, dim, args, CUBERT_EXECUTION_UNCHECKED);
 }
 
+/* Checks the client, takes the device lock and returns the calling stream's slot. On success
+   the caller holds the lock and must release it; on failure the lock is not held. */
+static cubert_status lock_current_slot(cubert_client *client, cubert_stream_slot **out) {
+  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
+  cubert_device_lock(client->device);
+  cubert_status s = cubert_slot_get(client->device, cubert_client_slot_index(client), out);
+  if (s) cubert_device_unlock(client->device);
+  return s;
+}
+
 /* ---- synchronisation --------------------------------------------------------------------- */
 
 cubert_status cubert_client_flush(cubert_client *client) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  cubert_device *device = client->device;
-  cubert_device_lock(device);
   cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_get(device, cubert_client_slot_index(client), &slot);
-  if (!s) s = device->server->vtable->flush(device->server, slot->stream);
+  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
+  cubert_server *server = client->device->server;
+  cubert_status s = server->vtable->flush(server, slot->stream);
   if (!s) s = cubert_slot_take_errors(slot);
-  cubert_device_unlock(device);
+  cubert_device_unlock(client->device);
   return s;
 }
 
 cubert_status cubert_client_sync(cubert_client *client) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  cubert_device *device = client->device;
-  cubert_device_lock(device);
   cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_get(device, cubert_client_slot_index(client), &slot);
-  if (!s) s = slot_sync(device, slot);
-  cubert_device_unlock(device);
+  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
+  cubert_status s = slot_sync(client->device, slot);
+  cubert_device_unlock(client->device);
   return s;
 }
 
@@ -510,16 +515,13 @@ cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_us
 }
 
 cubert_status cubert_client_memory_report(cubert_client *client, cubert_memory_report *out) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof(*out));
-  cubert_device *device = client->device;
-  cubert_device_lock(device);
   cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_get(device, cubert_client_slot_index(client), &slot);
-  if (!s) cubert_memory_report_get(slot->memory, out);
-  cubert_device_unlock(device);
-  return s;
+  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
+  cubert_memory_report_get(slot->memory, out);
+  cubert_device_unlock(client->device);
+  return NULL;
 }
 
 cubert_status cubert_client_memory_cleanup(cubert_client *client) {
@@ -533,18 +535,15 @@ cubert_status cubert_client_memory_cleanup(cubert_client *client) {
 }
 
 cubert_status cubert_client_allocation_mode(cubert_client *client, cubert_allocation_mode mode) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
   if (mode != CUBERT_ALLOCATION_AUTO && mode != CUBERT_ALLOCATION_PERSISTENT)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "mode is %d; expected CUBERT_ALLOCATION_AUTO (0) or _PERSISTENT (1)",
                               (int)mode);
-  cubert_device *device = client->device;
-  cubert_device_lock(device);
   cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_get(device, cubert_client_slot_index(client), &slot);
-  if (!s) cubert_memory_set_mode(slot->memory, mode);
-  cubert_device_unlock(device);
-  return s;
+  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
+  cubert_memory_set_mode(slot->memory, mode);
+  cubert_device_unlock(client->device);
+  return NULL;
 }
 
 cubert_status cubert_client_install_memory_pools(cubert_client *client,
