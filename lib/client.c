@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "profile_log.h"
 #include "registry.h"
 
 /* ---- device ------------------------------------------------------------------------------ */
@@ -34,6 +35,7 @@ static void device_destroy(cubert_device *device) {
   free(device->pool_override);
   free(device->pool_override_list);
   free(device->profiles);
+  cubert_profile_log_free(device);
   pthread_mutex_destroy(&device->lock);
   free(device);
 }
@@ -362,6 +364,26 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
   return NULL;
 }
 
+/* CUBERT_PROFILE=basic|full: the launch inside a profile region of its own (serialising, as
+   the reference does at these levels), logged and added to the summary. Lock held. */
+static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *slot,
+                                     const cubert_launch *launch) {
+  cubert_server *server = device->server;
+  uint64_t token = ++device->next_token;
+  CUBERT_RETURN_IF_ERROR(server->vtable->profile_begin(server, slot->stream, token));
+  cubert_status s = server->vtable->launch(server, slot->stream, launch);
+  uint64_t ns = 0;
+  cubert_timing_method method;
+  cubert_status end = server->vtable->profile_end(server, slot->stream, token, &ns, &method);
+  if (s) {
+    cubert_status_free(end);
+    return s;
+  }
+  if (end) return end;
+  cubert_profile_log_launch(device, launch, ns);
+  return NULL;
+}
+
 enum { INLINE_BINDINGS = 16 };
 
 cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kernel_def *kernel,
@@ -412,7 +434,13 @@ cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kern
   cubert_stream_slot *slot = NULL;
   cubert_status s = cubert_slot_get(device, index, &slot);
   if (!s) s = cubert_slot_resolve(device, index, bindings, resolved);
-  if (!s) s = server->vtable->launch(server, slot->stream, &launch);
+  int level = cubert_config_get()->profile_level;
+  if (!s && level >= CUBERT_PROFILE_BASIC) {
+    s = launch_profiled(device, slot, &launch);
+  } else if (!s) {
+    s = server->vtable->launch(server, slot->stream, &launch);
+    if (!s && level == CUBERT_PROFILE_MINIMAL) cubert_profile_log_executing(kernel);
+  }
   if (!s) cubert_slot_mark_used(device, index, bindings, resolved);
   cubert_device_unlock(device);
   if (bindings != inline_bindings) free(bindings);
@@ -457,6 +485,8 @@ cubert_status cubert_client_sync(cubert_client *client) {
   cubert_stream_slot *slot = NULL;
   CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
   cubert_status s = slot_sync(client->device, slot);
+  if (cubert_config_get()->profile_level >= CUBERT_PROFILE_BASIC)
+    cubert_profile_log_summary(client->device);
   cubert_device_unlock(client->device);
   return s;
 }

@@ -23,6 +23,8 @@ typedef struct cubert_stream_slot {
   uint64_t *last_synced; /* [max_streams]: origin cursor this slot has waited for */
 } cubert_stream_slot;
 
+typedef struct cubert_kernel_stats cubert_kernel_stats; /* profile_log.c */
+
 typedef struct cubert_profile_entry {
   uint64_t token;
   uint32_t slot;
@@ -49,6 +51,9 @@ typedef struct cubert_device {
   uint64_t next_token;
   cubert_profile_entry *profiles;
   size_t profile_count, profile_cap;
+  /* Per-kernel totals of CUBERT_PROFILE=basic|full, printed and reset at every sync. */
+  cubert_kernel_stats *kernel_stats;
+  size_t kernel_stats_count, kernel_stats_cap;
 } cubert_device;
 
 #define CUBERT_CLIENT_MAGIC 0x434c4e54u /* "CLNT" */

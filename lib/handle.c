@@ -76,13 +76,9 @@ cubert_status cubert_handle_check(const cubert_client *client, const cubert_hand
                                   const char *what) {
   if (!handle) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s is NULL", what);
   if (atomic_load_explicit(&handle->magic, memory_order_acquire) != CUBERT_HANDLE_MAGIC)
-    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
-                              "couldn't find resource for that handle: %s was released", what);
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND, "%s was released", what);
   if (handle->device != client->device)
-    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
-                              "couldn't find resource for that handle: %s belongs to another "
-                              "device instance",
-                              what);
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND, "%s belongs to another device instance", what);
   return NULL;
 }
 
@@ -98,8 +94,7 @@ cubert_status cubert_handle_view(cubert_handle *handle, uint64_t offset, uint64_
   *out = NULL;
   if (!handle) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "handle is NULL");
   if (atomic_load_explicit(&handle->magic, memory_order_acquire) != CUBERT_HANDLE_MAGIC)
-    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
-                              "couldn't find resource for that handle: handle was released");
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND, "handle was released");
   if (offset > handle->size || size > handle->size - offset)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "view [%llu, %llu) leaves the handle of %llu bytes",

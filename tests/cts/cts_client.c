@@ -3,7 +3,9 @@
 #include <cubert/server.h>
 #include <pthread.h>
 
+#include "config_internal.h"
 #include "cts.h"
+#include "unit/core_capture.h"
 
 TestSuite(client, .init = cts_setup, .fini = cts_teardown);
 
@@ -168,4 +170,35 @@ Test(client, cross_stream_use_sees_complete_data) {
   }
   cubert_client_release(producer);
   cubert_client_release(consumer);
+}
+
+/* CUBERT_PROFILE=basic: every launch timed and logged, a per-kernel summary at sync. */
+Test(client, profile_level_basic_logs_launches_and_a_summary) {
+  setenv("CUBERT_PROFILE", "basic", 1);
+  cubert_config_reload_for_tests();
+  cubert_client *c = NULL;
+  ASSERT_OK(cubert_client_create(CUBERT_CTS_DEVICE, &c));
+  cubert_handle *h = NULL;
+  ASSERT_OK(cubert_client_empty(c, 4096 * 4, &h));
+  uint64_t info[2] = {4096, 3};
+  cubert_kernel_args args = {&h, 1, info, 2};
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_OK(cubert_client_launch(c, &cubert_kernel_fill_u32, cubert_cube_count_new_3d(16, 1, 1),
+                                   cubert_cube_dim_new_3d(256, 1, 1), &args));
+  cubert_status s = cubert_client_sync(c);
+  const char *text = core_capture_end(&cap);
+  ASSERT_OK(s);
+  cr_assert(strstr(text, "| fill_u32"), "no launch line: %s", text);
+  cr_assert(strstr(text, "Num Computed"), "no summary: %s", text);
+  const char *row = strstr(text, "| fill_u32                         |");
+  cr_assert(row && strstr(row, "|            3 |"), "summary does not count 3 launches: %s", text);
+  uint32_t back[4096];
+  ASSERT_OK(cubert_client_read(c, h, back, sizeof back));
+  cr_assert_eq(back[4095], 3);
+  cubert_handle_release(h);
+  cubert_client_release(c);
+  unsetenv("CUBERT_PROFILE");
+  cubert_config_reload_for_tests();
 }
