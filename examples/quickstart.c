@@ -83,15 +83,18 @@ int main(int argc, char **argv) {
          3.0 * n * sizeof(float) / t_saxpy / 1e9, bad ? "MISMATCH" : "verified");
 
   /* Reduction: per-cube partial sums of y on the device, then the partials on the host. */
-  const uint64_t per_cube = 4096;
+  /* A GPU wants many cubes of many units; the CPU server runs a cube's units in turn on one
+     core, so fewer, bigger cubes with fewer units (fewer barrier switches) suit it. */
+  const int cpu_server = p->hardware.num_cpu_cores != 0;
+  const uint64_t per_cube = cpu_server ? 65536 : 4096;
   uint64_t parts = cubert_kernel_reduce_cube_count(n, per_cube);
   cubert_handle *hpart = NULL;
   CHECK(cubert_client_empty(client, parts * sizeof(float), &hpart));
   uint64_t rinfo[2] = {n, per_cube};
   cubert_handle *rbufs[2] = {hy, hpart};
   cubert_kernel_args rargs = {rbufs, 2, rinfo, 2};
-  cubert_cube_dim rdim = cubert_cube_dim_new(client, (uint32_t)parts);
-  if (p->hardware.num_cpu_cores == 0) rdim = cubert_cube_dim_new_3d(dim, 1, 1);
+  uint32_t rdim_x = cpu_server ? 16 : dim;
+  cubert_cube_dim rdim = cubert_cube_dim_new_3d(rdim_x, 1, 1);
   CHECK(cubert_client_launch(client, &cubert_kernel_reduce_sum_f32, cubes_for(client, parts, 1),
                              rdim, &rargs)); /* warm-up */
   CHECK(cubert_client_sync(client));

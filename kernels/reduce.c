@@ -45,6 +45,30 @@ static int invalid(const cubert_cpu_ctx *ctx, uint64_t id) {
   return 1;
 }
 
+/* acc[u] = in[begin + u] + in[begin + u + units] + ... (below end), for u < units.
+   Accumulators go in blocks of 16 with a fixed inner trip count, which GCC vectorises even at
+   -O2's cheap cost model; the adds of each accumulator stay in row order. */
+static void shares_of_cube(const float *restrict in, uint64_t begin, uint64_t end, uint64_t units,
+                           float *restrict acc) {
+  enum { BLOCK = 16 };
+  const uint64_t rows = (end - begin) / units, rest = (end - begin) % units;
+  const float *base = in + begin;
+  uint64_t u0 = 0;
+  for (; u0 + BLOCK <= units; u0 += BLOCK) {
+    float a[BLOCK] = {0};
+    const float *row = base + u0;
+    for (uint64_t k = 0; k < rows; ++k, row += units)
+      for (int j = 0; j < BLOCK; ++j) a[j] += row[j];
+    for (int j = 0; j < BLOCK; ++j) acc[u0 + j] = a[j];
+  }
+  for (uint64_t u = u0; u < units; ++u) {
+    float a = 0.0f;
+    for (uint64_t k = 0; k < rows; ++k) a += base[k * units + u];
+    acc[u] = a;
+  }
+  for (uint64_t u = 0; u < rest; ++u) acc[u] += base[rows * units + u];
+}
+
 static void reduce_sum_f32_cpu(const cubert_cpu_ctx *ctx) {
   const uint64_t id = ctx->unit_begin;
   if (invalid(ctx, id)) return;
@@ -61,8 +85,20 @@ static void reduce_sum_f32_cpu(const cubert_cpu_ctx *ctx) {
   const uint64_t begin = cube * per_cube;
   const uint64_t end = n - begin < per_cube ? n : begin + per_cube;
 
-  float share = 0.0f;
-  for (uint64_t i = begin + unit; i < end; i += units) share += in[i];
+  float share;
+  if (units > 1 && units <= CUBERT_KERNEL_REDUCE_SCRATCH) {
+    /* The units of a cube take turns on one worker, so one strided loop per unit would be a
+       chain of dependent adds. Unit 0 computes every unit's share at once instead, one
+       accumulator per unit (a loop the compiler vectorises), in exactly the order each unit
+       would have added its own: the result is bit-identical to the OpenCL kernel's. */
+    if (unit == 0) shares_of_cube(in, begin, end, units, scratch);
+    cube_barrier(ctx, units);
+    share = scratch[unit];
+    cube_barrier(ctx, units); /* everyone has its share before the fold below overwrites it */
+  } else {
+    share = 0.0f;
+    for (uint64_t i = begin + unit; i < end; i += units) share += in[i];
+  }
 
   uint64_t slots = 1;
   while (slots * 2 <= units && slots * 2 <= CUBERT_KERNEL_REDUCE_SCRATCH) slots *= 2;
