@@ -42,6 +42,21 @@ typedef struct cubert_cpu_topology_info {
    Returns INVALID_ARGUMENT when out is NULL. */
 cubert_status cubert_cpu_topology_query(cubert_cpu_topology_info *out);
 
+/* TEST-ONLY fault injection: makes the next `count` execution-time allocations of `server`
+   fail as if the host refused them (0 disarms; a call replaces the previous count). Execution-
+   time allocations are the ones a queued launch makes when it runs: the cube runners, fiber
+   tables, fiber stacks and shared-memory buffers of SYNC_CUBE / shared-memory kernels, created
+   and grown by the first launch that needs them. A launch whose allocation fails is not run (its
+   cubes not yet started are skipped), reports OUT_OF_MEMORY with the refused size to its stream's
+   error queue (the next sync/flush/read on the stream returns it; later work on the stream is
+   skipped until then), and the server stays usable. Storage pages and launch records are not
+   affected (their failures are synchronous and tested directly).
+
+   For tests of asynchronous error reporting only; not part of the stable API and not exported
+   from the shared library. Thread-safe (an atomic counter); costs nothing when 0, since only the
+   allocating paths read it. Does nothing when `server` is NULL or not a CPU server. */
+void cubert_cpu_debug_fail_allocations(cubert_server *server, uint32_t count);
+
 CUBERT_EXTERN_C_END
 
 #endif /* CUBERT_CPU_API_H */

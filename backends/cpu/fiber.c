@@ -27,6 +27,7 @@
    would fall in the same L1 set. */
 #include "cpu/fiber.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -140,6 +141,9 @@ struct cubert_cpu_fiber {
   uint32_t color; /* bytes the first frame is moved down (cache set spreading) */
   cubert_cpu_call call;
   cubert_cpu_ctx ctx;
+#ifdef CUBERT_CPU_TSAN
+  uint32_t tsan_cubes; /* cubes run on context.tsan (see fiber_prepare) */
+#endif
 };
 
 typedef struct stack_batch {
@@ -151,14 +155,17 @@ typedef struct stack_batch {
 struct cubert_cpu_runner {
   fiber_context main; /* the thread running the cube */
   int use_ucontext;
-  uint32_t capacity, ready; /* fibers, fibers with a stack */
-  uint32_t live;            /* units of the current cube not yet returned */
+  uint32_t capacity;       /* most units per cube */
+  uint32_t fiber_capacity; /* entries of `fibers` (grown to the largest cube seen) */
+  uint32_t ready;          /* fibers with a stack */
+  uint32_t live;           /* units of the current cube not yet returned */
   cubert_cpu_kernel_fn fn;
   cubert_cpu_fiber *fibers;
   stack_batch *batches;
   size_t page;
   void *shared;
   uint64_t shared_bytes;
+  _Atomic uint32_t *fail_injections; /* test-only fault injection, or NULL */
 };
 
 #define CUBERT_CPU_CANARY 0x5ca1ab1e0ddba11ull
@@ -224,6 +231,17 @@ static void fiber_prepare(cubert_cpu_runner *r, cubert_cpu_fiber *f) {
      still poisoned. */
   __asan_unpoison_memory_region(f->stack_lo, CUBERT_CPU_FIBER_STACK_BYTES);
 #endif
+#ifdef CUBERT_CPU_TSAN
+  /* Likewise TSan's shadow call stack of the fiber still holds the two frames the previous unit
+     never left (fiber_main and its last switch): reused cube after cube it would grow until
+     TSan's stack depot refuses it (a CHECK failure after some 30,000 cubes per fiber). A fresh
+     TSan fiber starts empty; renewing it every 1024 cubes bounds the stack and the cost. */
+  if (++f->tsan_cubes >= 1024) {
+    __tsan_destroy_fiber(f->context.tsan);
+    f->context.tsan = __tsan_create_fiber(0);
+    f->tsan_cubes = 0;
+  }
+#endif
 #if CUBERT_CPU_FIBER_ASM
   if (!r->use_ucontext) {
     /* After the six pops and the ret into cubert_cpu_fiber_boot, rsp must be 16-byte aligned so
@@ -268,21 +286,21 @@ static ucontext_t *context_new(void) {
 
 /* ---- runner --------------------------------------------------------------------------------- */
 
-cubert_status cubert_cpu_runner_create(uint32_t capacity, cubert_cpu_runner **out) {
+static cubert_status out_of_memory(const char *kernel_name, uint64_t bytes, const char *what) {
+  return cubert_status_set_size(
+      cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                         "CPU kernel \"%s\" not run: host allocation of %llu bytes for %s failed",
+                         kernel_name ? kernel_name : "(unnamed)", (unsigned long long)bytes, what),
+      bytes);
+}
+
+cubert_status cubert_cpu_runner_create(uint32_t capacity, _Atomic uint32_t *fail_injections,
+                                       const char *kernel_name, cubert_cpu_runner **out) {
   *out = NULL;
-  cubert_cpu_runner *r = calloc(1, sizeof *r);
-  cubert_cpu_fiber *fibers = calloc(capacity ? capacity : 1, sizeof *fibers);
-  if (!r || !fibers) {
-    free(r);
-    free(fibers);
-    return cubert_status_set_size(
-        cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
-                           "host allocation of %zu bytes for a cube runner's fiber table failed",
-                           (size_t)capacity * sizeof *fibers),
-        (uint64_t)capacity * sizeof *fibers);
-  }
+  cubert_cpu_runner *r = cubert_cpu_inject_failure(fail_injections) ? NULL : calloc(1, sizeof *r);
+  if (!r) return out_of_memory(kernel_name, sizeof *r, "a cube runner");
   r->capacity = capacity;
-  r->fibers = fibers;
+  r->fail_injections = fail_injections;
   long page = sysconf(_SC_PAGESIZE);
   r->page = page > 0 ? (size_t)page : 4096;
 #if CUBERT_CPU_FIBER_ASM
@@ -291,11 +309,10 @@ cubert_status cubert_cpu_runner_create(uint32_t capacity, cubert_cpu_runner **ou
   r->use_ucontext = 1;
 #endif
   if (r->use_ucontext) {
-    r->main.uc = context_new();
+    r->main.uc = cubert_cpu_inject_failure(fail_injections) ? NULL : context_new();
     if (!r->main.uc) {
       cubert_cpu_runner_destroy(r);
-      return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
-                                "host allocation of a cube runner's context failed");
+      return out_of_memory(kernel_name, sizeof(ucontext_t), "a cube runner's context");
     }
   }
   *out = r;
@@ -327,38 +344,45 @@ void cubert_cpu_runner_destroy(cubert_cpu_runner *r) {
   free(r);
 }
 
-void *cubert_cpu_runner_shared(cubert_cpu_runner *r, uint64_t bytes) {
-  if (bytes == 0) return NULL;
-  if (bytes <= r->shared_bytes) return r->shared;
-  uint64_t rounded = (bytes + CUBERT_CPU_LINE - 1) & ~(uint64_t)(CUBERT_CPU_LINE - 1);
-  void *p = rounded <= SIZE_MAX ? aligned_alloc(CUBERT_CPU_LINE, (size_t)rounded) : NULL;
-  if (!p) return NULL;
-  free(r->shared);
-  r->shared = p;
-  r->shared_bytes = rounded;
-  return p;
+/* Grows the fiber table to at least `units` entries. Doubling keeps a runner that grows one cube
+   size at a time from copying the table at every launch; the table only moves between cubes,
+   when no fiber is running. */
+static cubert_status ensure_fibers(cubert_cpu_runner *r, uint32_t units, const char *kernel_name) {
+  if (units <= r->fiber_capacity) return NULL;
+  uint32_t want = r->fiber_capacity * 2 > units ? r->fiber_capacity * 2 : units;
+  if (want < 16) want = 16;
+  if (want > r->capacity) want = r->capacity;
+  size_t bytes = (size_t)want * sizeof(cubert_cpu_fiber);
+  cubert_cpu_fiber *fibers =
+      cubert_cpu_inject_failure(r->fail_injections) ? NULL : realloc(r->fibers, bytes);
+  if (!fibers) return out_of_memory(kernel_name, bytes, "a cube runner's fiber table");
+  memset(fibers + r->fiber_capacity, 0, (size_t)(want - r->fiber_capacity) * sizeof *fibers);
+  /* Fibers point at their runner, not at each other, between cubes: moving them is safe. */
+  r->fibers = fibers;
+  r->fiber_capacity = want;
+  return NULL;
 }
 
-/* Maps stacks until `units` fibers have one. Returns NULL or OUT_OF_MEMORY. */
-static cubert_status ensure_stacks(cubert_cpu_runner *r, uint32_t units) {
+/* Maps stacks until `units` fibers have one (units <= fiber_capacity). */
+static cubert_status ensure_stacks(cubert_cpu_runner *r, uint32_t units, const char *kernel_name) {
   while (r->ready < units) {
     /* Batches of at least 16 stacks keep the number of mappings (and system calls) low when a
        runner grows one cube size at a time. */
     uint32_t want = units - r->ready < 16 ? 16 : units - r->ready;
-    if (want > r->capacity - r->ready) want = r->capacity - r->ready;
+    if (want > r->fiber_capacity - r->ready) want = r->fiber_capacity - r->ready;
     size_t stride = r->page + CUBERT_CPU_FIBER_STACK_BYTES;
     size_t bytes = stride * want;
-    stack_batch *batch = malloc(sizeof *batch);
+    int refuse = cubert_cpu_inject_failure(r->fail_injections);
+    stack_batch *batch = refuse ? NULL : malloc(sizeof *batch);
     void *base = batch ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
                        : MAP_FAILED;
     if (base == MAP_FAILED) {
       free(batch);
-      return cubert_status_set_size(
-          cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
-                             "mapping %u fiber stacks of %u bytes failed (cube of %u units)", want,
-                             CUBERT_CPU_FIBER_STACK_BYTES, units),
-          bytes);
+      char what[96];
+      snprintf(what, sizeof what, "%u fiber stacks of %u bytes (cube of %u units)", want,
+               CUBERT_CPU_FIBER_STACK_BYTES, units);
+      return out_of_memory(kernel_name, bytes, what);
     }
     batch->base = base;
     batch->bytes = bytes;
@@ -374,9 +398,10 @@ static cubert_status ensure_stacks(cubert_cpu_runner *r, uint32_t units) {
       f->color = (r->ready % 64) * CUBERT_CPU_LINE;
       f->context.stack_lo = f->stack_lo;
       f->context.stack_bytes = CUBERT_CPU_FIBER_STACK_BYTES;
+      /* The rest of this batch stays mapped (freed with the runner); the next call maps a
+         fresh batch for the fibers still without a stack. */
       if (r->use_ucontext && !(f->context.uc = context_new()))
-        return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
-                                  "host allocation of a fiber context failed");
+        return out_of_memory(kernel_name, sizeof(ucontext_t), "a fiber context");
 #ifdef CUBERT_CPU_TSAN
       f->context.tsan = __tsan_create_fiber(0);
 #endif
@@ -386,10 +411,43 @@ static cubert_status ensure_stacks(cubert_cpu_runner *r, uint32_t units) {
   return NULL;
 }
 
+cubert_status cubert_cpu_runner_prepare(cubert_cpu_runner *r, uint32_t units, uint64_t shared_bytes,
+                                        const char *kernel_name, void **out_shared) {
+  *out_shared = NULL;
+  if (units > r->ready) {
+    if (units > r->capacity)
+      return cubert_status_set_limits(
+          cubert_status_make(CUBERT_CODE_UNITS,
+                             "CPU kernel \"%s\": a cube of %u units, the runner holds at most %u",
+                             kernel_name ? kernel_name : "(unnamed)", units, r->capacity),
+          units, r->capacity);
+    CUBERT_RETURN_IF_ERROR(ensure_fibers(r, units, kernel_name));
+    CUBERT_RETURN_IF_ERROR(ensure_stacks(r, units, kernel_name));
+  }
+  if (shared_bytes == 0) return NULL;
+  if (shared_bytes > r->shared_bytes) {
+    uint64_t rounded = (shared_bytes + CUBERT_CPU_LINE - 1) & ~(uint64_t)(CUBERT_CPU_LINE - 1);
+    void *p = rounded >= shared_bytes && rounded <= SIZE_MAX &&
+                      !cubert_cpu_inject_failure(r->fail_injections)
+                  ? aligned_alloc(CUBERT_CPU_LINE, (size_t)rounded)
+                  : NULL;
+    if (!p) return out_of_memory(kernel_name, shared_bytes, "a cube's shared memory");
+    /* The old contents need not survive: shared memory is uninitialised at each cube. */
+    free(r->shared);
+    r->shared = p;
+    r->shared_bytes = rounded;
+  }
+  *out_shared = r->shared;
+  return NULL;
+}
+
 cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel_fn fn,
                                          const cubert_cpu_ctx *tmpl, struct cubert_cpu_job *job,
                                          uint64_t first_unit, uint32_t units) {
-  CUBERT_RETURN_IF_ERROR(ensure_stacks(r, units));
+  if (units > r->ready)
+    return cubert_status_make(CUBERT_CODE_GENERIC,
+                              "internal: a cube of %u units on a runner prepared for %u", units,
+                              r->ready);
   r->fn = fn;
   cubert_cpu_fiber *fibers = r->fibers;
   for (uint32_t i = 0; i < units; ++i) {

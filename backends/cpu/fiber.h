@@ -3,10 +3,13 @@
 
    A runner belongs to one participant (a worker, or a host thread helping in sync) and is used by
    one thread at a time. It holds up to `capacity` fiber stacks, created on demand and reused by
-   every cube, and the participant's shared-memory buffer. */
+   every cube, and the participant's shared-memory buffer. Everything sized by a launch is
+   allocated when a launch that needs it runs, so a refused allocation fails that launch (as an
+   asynchronous OUT_OF_MEMORY on its stream), not the server. */
 #ifndef CUBERT_CPU_FIBER_H
 #define CUBERT_CPU_FIBER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "cubert/kernel.h"
@@ -25,18 +28,42 @@ typedef struct cubert_cpu_call {
 /* Usable bytes of one fiber stack (a guard page sits below each). */
 #define CUBERT_CPU_FIBER_STACK_BYTES (64u * 1024u)
 
-/* A runner for cubes of up to `capacity` units. Stacks are mapped later, as cubes need them.
-   OUT_OF_MEMORY when the host refuses the fiber table. */
-cubert_status cubert_cpu_runner_create(uint32_t capacity, cubert_cpu_runner **out);
-/* Unmaps every stack and frees the shared buffer. Accepts NULL. */
+/* Test-only fault injection (cubert_cpu_debug_fail_allocations): true when the execution-time
+   allocation about to be made must fail, consuming one of the `counter` armed failures. Only the
+   allocating paths call it, so it costs nothing on a launch that allocates nothing, and one
+   relaxed load when the counter is 0. */
+static inline int cubert_cpu_inject_failure(_Atomic uint32_t *counter) {
+  if (!counter) return 0;
+  uint32_t n = atomic_load_explicit(counter, memory_order_relaxed);
+  while (n)
+    if (atomic_compare_exchange_weak_explicit(counter, &n, n - 1, memory_order_relaxed,
+                                              memory_order_relaxed))
+      return 1;
+  return 0;
+}
+
+/* A runner for cubes of up to `capacity` units. Only the runner itself is allocated here: the
+   fiber table, the stacks and the shared buffer are grown by cubert_cpu_runner_prepare as
+   launches need them. `fail_injections` (the device's test-only counter, or NULL) is consulted
+   before every allocation the runner makes. `kernel_name` names the launch that needs the runner
+   in the error. OUT_OF_MEMORY with the size when the host refuses. */
+cubert_status cubert_cpu_runner_create(uint32_t capacity, _Atomic uint32_t *fail_injections,
+                                       const char *kernel_name, cubert_cpu_runner **out);
+/* Unmaps every stack and frees the fiber table and the shared buffer. Accepts NULL. */
 void cubert_cpu_runner_destroy(cubert_cpu_runner *runner);
-/* The runner's shared-memory buffer, at least `bytes` long and 64-byte aligned, uninitialised
-   (like a GPU's). NULL when bytes is 0 or the host refuses. */
-void *cubert_cpu_runner_shared(cubert_cpu_runner *runner, uint64_t bytes);
-/* Runs one cube of `units` units (2 <= units <= capacity): unit i gets a copy of `tmpl` with
-   unit_begin = first_unit + i, unit_end = unit_begin + 1, and runs on its own fiber; the fibers
-   take turns at each barrier in unit order. Returns NULL, or an error (nothing ran) when the
-   stacks cannot be mapped, or after the fact when a stack without guard page overflowed. */
+/* Makes the runner ready for cubes of `units` fibers (0: the cube runs without fibers) with
+   `shared_bytes` of shared memory: grows the fiber table, maps stacks and grows the shared
+   buffer when the runner has less, and sets *out_shared to the shared buffer (64-byte aligned,
+   uninitialised like a GPU's; NULL when shared_bytes is 0). Nothing is allocated when the runner
+   already has enough. OUT_OF_MEMORY naming `kernel_name`, with the size of the refused
+   allocation, when the host refuses; what was allocated before stays with the runner. */
+cubert_status cubert_cpu_runner_prepare(cubert_cpu_runner *runner, uint32_t units,
+                                        uint64_t shared_bytes, const char *kernel_name,
+                                        void **out_shared);
+/* Runs one cube of `units` units (2 <= units, prepared by cubert_cpu_runner_prepare): unit i
+   gets a copy of `tmpl` with unit_begin = first_unit + i, unit_end = unit_begin + 1, and runs on
+   its own fiber; the fibers take turns at each barrier in unit order. Allocates nothing. Returns
+   NULL, or an error after the fact when a stack without guard page overflowed. */
 cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *runner, cubert_cpu_kernel_fn fn,
                                          const cubert_cpu_ctx *tmpl, struct cubert_cpu_job *job,
                                          uint64_t first_unit, uint32_t units);

@@ -24,6 +24,7 @@ enum {
   CUBERT_CPU_MAX_STREAMS = 1024, /* publication slots (the core uses CUBERT_MAX_STREAMS) */
   CUBERT_CPU_MASK_WORDS = CUBERT_CPU_MAX_STREAMS / 64,
   CUBERT_CPU_CHUNKS_PER_PARTICIPANT = 8,
+  CUBERT_CPU_TAIL_SPLIT = 4, /* the last round of chunks is cut this much finer (scheduler.c) */
   CUBERT_CPU_MAX_CHUNKS = 0xffff, /* the claim word holds 16-bit chunk indexes */
   CUBERT_CPU_HELPER_RUNNERS = 4,  /* host threads that can run SYNC_CUBE cubes at once */
   CUBERT_CPU_GRACE_NS = 2000,     /* head start of a launching thread, in ns (scheduler.c) */
@@ -84,6 +85,7 @@ struct cubert_cpu_job {
   /* Chunks finished: the participant that completes the count finishes the launch. */
   _Alignas(CUBERT_CPU_LINE) _Atomic uint64_t done_chunks;
   _Atomic uint32_t failed;       /* a failure of this launch was reported */
+  _Atomic uint32_t abandoned;    /* its execution resources were refused: cubes left are skipped */
   _Atomic uint64_t published_ns; /* when the launch was published (a hint for workers) */
 
   /* Description: written before publication, read-only while published. */
@@ -96,7 +98,10 @@ struct cubert_cpu_job {
   int cube_mode; /* each cube runs on one participant (SYNC_CUBE or shared memory) */
   uint64_t units_per_cube;
   uint64_t item_count;  /* units, or cubes in cube mode */
-  uint64_t chunk_items; /* items per chunk */
+  uint64_t chunk_items; /* items per chunk, for chunks [0, head_chunks) */
+  uint64_t tail_begin;  /* = head_chunks * chunk_items: where the tail's smaller chunks start */
+  uint64_t tail_chunk_items; /* items per chunk from chunk head_chunks on */
+  uint32_t head_chunks;
   uint32_t binding_count, info_count;
   int has_dynamic_count;
   cubert_binding dynamic_count;
@@ -154,7 +159,8 @@ typedef struct cubert_cpu_participant {
   int is_worker;
   cubert_server_stream *prefer; /* a host thread's stream: it runs that stream's work first */
   int helper_runner;            /* index of a borrowed helper runner, -1 when none */
-  cubert_cpu_runner *runner;    /* fibers + shared memory for cube-mode launches, or NULL */
+  cubert_cpu_runner *runner;    /* fibers + shared memory for cube-mode launches, or NULL until
+                                   a cube-mode launch first needs it */
   /* Workers: when the small launches they left to the launching thread (see run_job) become
      theirs to take, in cubert_now_ns() time; 0 when none. */
   uint64_t grace_until_ns;
@@ -204,6 +210,8 @@ struct cubert_cpu_device {
 
   cubert_cpu_helper_runner helper_runners[CUBERT_CPU_HELPER_RUNNERS];
   _Atomic uint64_t next_storage_id;
+  /* Test-only: execution-time allocations still to refuse (cubert_cpu_debug_fail_allocations). */
+  _Atomic uint32_t fail_allocations;
 };
 
 /* Cache-line aligned allocation (C11 aligned_alloc wants the size rounded to the alignment). */
@@ -237,6 +245,9 @@ int cubert_cpu_try_work(cubert_cpu_device *device, cubert_cpu_participant *part)
 int cubert_cpu_work_available(cubert_cpu_device *device);
 /* Reports a failure of `job` on its stream, once per launch. */
 void cubert_cpu_job_fail(cubert_cpu_job *job, const char *reason);
+/* Reports `error` (ownership moves in) as the failure of `job` unless one was reported already,
+   and skips the cubes of the launch not started yet. */
+void cubert_cpu_job_abandon(cubert_cpu_job *job, cubert_status error);
 /* Stream references (events and waits keep the counters alive). */
 void cubert_cpu_stream_ref(cubert_server_stream *stream);
 void cubert_cpu_stream_unref(cubert_server_stream *stream);

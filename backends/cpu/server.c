@@ -167,6 +167,12 @@ static void describe(size_t index, FILE *out) {
   cubert_cpu_topology_free(&t);
 }
 
+void cubert_cpu_debug_fail_allocations(cubert_server *server, uint32_t count) {
+  /* The vtable identifies a CPU server: another backend's object has no counter to set. */
+  if (!server || server->vtable != &cpu_vtable) return;
+  atomic_store(&cubert_cpu_device_of(server)->fail_allocations, count);
+}
+
 const cubert_backend cubert_cpu_backend = {
     .name = "cpu",
     .enumerate = enumerate,

@@ -152,6 +152,55 @@ Test(cpu_launch, every_unit_runs_exactly_once_in_3d_grids) {
   cpu_server_free(server);
 }
 
+/* The same kernel in cube mode (shared memory: one call per whole cube). */
+static const cubert_kernel_def visit_cubes = {
+    .name = "visit_cubes", .cpu = visit_kernel, .shared_bytes = 64};
+
+/* Chunking depends on the thread count: big launches get a head of equal chunks and a tail of
+   finer ones (scheduler.c). Sizes around those thresholds, in unit and cube mode, with several
+   pool sizes: every unit runs exactly once, every call gets a sane range. */
+Test(cpu_launch, chunking_covers_every_unit_once_for_any_thread_count) {
+  const char *threads[] = {"1", "2", "3", "5"};
+  const uint32_t shapes[][2] = {
+      /* cubes, dim */
+      {262143, 1}, {262144 + 4097, 1}, {(1u << 21) + 12345, 1}, {40961, 64}, {8191, 257},
+  };
+  const uint32_t cube_shapes[][2] = {{7, 3}, {49, 3}, {50, 5}, {1000, 2}, {4097, 3}};
+  for (size_t t = 0; t < sizeof threads / sizeof threads[0]; ++t) {
+    setenv("CUBERT_CPU_THREADS", threads[t], 1);
+    cubert_config_reload_for_tests();
+    cubert_server *server = cpu_server_new();
+    cpu_stream st = cpu_stream_new(server);
+    for (int mode = 0; mode < 2; ++mode) {
+      const uint32_t(*list)[2] = mode ? cube_shapes : shapes;
+      size_t n =
+          mode ? sizeof cube_shapes / sizeof cube_shapes[0] : sizeof shapes / sizeof shapes[0];
+      for (size_t k = 0; k < n; ++k) {
+        uint64_t total = (uint64_t)list[k][0] * list[k][1];
+        cpu_buf *bufs[2] = {cpu_buf_new(server, total * 4), cpu_buf_new(server, 64)};
+        memset(cpu_buf_ptr(bufs[0]), 0, total * 4);
+        memset(cpu_buf_ptr(bufs[1]), 0, 64);
+        cpu_launch(server, st, mode ? &visit_cubes : &visit, list[k][0], list[k][1], bufs, 2, NULL,
+                   0);
+        cpu_sync(server, st);
+        const uint32_t *hits = cpu_buf_ptr(bufs[0]);
+        for (uint64_t i = 0; i < total; ++i)
+          cr_assert_eq(hits[i], 1, "%s threads, mode %d, shape %zu: id %llu visited %u times",
+                       threads[t], mode, k, (unsigned long long)i, hits[i]);
+        cr_assert_eq(*(uint32_t *)cpu_buf_ptr(bufs[1]), 0, "bad ranges: %s threads, shape %zu",
+                     threads[t], k);
+        cpu_buf_free(server, bufs[0]);
+        cpu_buf_free(server, bufs[1]);
+      }
+    }
+    cr_assert_null(cpu_take_errors(st));
+    cpu_stream_free(server, st);
+    cpu_server_free(server);
+  }
+  unsetenv("CUBERT_CPU_THREADS");
+  cubert_config_reload_for_tests();
+}
+
 /* ---- order and asynchrony ------------------------------------------------------------------- */
 
 Test(cpu_launch, launches_on_one_stream_run_in_order) {

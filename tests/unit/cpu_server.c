@@ -65,7 +65,9 @@ Test(cpu_server, cores_are_hwloc_cores_in_cpubind) {
   cr_assert_geq(info.numa_node_count, 1);
   cr_assert_eq(info.from_hwloc, 1);
   cr_assert_neq(info.cpubind[0], '\0');
-  cr_assert_eq(cubert_status_code(cubert_cpu_topology_query(NULL)), CUBERT_CODE_INVALID_ARGUMENT);
+  cubert_status bad = cubert_cpu_topology_query(NULL);
+  cr_assert_eq(cubert_status_code(bad), CUBERT_CODE_INVALID_ARGUMENT);
+  cubert_status_free(bad);
   cpu_server_free(server);
 }
 
