@@ -3,6 +3,8 @@
    is not run; data is never handed out as valid; other streams are unaffected; the stream is
    usable again afterwards. (OpenCL's own asynchronous failures — an event completing with an
    error status — are covered by the OpenCL server's tests.) */
+#include "client_internal.h"
+#include "cpu/api.h"
 #include "cts.h"
 
 TestSuite(errors, .init = cts_setup, .fini = cts_teardown);
@@ -107,4 +109,59 @@ Test(errors, read_async_completes_with_the_data) {
   cubert_handle_release(h);
   free(src);
   free(dst);
+}
+
+/* An allocation that fails inside a queued operation: the CPU server allocates a barrier
+   kernel's cube runner, fiber stacks and shared memory when the launch executes; the
+   test-only hook makes that allocation fail. */
+static void barrier_cpu(const cubert_cpu_ctx *ctx) {
+  uint32_t *out = ctx->buffers[0], *tile = ctx->shared;
+  uint32_t unit = cubert_cpu_unit_linear(ctx, ctx->unit_begin);
+  tile[unit] = unit + 1;
+  cubert_cpu_sync_cube(ctx);
+  out[ctx->unit_begin] = tile[(unit + 1) % cubert_cpu_units_per_cube(ctx)];
+}
+static const cubert_kernel_def barrier_kernel = {.name = "barrier_copy",
+                                                 .cpu = barrier_cpu,
+                                                 .flags = CUBERT_KERNEL_SYNC_CUBE,
+                                                 .shared_bytes = 1024};
+
+Test(errors, allocation_failing_inside_a_queued_launch_is_reported) {
+  if (!cts_is_cpu()) cr_skip_test("the allocation-failure hook belongs to the CPU server");
+  cubert_client *c = NULL; /* a fresh device: no cube runner allocated yet */
+  ASSERT_OK(cubert_client_create("cpu", &c));
+  enum { N = 32 };
+  cubert_handle *out = NULL, *marker = NULL;
+  ASSERT_OK(cubert_client_empty(c, N * 4, &out));
+  ASSERT_OK(cubert_client_empty(c, 256 * 4, &marker));
+  ASSERT_OK(fill(c, marker, 256, 1));
+  ASSERT_OK(cubert_client_sync(c));
+  cubert_cpu_debug_fail_allocations(c->device->server, 1);
+  cubert_kernel_args args = {&out, 1, NULL, 0};
+  ASSERT_OK(cubert_client_launch(c, &barrier_kernel, cubert_cube_count_new_3d(4, 1, 1),
+                                 cubert_cube_dim_new_3d(8, 1, 1), &args));
+  ASSERT_OK(fill(c, marker, 256, 2)); /* queued behind the failure */
+  cubert_status s = cubert_client_sync(c);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_SERVER_UNHEALTHY, "%s", cubert_status_message(s));
+  cr_assert_eq(cubert_status_error_count(s), 1);
+  cubert_status oom = cubert_status_error_at(s, 0);
+  cr_assert_eq(cubert_status_code(oom), CUBERT_CODE_OUT_OF_MEMORY, "%s",
+               cubert_status_message(oom));
+  cr_assert_gt(cubert_status_size(oom), 0);
+  char size[32];
+  snprintf(size, sizeof size, "%llu", (unsigned long long)cubert_status_size(oom));
+  cr_assert(strstr(cubert_status_message(oom), size), "%s", cubert_status_message(oom));
+  cubert_status_free(s);
+  uint32_t m[256];
+  ASSERT_OK(cubert_client_read(c, marker, m, sizeof m));
+  cr_assert_eq(m[0], 1, "the launch queued behind the failed one ran");
+  /* usable again: the same barrier launch now runs */
+  ASSERT_OK(cubert_client_launch(c, &barrier_kernel, cubert_cube_count_new_3d(4, 1, 1),
+                                 cubert_cube_dim_new_3d(8, 1, 1), &args));
+  uint32_t v[N];
+  ASSERT_OK(cubert_client_read(c, out, v, sizeof v));
+  for (int i = 0; i < N; ++i) cr_assert_eq(v[i], (uint32_t)((i % 8 + 1) % 8 + 1), "unit %d", i);
+  cubert_handle_release(out);
+  cubert_handle_release(marker);
+  cubert_client_release(c);
 }
