@@ -156,6 +156,8 @@ typedef struct cubert_ocl_kernel {
   char *what; /* "kernel 'name'" for error messages of commands in flight */
   cl_kernel kernel;
   uint32_t arg_count;       /* CL_KERNEL_NUM_ARGS */
+  uint64_t max_units;       /* CL_KERNEL_WORK_GROUP_SIZE: may be below the device's limit */
+  uint64_t local_mem;       /* CL_KERNEL_LOCAL_MEM_SIZE: the kernel's shared memory, bytes */
   cl_mem *args;             /* [arg_count], last values set */
   uint64_t args_generation; /* server mem_generation when `args` was valid; 0: nothing set */
   /* Local sizes launched so far. Drivers compile a work-group function per local size at its
@@ -232,6 +234,10 @@ struct cubert_ocl_server {
      into another (a failed wait followed by two launches is enough), so on PoCL commands
      queued behind an unresolved wait carry events (queue.c). */
   int events_behind_waits;
+  /* Sync checks commands without events through a marker (queue.c, cubert_ocl_finish) only
+     where clFinish is known to hide their failures: PoCL. Elsewhere (NVIDIA) clFinish reports
+     them, and the marker would cost about 1 µs per sync (measured on the H200). */
+  int sync_marker;
   int use_staging; /* large transfers go through pinned memory */
   uint64_t next_storage_id;
   /* Bumped whenever the server releases a cl_mem (a new object may then reuse its address):

@@ -114,6 +114,27 @@ cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *strea
                               k->arg_count, launch->binding_count,
                               launch->info_count ? " and the info pointer" : "");
 
+  /* Validation against the kernel's own limits, before anything is enqueued. */
+  uint64_t units = (uint64_t)launch->cube_dim.x * launch->cube_dim.y * launch->cube_dim.z;
+  if (units > k->max_units)
+    return cubert_status_set_limits(
+        cubert_status_make(CUBERT_CODE_UNITS,
+                           "%s: cube dim (%u, %u, %u) has %llu units; this kernel runs at most "
+                           "%llu units per cube on '%s' (the device allows %u)",
+                           k->what, launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z,
+                           (unsigned long long)units, (unsigned long long)k->max_units,
+                           base->properties.name, base->properties.hardware.max_units_per_cube),
+        units, k->max_units);
+  if (k->local_mem > base->properties.hardware.max_shared_memory_size)
+    return cubert_status_set_limits(
+        cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
+                           "%s needs %llu bytes of shared (local) memory, maximum %llu bytes on "
+                           "'%s'",
+                           k->what, (unsigned long long)k->local_mem,
+                           (unsigned long long)base->properties.hardware.max_shared_memory_size,
+                           base->properties.name),
+        k->local_mem, base->properties.hardware.max_shared_memory_size);
+
   uint32_t count[3] = {launch->cube_count[0], launch->cube_count[1], launch->cube_count[2]};
   if (launch->dynamic_count) {
     CUBERT_RETURN_IF_ERROR(read_dynamic_count(stream, launch->dynamic_count, count));

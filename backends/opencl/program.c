@@ -265,6 +265,19 @@ static cubert_status kernel_object_get(cubert_ocl_server *server, cubert_ocl_pro
                              kernel_name(kernel));
   }
   k->arg_count = args;
+  /* The kernel's own limits (registers, local memory), checked at every launch before the
+     enqueue. A driver that cannot answer leaves the device's limits in force. */
+  size_t wg = 0;
+  cl_ulong local = 0;
+  k->max_units = clGetKernelWorkGroupInfo(k->kernel, server->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                          sizeof(wg), &wg, NULL) == CL_SUCCESS &&
+                         wg
+                     ? wg
+                     : server->base.properties.hardware.max_units_per_cube;
+  k->local_mem = clGetKernelWorkGroupInfo(k->kernel, server->device, CL_KERNEL_LOCAL_MEM_SIZE,
+                                          sizeof(local), &local, NULL) == CL_SUCCESS
+                     ? local
+                     : 0;
   k->program = program;
   k->next = program->kernels;
   program->kernels = k;

@@ -147,7 +147,7 @@ cubert_status cubert_ocl_finish(cubert_server_stream *stream) {
   const char *unobserved = stream->unobserved_what;
   cl_event marker = NULL;
   cl_int err = CL_SUCCESS, marker_status = CL_COMPLETE;
-  if (CUBERT_OCL_SYNC_MARKER && unobserved &&
+  if (CUBERT_OCL_SYNC_MARKER && stream->server->sync_marker && unobserved &&
       clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker) == CL_SUCCESS) {
     cubert_ocl_server *server = stream->server;
     if (server->sync_marker_hook) server->sync_marker_hook(server->sync_marker_user);

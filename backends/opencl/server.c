@@ -108,6 +108,7 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
   char *platform_name = cubert_ocl_platform_string(entry.platform, CL_PLATFORM_NAME);
   server->events_behind_waits =
       platform_name && strstr(platform_name, "Portable Computing Language") != NULL;
+  server->sync_marker = server->events_behind_waits;
   free(platform_name);
   server->cache_dir = cubert_ocl_default_cache_dir();
   if (!server->device_key) {
