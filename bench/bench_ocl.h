@@ -2,8 +2,8 @@
    (bench/opencl_server.c, bench/streams.c).
 
    Header-only, static inline. What it gives:
-   - BENCH_CHECK / BENCH_CL: a failed setup step (cubert status or OpenCL error) is printed
-     with its place and ends the program (benchmarks are programs; see bench_util.h);
+   - BENCH_CL: a failed OpenCL call during setup is printed with its place and ends the
+     program (benchmarks are programs; BENCH_CHECK in bench_util.h does the same for cubert);
    - bench_ocl_of(): the cl_context / cl_device_id behind a cubert client, through the
      OpenCL interop (backends/opencl/api.h), so that every raw peer runs on the very device
      and context cubert uses;
@@ -25,18 +25,6 @@
 
 #include "bench_util.h"
 #include "cubert/cubert.h"
-
-/* A failed cubert call during setup: print where and why, then end the program. */
-#define BENCH_CHECK(expr)                                                  \
-  do {                                                                     \
-    cubert_status check_status_ = (expr);                                  \
-    if (check_status_) {                                                   \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, \
-              cubert_status_message(check_status_));                       \
-      cubert_status_free(check_status_);                                   \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
 
 /* The properties lines of a report's environment header: device, backend, vendor, driver and
    platform versions, as cubert reports them. */
@@ -128,6 +116,14 @@ static inline cl_kernel bench_ocl_build(const bench_ocl *ocl, const char *source
   BENCH_CL(err);
   *out_program = program;
   return kernel;
+}
+
+/* bench_ocl_build() of a library kernel's own OpenCL C source and entry, with the options of
+   a checked launch (BENCH_OCL_CHECKED_OPTIONS): the raw peer of a cubert launch of `def`. */
+static inline cl_kernel bench_ocl_build_def(const bench_ocl *ocl, const cubert_kernel_def *def,
+                                            cl_program *out_program) {
+  return bench_ocl_build(ocl, def->opencl_source, BENCH_OCL_CHECKED_OPTIONS, def->opencl_entry,
+                         out_program);
 }
 
 /* A raw buffer of `bytes` (uninitialised). */

@@ -13,6 +13,8 @@
    - environment: bench_print_env() (CPU model, CPUs online, load average, compiler, date);
    - interleaved measurements: bench_interleave() alternates blocks of several variants;
      bench_calibrate_ops() sizes a block to a target duration;
+   - setup errors: BENCH_CHECK() prints a failed cubert call with its place and exits;
+   - the noop launch + sync block bench_block_noop() (a bench_block_fn);
    - result cells: bench_verdict() ("**pass**" / "**miss**"); comparison tables with a peer
      column (bench_compare_header() / bench_compare_row()) and notes under them
      (bench_note() / bench_notes_print());
@@ -45,7 +47,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cubert/cubert.h"
+
 extern char **environ;
+
+/* A failed cubert call during setup: print where and why, then end the program. */
+#define BENCH_CHECK(expr)                                                  \
+  do {                                                                     \
+    cubert_status check_status_ = (expr);                                  \
+    if (check_status_) {                                                   \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, \
+              cubert_status_message(check_status_));                       \
+      cubert_status_free(check_status_);                                   \
+      exit(1);                                                             \
+    }                                                                      \
+  } while (0)
 
 /* ---- timing ---------------------------------------------------------------------------- */
 
@@ -96,6 +112,11 @@ static inline bench_stats bench_stats_scale(bench_stats s, double factor) {
   s.min *= factor;
   s.max *= factor;
   return s;
+}
+
+/* Statistics of samples[i] * scale (unit conversion of a sample array). */
+static inline bench_stats bench_stats_scaled(const double *samples, size_t count, double scale) {
+  return bench_stats_scale(bench_stats_of(samples, count), scale);
 }
 
 /* Statistics of a rate (work / time): `work` divided by each sample. The min of a rate comes
@@ -433,6 +454,22 @@ static inline int bench_calibrate_ops(bench_block_fn fn, void *user, double targ
   return (int)want;
 }
 
+/* A bench_block_fn: `ops` launches of cubert_kernel_noop (1 cube of 1 unit, no arguments),
+   each followed by a sync, on the client `user`. The launch + sync latency block of
+   bench_opencl_server and bench_streams. */
+static inline double bench_block_noop(void *user, int ops) {
+  cubert_client *client = user;
+  const cubert_cube_count one = cubert_cube_count_new_3d(1, 1, 1);
+  const cubert_cube_dim unit = cubert_cube_dim_new_3d(1, 1, 1);
+  const cubert_kernel_args none = {NULL, 0, NULL, 0};
+  uint64_t t0 = bench_now_ns();
+  for (int i = 0; i < ops; ++i) {
+    BENCH_CHECK(cubert_client_launch(client, &cubert_kernel_noop, one, unit, &none));
+    BENCH_CHECK(cubert_client_sync(client));
+  }
+  return bench_seconds_since(t0);
+}
+
 /* ---- result cells -------------------------------------------------------------------------- */
 
 /* "**pass**" or "**miss**" (bold, so a table scans quickly). */
@@ -463,6 +500,13 @@ static inline void bench_compare_row(FILE *out, const char *what, const char *un
                                               pm.s, pr.s, ratio, target, result};
   if (peer_stats.count == 0) cells[5] = cells[6] = "";
   bench_table_row(out, cells, BENCH_COMPARE_COLUMNS);
+}
+
+/* bench_compare_row() on stdout (where every comparison report goes). */
+static inline void bench_row(const char *what, const char *unit, bench_stats mine, const char *peer,
+                             bench_stats peer_stats, const char *ratio, const char *target,
+                             const char *result) {
+  bench_compare_row(stdout, what, unit, mine, peer, peer_stats, ratio, target, result);
 }
 
 /* Notes printed under the table (method details collected while measuring). */

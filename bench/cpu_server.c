@@ -55,18 +55,6 @@
 #include "bench_util.h"
 #include "cubert/cubert.h"
 
-/* A benchmark is a program: a failed setup step is reported and ends it. */
-#define CHECK(expr)                                                        \
-  do {                                                                     \
-    cubert_status check_status_ = (expr);                                  \
-    if (check_status_) {                                                   \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, \
-              cubert_status_message(check_status_));                       \
-      cubert_status_free(check_status_);                                   \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
-
 #define CHILD_EXIT_UNAVAILABLE 77
 
 /* ---- run configuration ----------------------------------------------------------------- */
@@ -106,6 +94,18 @@ static config config_default(void) {
 
 /* ---- child processes: the peers that need a process of their own ------------------------ */
 
+#ifdef _OPENMP
+/* The end of an OpenMP child: prints the thread count it saw, the wait policy and the
+   samples, frees them; 0 when the runtime gave the `threads` asked for, else 2. */
+static int omp_child_report(double *samples, int reps, int seen, int threads) {
+  const char *policy = getenv("OMP_WAIT_POLICY");
+  printf("# %d threads, OMP_WAIT_POLICY=%s\n", seen, policy ? policy : "(unset)");
+  bench_emit_samples(stdout, samples, (size_t)reps);
+  free(samples);
+  return seen == threads ? 0 : 2;
+}
+#endif
+
 /* --omp-empty THREADS OPS REPS: prints the per-op time (us) of an empty parallel region, one
    sample per repetition, after one warm-up repetition. */
 static int child_omp_empty(int threads, int ops, int reps) {
@@ -122,11 +122,7 @@ static int child_omp_empty(int threads, int ops, int reps) {
     }
     if (r >= 0) samples[r] = bench_seconds_since(t0) * 1e6 / ops;
   }
-  const char *policy = getenv("OMP_WAIT_POLICY");
-  printf("# %d threads, OMP_WAIT_POLICY=%s\n", seen, policy ? policy : "(unset)");
-  bench_emit_samples(stdout, samples, (size_t)reps);
-  free(samples);
-  return seen == threads ? 0 : 2;
+  return omp_child_report(samples, reps, seen, threads);
 #else
   (void)threads, (void)ops, (void)reps;
   printf("# built without OpenMP\n");
@@ -152,11 +148,7 @@ static int child_omp_barrier(int threads, int barriers, int reps) {
     }
     if (r >= 0) samples[r] = bench_seconds_since(t0) * 1e6 / ((double)barriers * threads);
   }
-  const char *policy = getenv("OMP_WAIT_POLICY");
-  printf("# %d threads, OMP_WAIT_POLICY=%s\n", seen, policy ? policy : "(unset)");
-  bench_emit_samples(stdout, samples, (size_t)reps);
-  free(samples);
-  return seen == threads ? 0 : 2;
+  return omp_child_report(samples, reps, seen, threads);
 #else
   (void)threads, (void)barriers, (void)reps;
   printf("# built without OpenMP\n");
@@ -316,7 +308,7 @@ static geometry geometry_for(cubert_client *client, const char *label, cubert_cu
     exit(1);
   }
   cubert_cube_count_selection sel;
-  CHECK(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
+  BENCH_CHECK(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
   g.count = sel.cube_count;
   g.units = (uint64_t)sel.num_cubes * per_cube;
   snprintf(g.text, sizeof(g.text), "%s: cube dim (%u, %u, %u), cube count (%u, %u, %u)%s", label,
@@ -330,15 +322,15 @@ static double time_launch(cubert_client *client, const cubert_kernel_def *kernel
                           cubert_cube_count count, cubert_cube_dim dim,
                           const cubert_kernel_args *args) {
   uint64_t t0 = bench_now_ns();
-  CHECK(cubert_client_launch(client, kernel, count, dim, args));
-  CHECK(cubert_client_sync(client));
+  BENCH_CHECK(cubert_client_launch(client, kernel, count, dim, args));
+  BENCH_CHECK(cubert_client_sync(client));
   return bench_seconds_since(t0);
 }
 
 /* Reads element `index` of a float buffer. */
 static float read_f32(cubert_client *client, cubert_handle *h, uint64_t index) {
   float v = 0;
-  CHECK(cubert_client_read_range(client, h, index * sizeof(float), &v, sizeof(v)));
+  BENCH_CHECK(cubert_client_read_range(client, h, index * sizeof(float), &v, sizeof(v)));
   return v;
 }
 
@@ -362,8 +354,8 @@ static void noop_ops(cubert_client *client, int ops) {
   const cubert_cube_count one = cubert_cube_count_new_3d(1, 1, 1);
   const cubert_cube_dim unit = cubert_cube_dim_new_3d(1, 1, 1);
   for (int i = 0; i < ops; ++i) {
-    CHECK(cubert_client_launch(client, &cubert_kernel_noop, one, unit, NULL));
-    CHECK(cubert_client_sync(client));
+    BENCH_CHECK(cubert_client_launch(client, &cubert_kernel_noop, one, unit, NULL));
+    BENCH_CHECK(cubert_client_sync(client));
   }
 }
 
@@ -386,9 +378,9 @@ static void measure_burst(cubert_client *client, int launches, double *out_submi
   const cubert_cube_dim unit = cubert_cube_dim_new_3d(1, 1, 1);
   uint64_t t0 = bench_now_ns();
   for (int i = 0; i < launches; ++i)
-    CHECK(cubert_client_launch(client, &cubert_kernel_noop, one, unit, NULL));
+    BENCH_CHECK(cubert_client_launch(client, &cubert_kernel_noop, one, unit, NULL));
   uint64_t t1 = bench_now_ns();
-  CHECK(cubert_client_sync(client));
+  BENCH_CHECK(cubert_client_sync(client));
   uint64_t t2 = bench_now_ns();
   *out_submit = (double)(t1 - t0) * 1e-3 / launches;
   *out_total = (double)(t2 - t0) * 1e-3 / launches;
@@ -613,7 +605,7 @@ static void section_bandwidth(bench_run *run) {
     if (!s) b = make_buffer(client, n * 4, &s);
     if (!s) c = make_buffer(client, n * 4, &s);
     if (!s) break;
-    if (cubert_status_code(s) != CUBERT_CODE_BUFFER_TOO_BIG || n <= (1u << 20)) CHECK(s);
+    if (cubert_status_code(s) != CUBERT_CODE_BUFFER_TOO_BIG || n <= (1u << 20)) BENCH_CHECK(s);
     fprintf(stderr, "bench_cpu_server: %llu floats per buffer too big (%s); halving\n",
             (unsigned long long)n, cubert_status_message(s));
     cubert_status_free(s);
@@ -724,7 +716,7 @@ static void section_bandwidth(bench_run *run) {
   cubert_handle_release(a);
   cubert_handle_release(b);
   cubert_handle_release(c);
-  CHECK(cubert_client_memory_cleanup(client));
+  BENCH_CHECK(cubert_client_memory_cleanup(client));
 }
 
 /* 4. the cube barrier, K = 0 and K = barrier_k launches alternating. */
@@ -825,7 +817,7 @@ int main(int argc, char **argv) {
     bench_reexec_with_env(argv, "BENCH_CPU_SERVER_RESTARTED", names, values, 1);
   }
 
-  CHECK(cubert_client_create(selector, &run.client));
+  BENCH_CHECK(cubert_client_create(selector, &run.client));
   const cubert_device_properties *props = cubert_client_properties(run.client);
   run.hw = &props->hardware;
   run.threads = (int)(run.hw->num_cpu_cores       ? run.hw->num_cpu_cores

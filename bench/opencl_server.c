@@ -87,30 +87,7 @@ static void progress(const char *what) {
   fprintf(stderr, "bench_opencl_server: %s\n", what);
 }
 
-static void row(const char *what, const char *unit, bench_stats cubert, const char *peer,
-                bench_stats peer_stats, const char *ratio, const char *target, const char *result) {
-  bench_compare_row(stdout, what, unit, cubert, peer, peer_stats, ratio, target, result);
-}
-
-/* Statistics of samples[i] * scale (unit conversion of a sample array). */
-static bench_stats stats_scaled(const double *samples, size_t count, double scale) {
-  return bench_stats_scale(bench_stats_of(samples, count), scale);
-}
-
 /* ---- 1. launch + sync ------------------------------------------------------------------ */
-
-static double block_cubert_noop(void *user, int ops) {
-  cubert_client *client = user;
-  const cubert_cube_count one = cubert_cube_count_new_3d(1, 1, 1);
-  const cubert_cube_dim unit = cubert_cube_dim_new_3d(1, 1, 1);
-  const cubert_kernel_args none = {NULL, 0, NULL, 0};
-  uint64_t t0 = bench_now_ns();
-  for (int i = 0; i < ops; ++i) {
-    BENCH_CHECK(cubert_client_launch(client, &cubert_kernel_noop, one, unit, &none));
-    BENCH_CHECK(cubert_client_sync(client));
-  }
-  return bench_seconds_since(t0);
-}
 
 typedef struct raw_noop {
   cl_command_queue queue;
@@ -138,29 +115,27 @@ static void section_latency(bench_run *run) {
   raw_noop raw;
   cl_program program;
   raw.queue = bench_ocl_queue(&run->ocl, 0);
-  raw.kernel =
-      bench_ocl_build(&run->ocl, cubert_kernel_noop.opencl_source, BENCH_OCL_CHECKED_OPTIONS,
-                      cubert_kernel_noop.opencl_entry, &program);
+  raw.kernel = bench_ocl_build_def(&run->ocl, &cubert_kernel_noop, &program);
   size_t blocks = (size_t)cfg->latency_blocks;
   double *cub = calloc(blocks, sizeof(double)), *rawt = calloc(blocks, sizeof(double));
   double *diff = calloc(blocks, sizeof(double));
-  bench_block_fn fns[2] = {block_cubert_noop, block_raw_noop};
+  bench_block_fn fns[2] = {bench_block_noop, block_raw_noop};
   void *users[2] = {run->client, &raw};
   double *samples[2] = {cub, rawt};
   if (bench_interleave(fns, users, 2, cfg->latency_warmup, cfg->latency_blocks, cfg->latency_ops,
                        samples) != 0)
     exit(1);
   for (size_t b = 0; b < blocks; ++b) diff[b] = cub[b] - rawt[b];
-  bench_stats c = stats_scaled(cub, blocks, 1e6), r = stats_scaled(rawt, blocks, 1e6);
-  bench_stats d = stats_scaled(diff, blocks, 1e6);
+  bench_stats c = bench_stats_scaled(cub, blocks, 1e6), r = bench_stats_scaled(rawt, blocks, 1e6);
+  bench_stats d = bench_stats_scaled(diff, blocks, 1e6);
 
   bench_text ratio =
       bench_textf("%+.2f \u00b5s (%.3f\u00d7)", c.median - r.median, c.median / r.median);
-  row("1. launch + sync, `noop`, 1 cube \u00d7 1 unit", "\u00b5s/op", c,
-      "raw clEnqueueNDRangeKernel (global 1, local 1) + clFinish", r, ratio.s,
-      "\u2264 raw + 1 \u00b5s", bench_verdict(c.median <= r.median + 1.0));
-  row("1. cubert \u2212 raw, paired per block", "\u00b5s/op", d, "", (bench_stats){0, 0, 0, 0},
-      "informative", "", "");
+  bench_row("1. launch + sync, `noop`, 1 cube \u00d7 1 unit", "\u00b5s/op", c,
+            "raw clEnqueueNDRangeKernel (global 1, local 1) + clFinish", r, ratio.s,
+            "\u2264 raw + 1 \u00b5s", bench_verdict(c.median <= r.median + 1.0));
+  bench_row("1. cubert \u2212 raw, paired per block", "\u00b5s/op", d, "",
+            (bench_stats){0, 0, 0, 0}, "informative", "", "");
   bench_note(
       &run->notes,
       "1: %d blocks of %d ops per variant after %d warm-up blocks, alternating (order reversed "
@@ -331,35 +306,38 @@ static void section_first_launch(bench_run *run) {
     if (bench_remove_tree(root) != 0)
       fprintf(stderr, "bench_opencl_server: could not remove %s entirely\n", root);
   }
-  bench_stats lc = stats_scaled(launch[0], trials, 1e3), lw = stats_scaled(launch[1], trials, 1e3);
-  bench_stats la = stats_scaled(launch[2], trials, 1e3);
-  bench_stats tc = stats_scaled(total[0], trials, 1e3), tw = stats_scaled(total[1], trials, 1e3);
-  bench_stats ta = stats_scaled(total[2], trials, 1e3);
-  bench_stats cc = stats_scaled(create[0], trials, 1e3), cw = stats_scaled(create[1], trials, 1e3);
-  bench_stats rl = stats_scaled(ratio_launch, trials, 100.0);
-  bench_stats rt = stats_scaled(ratio_total, trials, 100.0);
+  bench_stats lc = bench_stats_scaled(launch[0], trials, 1e3),
+              lw = bench_stats_scaled(launch[1], trials, 1e3);
+  bench_stats la = bench_stats_scaled(launch[2], trials, 1e3);
+  bench_stats tc = bench_stats_scaled(total[0], trials, 1e3),
+              tw = bench_stats_scaled(total[1], trials, 1e3);
+  bench_stats ta = bench_stats_scaled(total[2], trials, 1e3);
+  bench_stats cc = bench_stats_scaled(create[0], trials, 1e3),
+              cw = bench_stats_scaled(create[1], trials, 1e3);
+  bench_stats rl = bench_stats_scaled(ratio_launch, trials, 100.0);
+  bench_stats rt = bench_stats_scaled(ratio_total, trials, 100.0);
   const bench_stats none = {0, 0, 0, 0};
 
   bench_text r1 =
       bench_textf("%.1f%% of cold (per trial %s\u2013%s%%)", 100.0 * lw.median / lc.median,
                   bench_fmt(rl.min).s, bench_fmt(rl.max).s);
-  row("2. first launch + sync of a new add_f32, warm cubert disk cache, fresh driver caches", "ms",
-      lw, "same, cold: no cache knows the source", lc, r1.s, "\u2264 5% of cold",
-      bench_verdict(lw.median <= 0.05 * lc.median));
+  bench_row("2. first launch + sync of a new add_f32, warm cubert disk cache, fresh driver caches",
+            "ms", lw, "same, cold: no cache knows the source", lc, r1.s, "\u2264 5% of cold",
+            bench_verdict(lw.median <= 0.05 * lc.median));
   bench_text r2 =
       bench_textf("%.1f%% of cold (per trial %s\u2013%s%%)", 100.0 * tw.median / tc.median,
                   bench_fmt(rt.min).s, bench_fmt(rt.max).s);
-  row("2. cubert_client_create + first launch + sync, warm cubert cache, fresh driver caches", "ms",
-      tw, "same, cold", tc, r2.s, "\u2264 5% of cold",
-      bench_verdict(tw.median <= 0.05 * tc.median));
+  bench_row("2. cubert_client_create + first launch + sync, warm cubert cache, fresh driver caches",
+            "ms", tw, "same, cold", tc, r2.s, "\u2264 5% of cold",
+            bench_verdict(tw.median <= 0.05 * tc.median));
   bench_text r3 = bench_textf("%.1f%% of cold", 100.0 * la.median / lc.median);
-  row("2. first launch + sync, every cache warm (cubert's and the driver's)", "ms", la, "", none,
-      r3.s, "informative", "");
+  bench_row("2. first launch + sync, every cache warm (cubert's and the driver's)", "ms", la, "",
+            none, r3.s, "informative", "");
   bench_text r4 = bench_textf("%.1f%% of cold", 100.0 * ta.median / tc.median);
-  row("2. create + first launch + sync, every cache warm", "ms", ta, "", none, r4.s, "informative",
-      "");
-  row("2. cubert_client_create alone, cold / warm (peer column: warm)", "ms", cc, "warm", cw, "",
-      "informative", "");
+  bench_row("2. create + first launch + sync, every cache warm", "ms", ta, "", none, r4.s,
+            "informative", "");
+  bench_row("2. cubert_client_create alone, cold / warm (peer column: warm)", "ms", cc, "warm", cw,
+            "", "informative", "");
   bench_note(
       &run->notes,
       "2: %zu trials; each has its own nonce and temporary folders and runs three child "
@@ -478,9 +456,7 @@ static void section_bandwidth(bench_run *run) {
   add_raw raw;
   cl_program program;
   raw.queue = bench_ocl_queue(&run->ocl, 0);
-  raw.kernel =
-      bench_ocl_build(&run->ocl, cubert_kernel_add_f32.opencl_source, BENCH_OCL_CHECKED_OPTIONS,
-                      cubert_kernel_add_f32.opencl_entry, &program);
+  raw.kernel = bench_ocl_build_def(&run->ocl, &cubert_kernel_add_f32, &program);
   raw.geometry = bench_ocl_geometry_of(sel.cube_count, dim);
   cl_mem mems[4];
   for (int i = 0; i < 3; ++i) mems[i] = bench_ocl_buffer(&run->ocl, (size_t)(n * 4));
@@ -520,11 +496,11 @@ static void section_bandwidth(bench_run *run) {
   char what[256];
   snprintf(what, sizeof(what), "3. add_f32 c = a + b, %llu floats, launch + sync",
            (unsigned long long)n);
-  row(what, "GB/s", bc, "raw: same kernel, source, options and NDRange + clFinish", br, ratio.s,
-      "\u2265 95% of raw", bench_verdict(bc.median >= 0.95 * br.median));
-  bench_stats mc = stats_scaled(tc, reps, 1e3), mr = stats_scaled(tr, reps, 1e3);
-  row("3. the same, time per launch", "ms", mc, "raw", mr,
-      bench_textf("%.3f\u00d7", mc.median / mr.median).s, "informative", "");
+  bench_row(what, "GB/s", bc, "raw: same kernel, source, options and NDRange + clFinish", br,
+            ratio.s, "\u2265 95% of raw", bench_verdict(bc.median >= 0.95 * br.median));
+  bench_stats mc = bench_stats_scaled(tc, reps, 1e3), mr = bench_stats_scaled(tr, reps, 1e3);
+  bench_row("3. the same, time per launch", "ms", mc, "raw", mr,
+            bench_textf("%.3f\u00d7", mc.median / mr.median).s, "informative", "");
   bench_note(
       &run->notes,
       "3: %zu interleaved blocks of %d launch + sync each after 2 warm-up blocks (statistics "
@@ -628,11 +604,11 @@ static void section_transfer(bench_run *run) {
            "4. host \u2192 device, %zu MiB from malloc'd memory: cubert_client_write + sync%s",
            bytes >> 20, run->host_unified ? "" : " (pinned staging)");
   if (run->host_unified) {
-    row(what, "GB/s", bc, "raw blocking pageable clEnqueueWriteBuffer + clFinish", br, ratio.s,
-        "informative (host-unified device: cubert does not stage)", "");
+    bench_row(what, "GB/s", bc, "raw blocking pageable clEnqueueWriteBuffer + clFinish", br,
+              ratio.s, "informative (host-unified device: cubert does not stage)", "");
   } else {
-    row(what, "GB/s", bc, "raw blocking pageable clEnqueueWriteBuffer + clFinish", br, ratio.s,
-        "\u2265 1.5\u00d7 raw", bench_verdict(bc.median >= 1.5 * br.median));
+    bench_row(what, "GB/s", bc, "raw blocking pageable clEnqueueWriteBuffer + clFinish", br,
+              ratio.s, "\u2265 1.5\u00d7 raw", bench_verdict(bc.median >= 1.5 * br.median));
   }
   bench_note(
       &run->notes,

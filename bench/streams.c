@@ -100,11 +100,6 @@ static void progress(const char *what) {
   fprintf(stderr, "bench_streams: %s\n", what);
 }
 
-static void row(const char *what, const char *unit, bench_stats cubert, const char *peer,
-                bench_stats peer_stats, const char *ratio, const char *target, const char *result) {
-  bench_compare_row(stdout, what, unit, cubert, peer, peer_stats, ratio, target, result);
-}
-
 static const bench_stats no_stats = {0, 0, 0, 0};
 
 static cubert_client *view(bench_run *run, cubert_stream_id id) {
@@ -289,12 +284,8 @@ static void section_dependencies(bench_run *run) {
   if (run->have_ocl) {
     raw.q1 = bench_ocl_queue(&run->ocl, 0);
     raw.q2 = bench_ocl_queue(&run->ocl, 0);
-    raw.fill =
-        bench_ocl_build(&run->ocl, cubert_kernel_fill_u32.opencl_source, BENCH_OCL_CHECKED_OPTIONS,
-                        cubert_kernel_fill_u32.opencl_entry, &programs[0]);
-    raw.add =
-        bench_ocl_build(&run->ocl, cubert_kernel_add_f32.opencl_source, BENCH_OCL_CHECKED_OPTIONS,
-                        cubert_kernel_add_f32.opencl_entry, &programs[1]);
+    raw.fill = bench_ocl_build_def(&run->ocl, &cubert_kernel_fill_u32, &programs[0]);
+    raw.add = bench_ocl_build_def(&run->ocl, &cubert_kernel_add_f32, &programs[1]);
     raw.g = bench_ocl_geometry_of(two.g.count, two.g.dim);
     for (int i = 0; i < 3; ++i) mems[i] = bench_ocl_buffer(&run->ocl, n * 4);
     mems[3] = bench_ocl_info(&run->ocl, two.fill_info, 2);
@@ -337,10 +328,10 @@ static void section_dependencies(bench_run *run) {
   }
 #endif
 
-  bench_stats dc = bench_stats_scale(bench_stats_of(d_cubert, blocks), 1e6);
-  bench_stats c2 = bench_stats_scale(bench_stats_of(t[0], blocks), 1e6);
-  bench_stats c1 = bench_stats_scale(bench_stats_of(t[1], blocks), 1e6);
-  bench_stats dg = bench_stats_scale(bench_stats_of(d_ring, blocks), 1e6);
+  bench_stats dc = bench_stats_scaled(d_cubert, blocks, 1e6);
+  bench_stats c2 = bench_stats_scaled(t[0], blocks, 1e6);
+  bench_stats c1 = bench_stats_scaled(t[1], blocks, 1e6);
+  bench_stats dg = bench_stats_scaled(d_ring, blocks, 1e6);
   const char *what =
       "1. cross-stream dependency overhead per round: two streams \u2212 one "
       "(paired per block)";
@@ -349,26 +340,29 @@ static void section_dependencies(bench_run *run) {
            "1. the same overhead with the producer cycling through %d buffers (~1 wait per round)",
            DEP_RING);
   if (variants == 5) {
-    bench_stats dr = bench_stats_scale(bench_stats_of(d_raw, blocks), 1e6);
-    bench_stats r2 = bench_stats_scale(bench_stats_of(t[3], blocks), 1e6);
-    bench_stats r1 = bench_stats_scale(bench_stats_of(t[4], blocks), 1e6);
+    bench_stats dr = bench_stats_scaled(d_raw, blocks, 1e6);
+    bench_stats r2 = bench_stats_scaled(t[3], blocks, 1e6);
+    bench_stats r1 = bench_stats_scaled(t[4], blocks, 1e6);
     bench_text ratio = bench_textf("cubert \u2212 raw = %+.2f \u00b5s", dc.median - dr.median);
-    row(what, "\u00b5s", dc, "raw: marker on q1 + flush, barrier on q2 (two queues \u2212 one)", dr,
-        ratio.s, "\u2264 raw + 2 \u00b5s", bench_verdict(dc.median <= dr.median + 2.0));
-    row(ring_what, "\u00b5s", dg, "raw: two queues \u2212 one", dr,
-        bench_textf("cubert \u2212 raw = %+.2f \u00b5s", dg.median - dr.median).s, "informative",
-        "");
-    row("1. round on two streams: fill on P, add on C, sync C", "\u00b5s", c2, "raw: two queues",
-        r2, bench_textf("%.3f\u00d7", c2.median / r2.median).s, "informative", "");
-    row("1. round on one stream: fill, add, sync", "\u00b5s", c1, "raw: one queue", r1,
-        bench_textf("%.3f\u00d7", c1.median / r1.median).s, "informative", "");
+    bench_row(what, "\u00b5s", dc,
+              "raw: marker on q1 + flush, barrier on q2 (two queues \u2212 one)", dr, ratio.s,
+              "\u2264 raw + 2 \u00b5s", bench_verdict(dc.median <= dr.median + 2.0));
+    bench_row(ring_what, "\u00b5s", dg, "raw: two queues \u2212 one", dr,
+              bench_textf("cubert \u2212 raw = %+.2f \u00b5s", dg.median - dr.median).s,
+              "informative", "");
+    bench_row("1. round on two streams: fill on P, add on C, sync C", "\u00b5s", c2,
+              "raw: two queues", r2, bench_textf("%.3f\u00d7", c2.median / r2.median).s,
+              "informative", "");
+    bench_row("1. round on one stream: fill, add, sync", "\u00b5s", c1, "raw: one queue", r1,
+              bench_textf("%.3f\u00d7", c1.median / r1.median).s, "informative", "");
   } else {
-    row(what, "\u00b5s", dc, "", no_stats, "", "\u2264 2 \u00b5s", bench_verdict(dc.median <= 2.0));
-    row(ring_what, "\u00b5s", dg, "", no_stats, "", "informative", "");
-    row("1. round on two streams: fill on P, add on C, sync C", "\u00b5s", c2, "", no_stats, "",
-        "informative", "");
-    row("1. round on one stream: fill, add, sync", "\u00b5s", c1, "", no_stats, "", "informative",
-        "");
+    bench_row(what, "\u00b5s", dc, "", no_stats, "", "\u2264 2 \u00b5s",
+              bench_verdict(dc.median <= 2.0));
+    bench_row(ring_what, "\u00b5s", dg, "", no_stats, "", "informative", "");
+    bench_row("1. round on two streams: fill on P, add on C, sync C", "\u00b5s", c2, "", no_stats,
+              "", "informative", "");
+    bench_row("1. round on one stream: fill, add, sync", "\u00b5s", c1, "", no_stats, "",
+              "informative", "");
   }
   bench_note(&run->notes,
              "1: %zu blocks of %d rounds per variant after 2 warm-up blocks, interleaved (order "
@@ -561,9 +555,7 @@ static void section_overlap(bench_run *run) {
   if (run->have_ocl) {
     rpar.transfer = bench_ocl_queue(&run->ocl, 0);
     rpar.compute = bench_ocl_queue(&run->ocl, 0);
-    rpar.saxpy =
-        bench_ocl_build(&run->ocl, cubert_kernel_saxpy_f32.opencl_source, BENCH_OCL_CHECKED_OPTIONS,
-                        cubert_kernel_saxpy_f32.opencl_entry, &program);
+    rpar.saxpy = bench_ocl_build_def(&run->ocl, &cubert_kernel_saxpy_f32, &program);
     for (int i = 0; i < 3; ++i) rmems[i] = bench_ocl_buffer(&run->ocl, bytes);
     rmems[3] = bench_ocl_info(&run->ocl, par.saxpy_info, 2);
     const float values[3] = {5.0f, 1.0f, 0.0f};
@@ -610,33 +602,35 @@ static void section_overlap(bench_run *run) {
   }
 
   const int gated = !run->host_unified;
-  bench_stats sp = bench_stats_scale(bench_stats_of(t[0], reps), 1e3);
-  bench_stats ss = bench_stats_scale(bench_stats_of(t[1], reps), 1e3);
+  bench_stats sp = bench_stats_scaled(t[0], reps, 1e3);
+  bench_stats ss = bench_stats_scaled(t[1], reps, 1e3);
   double speedup = ss.median / sp.median;
   char what[320];
   snprintf(what, sizeof(what),
            "2. %zu MiB read_async on stream A (%s destination) + %d saxpy_f32 on stream B: two "
            "streams",
            bytes >> 20, pinned ? "pinned" : "malloc'd", k);
-  row(what, "ms", sp, "same work on one stream", ss,
-      bench_textf("serial / parallel = %.2f\u00d7", speedup).s,
-      gated ? "\u2265 1.5\u00d7" : "informative (host-unified device)",
-      gated ? bench_verdict(speedup >= 1.5) : "");
+  bench_row(what, "ms", sp, "same work on one stream", ss,
+            bench_textf("serial / parallel = %.2f\u00d7", speedup).s,
+            gated ? "\u2265 1.5\u00d7" : "informative (host-unified device)",
+            gated ? bench_verdict(speedup >= 1.5) : "");
 #if BENCH_HAVE_OPENCL
   if (run->have_ocl) {
-    bench_stats rp = bench_stats_scale(bench_stats_of(t[raw_at], reps), 1e3);
-    bench_stats rs = bench_stats_scale(bench_stats_of(t[raw_at + 1], reps), 1e3);
-    row("2. peer: raw OpenCL, non-blocking clEnqueueReadBuffer on q1 + the same K kernels on q2",
+    bench_stats rp = bench_stats_scaled(t[raw_at], reps, 1e3);
+    bench_stats rs = bench_stats_scaled(t[raw_at + 1], reps, 1e3);
+    bench_row(
+        "2. peer: raw OpenCL, non-blocking clEnqueueReadBuffer on q1 + the same K kernels on q2",
         "ms", rp, "raw: all on one queue", rs,
         bench_textf("serial / parallel = %.2f\u00d7", rs.median / rp.median).s, "informative", "");
   }
 #endif
   if (pinned) {
-    bench_stats pp = bench_stats_scale(bench_stats_of(t[pageable_at], reps), 1e3);
-    bench_stats ps = bench_stats_scale(bench_stats_of(t[pageable_at + 1], reps), 1e3);
-    row("2. cubert, the same with a malloc'd (pageable) destination: two streams", "ms", pp,
-        "one stream", ps, bench_textf("serial / parallel = %.2f\u00d7", ps.median / pp.median).s,
-        "informative", "");
+    bench_stats pp = bench_stats_scaled(t[pageable_at], reps, 1e3);
+    bench_stats ps = bench_stats_scaled(t[pageable_at + 1], reps, 1e3);
+    bench_row("2. cubert, the same with a malloc'd (pageable) destination: two streams", "ms", pp,
+              "one stream", ps,
+              bench_textf("serial / parallel = %.2f\u00d7", ps.median / pp.median).s, "informative",
+              "");
   }
   bench_note(&run->notes,
              "2: the read alone took %s ms and one saxpy_f32 launch + sync %s ms (medians of 3), "
@@ -665,19 +659,6 @@ static void section_overlap(bench_run *run) {
 
 /* ---- 3. profiling -------------------------------------------------------------------------- */
 
-static double block_noop(void *user, int ops) {
-  cubert_client *client = user;
-  const cubert_cube_count one = cubert_cube_count_new_3d(1, 1, 1);
-  const cubert_cube_dim unit = cubert_cube_dim_new_3d(1, 1, 1);
-  const cubert_kernel_args none = {NULL, 0, NULL, 0};
-  uint64_t t0 = bench_now_ns();
-  for (int i = 0; i < ops; ++i) {
-    BENCH_CHECK(cubert_client_launch(client, &cubert_kernel_noop, one, unit, &none));
-    BENCH_CHECK(cubert_client_sync(client));
-  }
-  return bench_seconds_since(t0);
-}
-
 /* The same ops inside one open profile region (opened and closed around the block; both
    are in the block's time, spread over its ops). */
 static double block_noop_profiled(void *user, int ops) {
@@ -685,7 +666,7 @@ static double block_noop_profiled(void *user, int ops) {
   uint64_t t0 = bench_now_ns();
   cubert_profile_token token;
   BENCH_CHECK(cubert_client_profile_start(client, &token));
-  block_noop(client, ops);
+  bench_block_noop(client, ops);
   cubert_profile_duration d;
   BENCH_CHECK(cubert_client_profile_end(client, token, &d));
   return bench_seconds_since(t0);
@@ -709,45 +690,46 @@ static void section_profiling(bench_run *run) {
   cubert_client *never = view(run, STREAM_NEVER_PROFILED), *once = view(run, STREAM_PROFILED);
 
   /* (a) what having profiled costs the default path afterwards */
-  int ops = bench_calibrate_ops(block_noop, never, cfg->block_seconds, 20, 20000);
+  int ops = bench_calibrate_ops(bench_block_noop, never, cfg->block_seconds, 20, 20000);
   const size_t blocks = (size_t)cfg->profile_blocks;
   double *t[5], *diff_aa = calloc(blocks, sizeof(double)), *diff = calloc(blocks, sizeof(double));
   for (int v = 0; v < 5; ++v) t[v] = calloc(blocks, sizeof(double));
-  bench_block_fn aa_fns[2] = {block_noop, block_noop};
+  bench_block_fn aa_fns[2] = {bench_block_noop, bench_block_noop};
   void *aa_users[2] = {never, once};
   if (bench_interleave(aa_fns, aa_users, 2, 2, (int)blocks, ops, t) != 0) exit(1);
   {
     cubert_profile_token token;
     cubert_profile_duration d;
     BENCH_CHECK(cubert_client_profile_start(once, &token));
-    block_noop(once, 1);
+    bench_block_noop(once, 1);
     BENCH_CHECK(cubert_client_profile_end(once, token, &d));
   }
-  bench_block_fn fns[3] = {block_noop, block_noop, block_noop_profiled};
+  bench_block_fn fns[3] = {bench_block_noop, bench_block_noop, block_noop_profiled};
   void *users[3] = {never, once, once};
   if (bench_interleave(fns, users, 3, 1, (int)blocks, ops, t + 2) != 0) exit(1);
   for (size_t b = 0; b < blocks; ++b) {
     diff_aa[b] = t[1][b] - t[0][b];
     diff[b] = t[3][b] - t[2][b];
   }
-  bench_stats never_s = bench_stats_scale(bench_stats_of(t[2], blocks), 1e6);
-  bench_stats once_s = bench_stats_scale(bench_stats_of(t[3], blocks), 1e6);
-  bench_stats inside_s = bench_stats_scale(bench_stats_of(t[4], blocks), 1e6);
-  bench_stats d_s = bench_stats_scale(bench_stats_of(diff, blocks), 1e6);
-  bench_stats aa_s = bench_stats_scale(bench_stats_of(diff_aa, blocks), 1e6);
+  bench_stats never_s = bench_stats_scaled(t[2], blocks, 1e6);
+  bench_stats once_s = bench_stats_scaled(t[3], blocks, 1e6);
+  bench_stats inside_s = bench_stats_scaled(t[4], blocks, 1e6);
+  bench_stats d_s = bench_stats_scaled(diff, blocks, 1e6);
+  bench_stats aa_s = bench_stats_scaled(diff_aa, blocks, 1e6);
   double allowed = 0.02 * never_s.median > 0.2 ? 0.02 * never_s.median : 0.2;
   bench_text target =
       bench_textf("|\u0394| \u2264 %s \u00b5s (max of 0.2 \u00b5s, 2%%)", bench_fmt(allowed).s);
-  row("3a. launch + sync, `noop`, on a stream after a profile was opened and closed", "\u00b5s/op",
-      once_s, "a stream never profiled", never_s,
-      bench_textf("\u0394 of medians %+.3f \u00b5s", once_s.median - never_s.median).s, "", "");
-  row("3a. difference (profiled once \u2212 never), paired per block", "\u00b5s/op", d_s, "",
-      no_stats, "", target.s, bench_verdict(fabs(d_s.median) <= allowed));
-  row("3a. A/A: the same two streams before any profile (second \u2212 first), paired",
-      "\u00b5s/op", aa_s, "", no_stats, "noise floor", "informative", "");
-  row("3a. launch + sync inside an open profile region", "\u00b5s/op", inside_s,
-      "a stream never profiled", never_s,
-      bench_textf("%+.2f \u00b5s", inside_s.median - never_s.median).s, "informative", "");
+  bench_row("3a. launch + sync, `noop`, on a stream after a profile was opened and closed",
+            "\u00b5s/op", once_s, "a stream never profiled", never_s,
+            bench_textf("\u0394 of medians %+.3f \u00b5s", once_s.median - never_s.median).s, "",
+            "");
+  bench_row("3a. difference (profiled once \u2212 never), paired per block", "\u00b5s/op", d_s, "",
+            no_stats, "", target.s, bench_verdict(fabs(d_s.median) <= allowed));
+  bench_row("3a. A/A: the same two streams before any profile (second \u2212 first), paired",
+            "\u00b5s/op", aa_s, "", no_stats, "noise floor", "informative", "");
+  bench_row("3a. launch + sync inside an open profile region", "\u00b5s/op", inside_s,
+            "a stream never profiled", never_s,
+            bench_textf("%+.2f \u00b5s", inside_s.median - never_s.median).s, "informative", "");
   bench_note(&run->notes,
              "3a: two views of one client pinned to streams %d and %d; %zu blocks of %d ops per "
              "variant, A/A first (2 warm-up blocks), then one profile opened and closed on the "
@@ -780,8 +762,7 @@ static void section_profiling(bench_run *run) {
   if (run->have_ocl) {
     peer_name = "raw CL_PROFILING_COMMAND_END \u2212 START, same kernel and NDRange";
     pq = bench_ocl_queue(&run->ocl, CL_QUEUE_PROFILING_ENABLE);
-    rk = bench_ocl_build(&run->ocl, cubert_kernel_add_f32.opencl_source, BENCH_OCL_CHECKED_OPTIONS,
-                         cubert_kernel_add_f32.opencl_entry, &program);
+    rk = bench_ocl_build_def(&run->ocl, &cubert_kernel_add_f32, &program);
     for (int i = 0; i < 3; ++i) rm[i] = bench_ocl_buffer(&run->ocl, (size_t)(n * 4));
     rm[3] = bench_ocl_info(&run->ocl, add.info, 1);
     const float values[3] = {1.0f, 2.0f, 0.0f};
@@ -826,16 +807,16 @@ static void section_profiling(bench_run *run) {
     }
   }
   expect_f32(never, add.buffers[2], n, 3.0f, "profiled add_f32");
-  bench_stats cs = bench_stats_scale(bench_stats_of(cub, reps), 1e3);
-  bench_stats ps = bench_stats_scale(bench_stats_of(peer, reps), 1e3);
+  bench_stats cs = bench_stats_scaled(cub, reps, 1e3);
+  bench_stats ps = bench_stats_scaled(peer, reps, 1e3);
   double ratio = cs.median / ps.median;
   char what[256];
   snprintf(what, sizeof(what),
            "3b. cubert_client_profile around one add_f32 launch, %llu floats (%s timing)",
            (unsigned long long)n, method == CUBERT_TIMING_DEVICE ? "device" : "system");
-  row(what, "ms", cs, peer_name, ps, bench_textf("%.3f\u00d7", ratio).s,
-      run->have_ocl ? "within 5% of raw" : "informative",
-      run->have_ocl ? bench_verdict(fabs(ratio - 1.0) <= 0.05) : "");
+  bench_row(what, "ms", cs, peer_name, ps, bench_textf("%.3f\u00d7", ratio).s,
+            run->have_ocl ? "within 5% of raw" : "informative",
+            run->have_ocl ? bench_verdict(fabs(ratio - 1.0) <= 0.05) : "");
   bench_note(&run->notes,
              "3b: %zu repetitions of each after 2 warm-up rounds, order alternating; %s", reps,
              run->have_ocl ? "the raw queue has CL_QUEUE_PROFILING_ENABLE and its own buffers in "

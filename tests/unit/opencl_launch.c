@@ -40,6 +40,33 @@ static void write_floats(cubert_server *server, cubert_server_stream *stream, cu
   free(v);
 }
 
+/* Reads the first 64 words of the fixture's buffer: an iota launch left i + 1 in word i. */
+static void expect_iota_64(ocl_test_fixture *f) {
+  uint32_t values[64] = {0};
+  OCL_OK(f->server->vtable->read(f->server, f->st.stream, &f->ob, values, sizeof(values)));
+  for (uint32_t i = 0; i < 64; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
+}
+
+/* The fixture of the tests with a gate: iota over one cube of 64 units into a 256-byte buffer,
+   the stream waiting on a user event (the gate, returned) before anything it runs. */
+static cl_event gated_iota_fixture(ocl_test_fixture *f, cubert_server *server) {
+  ocl_test_fixture_init(f, server, &kIota, 1, 64, 256);
+  cl_event gate = ocl_test_user_event(server);
+  OCL_OK(cubert_ocl_stream_wait_cl_event(server, f->st.stream, gate));
+  return gate;
+}
+
+/* After a failure was reported: the failed commands released their pins (`pins_message`
+   otherwise), and a new launch on the stream runs without a new error. */
+static void expect_recovered(ocl_test_fixture *f, const char *pins_message) {
+  cubert_server *server = f->server;
+  cr_expect_eq(atomic_load(&f->out.slice.refcount), 1, "%s", pins_message);
+  OCL_OK(server->vtable->launch(server, f->st.stream, &f->launch));
+  OCL_OK(server->vtable->sync(server, f->st.stream));
+  cr_expect_not(cubert_stream_errors_pending(f->st.errors), "a new error after recovery");
+  expect_iota_64(f);
+}
+
 Test(opencl_launch, add_with_bindings_at_slice_offsets) {
   cubert_server *server = ocl_test_server();
   uint64_t align = server->properties.memory.alignment;
@@ -266,21 +293,16 @@ Test(opencl_launch, reads_and_writes_plain_and_staged) {
 
 Test(opencl_launch, async_reads_and_events_between_streams) {
   cubert_server *server = ocl_test_server();
-  ocl_test_stream a, b;
-  ocl_test_stream_init(server, &a);
-  ocl_test_stream_init(server, &b);
   enum { N = 256 };
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, N * 4, 0, N * 4);
-  cubert_binding ob = ocl_test_binding(&out);
-  cubert_launch launch = {.kernel = &kIota,
-                          .cube_count = {N / 64, 1, 1},
-                          .cube_dim = {64, 1, 1},
-                          .bindings = &ob,
-                          .binding_count = 1};
-  OCL_OK(server->vtable->launch(server, a.stream, &launch));
+  ocl_test_fixture f; /* its stream is stream a */
+  ocl_test_fixture_init(&f, server, &kIota, N / 64, 64, N * 4);
+  ocl_test_stream b;
+  ocl_test_stream_init(server, &b);
+  ocl_test_stream *a = &f.st;
+  cubert_binding ob = f.ob;
+  OCL_OK(server->vtable->launch(server, a->stream, &f.launch));
   cubert_event *event = NULL;
-  OCL_OK(server->vtable->event_record(server, a.stream, &event));
+  OCL_OK(server->vtable->event_record(server, a->stream, &event));
   OCL_OK(server->vtable->event_wait(server, b.stream, event));
   OCL_OK(server->vtable->event_sync(server, event));
   cr_expect(server->vtable->event_done(server, event));
@@ -293,11 +315,11 @@ Test(opencl_launch, async_reads_and_events_between_streams) {
   cr_expect(server->vtable->event_done(server, read));
   server->vtable->event_release(server, read);
   for (uint32_t i = 0; i < N; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
-  OCL_OK(server->vtable->sync(server, a.stream));
+  OCL_OK(server->vtable->sync(server, a->stream));
   OCL_OK(server->vtable->sync(server, b.stream));
-  cr_expect_eq(atomic_load(&out.slice.refcount), 1,
+  cr_expect_eq(atomic_load(&f.out.slice.refcount), 1,
                "the launch's and the read's pins were released");
-  cubert_server_stream *streams[2] = {a.stream, b.stream};
+  cubert_server_stream *streams[2] = {a->stream, b.stream};
   for (int i = 0; i < 2; ++i) {
     cl_command_queue queue = NULL;
     OCL_OK(cubert_ocl_stream_queue(server, streams[i], &queue));
@@ -306,12 +328,10 @@ Test(opencl_launch, async_reads_and_events_between_streams) {
   cl_mem mem = NULL;
   size_t offset = 99;
   OCL_OK(cubert_ocl_binding_mem(server, &ob, &mem, &offset));
-  cr_expect_eq(mem, out.page.native);
+  cr_expect_eq(mem, f.out.page.native);
   cr_expect_eq(offset, 0);
-  ocl_test_stream_free(server, &a);
   ocl_test_stream_free(server, &b);
-  ocl_test_buffer_free(server, &out);
-  ocl_test_server_destroy(server);
+  ocl_test_fixture_free(&f);
 }
 
 Test(opencl_launch, interop_rejects_other_servers) {
@@ -332,17 +352,11 @@ Test(opencl_launch, profiling_nested_and_overlapping_tokens) {
   cubert_server *server = ocl_test_server();
   if (!(server->properties.features & CUBERT_FEATURE_PROFILING))
     cr_skip_test("device '%s' has no event profiling", server->properties.name);
-  ocl_test_stream st;
-  ocl_test_stream_init(server, &st);
   enum { N = 1 << 16 };
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, N * 4, 0, N * 4);
-  cubert_binding ob = ocl_test_binding(&out);
-  cubert_launch launch = {.kernel = &kIota,
-                          .cube_count = {N / 64, 1, 1},
-                          .cube_dim = {64, 1, 1},
-                          .bindings = &ob,
-                          .binding_count = 1};
+  ocl_test_fixture f;
+  ocl_test_fixture_init(&f, server, &kIota, N / 64, 64, N * 4);
+  ocl_test_stream st = f.st;
+  cubert_launch launch = f.launch;
   OCL_OK(server->vtable->launch(server, st.stream, &launch)); /* builds outside the regions */
   OCL_OK(server->vtable->sync(server, st.stream));
   uint64_t outer_ns = 0, inner_ns = 0, empty_ns = 99, late_ns = 0;
@@ -371,72 +385,44 @@ Test(opencl_launch, profiling_nested_and_overlapping_tokens) {
   s = server->vtable->profile_end(server, st.stream, 77, &outer_ns, &method);
   cr_expect_eq(cubert_status_code(s), CUBERT_CODE_NOT_REGISTERED);
   cubert_status_free(s);
-  ocl_test_stream_free(server, &st);
-  ocl_test_buffer_free(server, &out);
-  ocl_test_server_destroy(server);
+  ocl_test_fixture_free(&f);
 }
 
 /* A launch waits on a user event; while it is blocked its binding stays pinned; once the
    event completes the pin is released at the next sync. */
 Test(opencl_launch, bindings_stay_pinned_until_completion) {
   cubert_server *server = ocl_test_server();
-  cl_context context = NULL;
-  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
-  ocl_test_stream st;
-  ocl_test_stream_init(server, &st);
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, 256, 0, 256);
-  cubert_binding ob = ocl_test_binding(&out);
-  cl_int err = CL_SUCCESS;
-  cl_event gate = clCreateUserEvent(context, &err);
-  cr_assert_eq(err, CL_SUCCESS);
-  OCL_OK(cubert_ocl_stream_wait_cl_event(server, st.stream, gate));
-  cubert_launch launch = {.kernel = &kIota,
-                          .cube_count = {1, 1, 1},
-                          .cube_dim = {64, 1, 1},
-                          .bindings = &ob,
-                          .binding_count = 1};
-  OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->vtable->flush(server, st.stream));
-  cr_expect_eq(atomic_load(&out.slice.refcount), 2, "the blocked launch pins its binding");
+  ocl_test_fixture f;
+  cl_event gate = gated_iota_fixture(&f, server);
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
+  OCL_OK(server->vtable->flush(server, f.st.stream));
+  cr_expect_eq(atomic_load(&f.out.slice.refcount), 2, "the blocked launch pins its binding");
   cr_assert_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
-  OCL_OK(server->vtable->sync(server, st.stream));
-  cr_expect_eq(atomic_load(&out.slice.refcount), 1);
-  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  cr_expect_eq(atomic_load(&f.out.slice.refcount), 1);
+  cr_expect_not(cubert_stream_errors_pending(f.st.errors));
   clReleaseEvent(gate);
-  ocl_test_stream_free(server, &st);
-  ocl_test_buffer_free(server, &out);
-  ocl_test_server_destroy(server);
+  ocl_test_fixture_free(&f);
 }
 
 /* Without any sync, pins of launches are still released: batches close with markers as they
    grow, and a later flush observes their completion. */
 Test(opencl_launch, pins_are_released_without_sync) {
   cubert_server *server = ocl_test_server();
-  ocl_test_stream st;
-  ocl_test_stream_init(server, &st);
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, 256, 0, 256);
-  cubert_binding ob = ocl_test_binding(&out);
-  cubert_launch launch = {.kernel = &kIota,
-                          .cube_count = {1, 1, 1},
-                          .cube_dim = {64, 1, 1},
-                          .bindings = &ob,
-                          .binding_count = 1};
-  for (int i = 0; i < 600; ++i) OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  cr_expect_leq(atomic_load(&out.slice.refcount), 601);
-  cr_expect_gt(atomic_load(&out.slice.refcount), 1, "queued launches pin their binding");
+  ocl_test_fixture f;
+  ocl_test_fixture_init(&f, server, &kIota, 1, 64, 256);
+  for (int i = 0; i < 600; ++i) OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
+  cr_expect_leq(atomic_load(&f.out.slice.refcount), 601);
+  cr_expect_gt(atomic_load(&f.out.slice.refcount), 1, "queued launches pin their binding");
   cubert_event *event = NULL;
-  OCL_OK(server->vtable->event_record(server, st.stream, &event));
+  OCL_OK(server->vtable->event_record(server, f.st.stream, &event));
   OCL_OK(server->vtable->event_sync(server, event));
   server->vtable->event_release(server, event);
-  OCL_OK(server->vtable->flush(server, st.stream));
-  cr_expect_eq(atomic_load(&out.slice.refcount), 1, "%u pins left after the work completed",
-               (unsigned)atomic_load(&out.slice.refcount));
-  cr_expect_not(cubert_stream_errors_pending(st.errors));
-  ocl_test_stream_free(server, &st);
-  ocl_test_buffer_free(server, &out);
-  ocl_test_server_destroy(server);
+  OCL_OK(server->vtable->flush(server, f.st.stream));
+  cr_expect_eq(atomic_load(&f.out.slice.refcount), 1, "%u pins left after the work completed",
+               (unsigned)atomic_load(&f.out.slice.refcount));
+  cr_expect_not(cubert_stream_errors_pending(f.st.errors));
+  ocl_test_fixture_free(&f);
 }
 
 /* An OpenCL error raised after the launch was queued (a user event set to a negative status
@@ -444,28 +430,14 @@ Test(opencl_launch, pins_are_released_without_sync) {
    failed commands are still released. */
 Test(opencl_launch, asynchronous_error_lands_in_the_stream_errors) {
   cubert_server *server = ocl_test_server();
-  cl_context context = NULL;
-  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
-  ocl_test_stream st;
-  ocl_test_stream_init(server, &st);
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, 256, 0, 256);
-  cubert_binding ob = ocl_test_binding(&out);
-  cl_int err = CL_SUCCESS;
-  cl_event gate = clCreateUserEvent(context, &err);
-  cr_assert_eq(err, CL_SUCCESS);
-  OCL_OK(cubert_ocl_stream_wait_cl_event(server, st.stream, gate));
-  cubert_launch launch = {.kernel = &kIota,
-                          .cube_count = {1, 1, 1},
-                          .cube_dim = {64, 1, 1},
-                          .bindings = &ob,
-                          .binding_count = 1};
-  OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  ocl_test_fixture f;
+  cl_event gate = gated_iota_fixture(&f, server);
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
+  cr_expect_not(cubert_stream_errors_pending(f.st.errors));
   cr_assert_eq(clSetUserEventStatus(gate, CL_OUT_OF_RESOURCES), CL_SUCCESS);
-  OCL_OK(server->vtable->sync(server, st.stream));
-  cr_assert(cubert_stream_errors_pending(st.errors), "the failure reached the stream's errors");
-  cubert_status errors = cubert_stream_errors_take(st.errors);
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  cr_assert(cubert_stream_errors_pending(f.st.errors), "the failure reached the stream's errors");
+  cubert_status errors = cubert_stream_errors_take(f.st.errors);
   cr_expect_eq(cubert_status_code(errors), CUBERT_CODE_SERVER_UNHEALTHY);
   /* The cause only: the launch behind the failed wait fails as a consequence. */
   cr_expect_eq(cubert_status_error_count(errors), 1);
@@ -478,18 +450,10 @@ Test(opencl_launch, asynchronous_error_lands_in_the_stream_errors) {
             "the error names the failed command and its status: %s", m);
   cr_log_info("asynchronous error as reported: %s", m);
   cubert_status_free(errors);
-  cr_expect_eq(atomic_load(&out.slice.refcount), 1, "failed commands release their pins");
   /* Later work on the stream runs again once the failure was reported. */
-  OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  uint32_t values[64] = {0};
-  OCL_OK(server->vtable->sync(server, st.stream));
-  cr_expect_not(cubert_stream_errors_pending(st.errors), "a new error after recovery");
-  OCL_OK(server->vtable->read(server, st.stream, &ob, values, sizeof(values)));
-  for (uint32_t i = 0; i < 64; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
+  expect_recovered(&f, "failed commands release their pins");
   clReleaseEvent(gate);
-  ocl_test_stream_free(server, &st);
-  ocl_test_buffer_free(server, &out);
-  ocl_test_server_destroy(server);
+  ocl_test_fixture_free(&f);
 }
 
 static void fail_gate(void *user) {
@@ -511,36 +475,24 @@ Test(opencl_launch, failure_of_a_command_without_event_is_reported_at_sync, .tim
         "sync uses a marker only on PoCL, whose clFinish hides failures; this driver's "
         "clFinish reports them");
   }
-  cl_context context = NULL;
-  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
-  ocl_test_stream st;
-  ocl_test_stream_init(server, &st);
+  ocl_test_fixture f;
+  ocl_test_fixture_init(&f, server, &kIota, 1, 64, 256);
   cl_command_queue queue = NULL;
-  OCL_OK(cubert_ocl_stream_queue(server, st.stream, &queue));
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, 256, 0, 256);
-  cubert_binding ob = ocl_test_binding(&out);
-  cubert_launch launch = {.kernel = &kIota,
-                          .cube_count = {1, 1, 1},
-                          .cube_dim = {64, 1, 1},
-                          .bindings = &ob,
-                          .binding_count = 1};
+  OCL_OK(cubert_ocl_stream_queue(server, f.st.stream, &queue));
   /* Compiled first, so that the failing run below holds only the barrier and the launch. */
-  OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->vtable->sync(server, st.stream));
-  cl_int err = CL_SUCCESS;
-  cl_event gate = clCreateUserEvent(context, &err);
-  cr_assert_eq(err, CL_SUCCESS);
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  cl_event gate = ocl_test_user_event(server);
   cl_event own = NULL; /* the caller's event; cubert never sees it */
   cr_assert_eq(clEnqueueBarrierWithWaitList(queue, 1, &gate, &own), CL_SUCCESS);
-  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
   cubert_ocl_server *s = cubert_ocl_server_of(server);
   s->sync_marker_hook = fail_gate;
   s->sync_marker_user = gate;
-  OCL_OK(server->vtable->sync(server, st.stream));
+  OCL_OK(server->vtable->sync(server, f.st.stream));
   s->sync_marker_hook = NULL;
-  cr_assert(cubert_stream_errors_pending(st.errors), "the failed launch was not reported");
-  cubert_status errors = cubert_stream_errors_take(st.errors);
+  cr_assert(cubert_stream_errors_pending(f.st.errors), "the failed launch was not reported");
+  cubert_status errors = cubert_stream_errors_take(f.st.errors);
   cr_expect_eq(cubert_status_code(errors), CUBERT_CODE_SERVER_UNHEALTHY);
   cr_expect_eq(cubert_status_error_count(errors), 1);
   const char *m = cubert_status_message(errors);
@@ -548,19 +500,11 @@ Test(opencl_launch, failure_of_a_command_without_event_is_reported_at_sync, .tim
             "the error names the last command without an event and its status: %s", m);
   cr_log_info("failure without an event as reported: %s", m);
   cubert_status_free(errors);
-  cr_expect_eq(atomic_load(&out.slice.refcount), 1, "the failed launch released its pin");
   /* The stream works again, and a clean run reports nothing. */
-  OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->vtable->sync(server, st.stream));
-  cr_expect_not(cubert_stream_errors_pending(st.errors), "a new error after recovery");
-  uint32_t values[64] = {0};
-  OCL_OK(server->vtable->read(server, st.stream, &ob, values, sizeof(values)));
-  for (uint32_t i = 0; i < 64; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
+  expect_recovered(&f, "the failed launch released its pin");
   clReleaseEvent(own);
   clReleaseEvent(gate);
-  ocl_test_stream_free(server, &st);
-  ocl_test_buffer_free(server, &out);
-  ocl_test_server_destroy(server);
+  ocl_test_fixture_free(&f);
 }
 
 /* A failed wait followed by several launches: the failure reaches every launch queued behind
@@ -569,44 +513,26 @@ Test(opencl_launch, failure_of_a_command_without_event_is_reported_at_sync, .tim
    any driver the cause is reported once and the stream recovers. */
 Test(opencl_launch, failed_wait_followed_by_many_launches) {
   cubert_server *server = ocl_test_server();
-  cl_context context = NULL;
-  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
-  ocl_test_stream st;
-  ocl_test_stream_init(server, &st);
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, 256, 0, 256);
-  cubert_binding ob = ocl_test_binding(&out);
-  cubert_launch launch = {.kernel = &kIota,
-                          .cube_count = {1, 1, 1},
-                          .cube_dim = {64, 1, 1},
-                          .bindings = &ob,
-                          .binding_count = 1};
-  cl_int err = CL_SUCCESS;
-  cl_event gate = clCreateUserEvent(context, &err);
-  cr_assert_eq(err, CL_SUCCESS);
-  OCL_OK(cubert_ocl_stream_wait_cl_event(server, st.stream, gate));
-  for (int i = 0; i < 4; ++i) OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  ocl_test_fixture f;
+  cl_event gate = gated_iota_fixture(&f, server);
+  for (int i = 0; i < 4; ++i) OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
   cr_assert_eq(clSetUserEventStatus(gate, CL_OUT_OF_RESOURCES), CL_SUCCESS);
-  OCL_OK(server->vtable->sync(server, st.stream));
-  cr_assert(cubert_stream_errors_pending(st.errors));
-  cubert_status errors = cubert_stream_errors_take(st.errors);
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  cr_assert(cubert_stream_errors_pending(f.st.errors));
+  cubert_status errors = cubert_stream_errors_take(f.st.errors);
   cr_expect_eq(cubert_status_error_count(errors), 1, "the cause only: %s",
                cubert_status_message(errors));
   cr_expect(strstr(cubert_status_message(errors), "external OpenCL event") != NULL, "%s",
             cubert_status_message(errors));
   cubert_status_free(errors);
-  cr_expect_eq(atomic_load(&out.slice.refcount), 1, "failed commands release their pins");
+  cr_expect_eq(atomic_load(&f.out.slice.refcount), 1, "failed commands release their pins");
   /* Once the wait resolved, launches are back to the path without events, and run. */
-  OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  cr_expect_not_null(st.stream->unobserved_what,
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
+  cr_expect_not_null(f.st.stream->unobserved_what,
                      "a launch after the resolved wait carries no event");
-  OCL_OK(server->vtable->sync(server, st.stream));
-  cr_expect_not(cubert_stream_errors_pending(st.errors));
-  uint32_t values[64] = {0};
-  OCL_OK(server->vtable->read(server, st.stream, &ob, values, sizeof(values)));
-  for (uint32_t i = 0; i < 64; ++i) cr_expect_eq(values[i], i + 1, "out[%u] = %u", i, values[i]);
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  cr_expect_not(cubert_stream_errors_pending(f.st.errors));
+  expect_iota_64(&f);
   clReleaseEvent(gate);
-  ocl_test_stream_free(server, &st);
-  ocl_test_buffer_free(server, &out);
-  ocl_test_server_destroy(server);
+  ocl_test_fixture_free(&f);
 }

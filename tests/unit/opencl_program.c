@@ -47,29 +47,31 @@ static void write_all(const char *path, const unsigned char *data, size_t size) 
 /* Runs `def` over 16 units in cubes of `local` units (a divisor of 16), then syncs, and checks
    that every unit wrote 7. */
 static void run_fill_local(cubert_server *server, const cubert_kernel_def *def, uint32_t local) {
-  ocl_test_stream st;
-  ocl_test_stream_init(server, &st);
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, 64, 0, 64);
-  cubert_binding b = ocl_test_binding(&out);
-  cubert_launch launch = {.kernel = def,
-                          .cube_count = {16 / local, 1, 1},
-                          .cube_dim = {local, 1, 1},
-                          .bindings = &b,
-                          .binding_count = 1};
-  OCL_OK(server->vtable->launch(server, st.stream, &launch));
+  ocl_test_fixture f;
+  ocl_test_fixture_init(&f, server, def, 16 / local, local, 64);
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
   int values[16] = {0};
-  OCL_OK(server->vtable->sync(server, st.stream));
-  OCL_OK(server->vtable->read(server, st.stream, &b, values, sizeof(values)));
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  OCL_OK(server->vtable->read(server, f.st.stream, &f.ob, values, sizeof(values)));
   for (int i = 0; i < 16; ++i)
     cr_expect_eq(values[i], 7, "local size %u: unit %d wrote %d", local, i, values[i]);
-  cr_expect_not(cubert_stream_errors_pending(st.errors));
-  ocl_test_stream_free(server, &st);
-  ocl_test_buffer_free(server, &out);
+  cr_expect_not(cubert_stream_errors_pending(f.st.errors));
+  ocl_test_fixture_release(&f);
 }
 
 static void run_fill(cubert_server *server, const cubert_kernel_def *def) {
   run_fill_local(server, def, 4);
+}
+
+/* No temporary files (names holding "tmp") are left behind in `dir`. */
+static void expect_no_temp_files(const char *dir) {
+  char listing[4200];
+  snprintf(listing, sizeof(listing), "ls %s | grep -c tmp", dir);
+  FILE *p = popen(listing, "r");
+  int tmp_files = -1;
+  cr_assert_eq(fscanf(p, "%d", &tmp_files), 1);
+  pclose(p);
+  cr_expect_eq(tmp_files, 0);
 }
 
 static int file_exists(const char *path) {
@@ -246,13 +248,7 @@ Test(opencl_program, damaged_cache_files_are_rebuilt_and_replaced) {
   }
   run_fill(server, &def);
   /* No temporary files are left behind. */
-  char listing[4200];
-  snprintf(listing, sizeof(listing), "ls %s | grep -c tmp", s->cache_dir);
-  FILE *p = popen(listing, "r");
-  int tmp_files = -1;
-  cr_assert_eq(fscanf(p, "%d", &tmp_files), 1);
-  pclose(p);
-  cr_expect_eq(tmp_files, 0);
+  expect_no_temp_files(s->cache_dir);
   ocl_test_server_destroy(server);
 }
 
@@ -275,16 +271,10 @@ Test(opencl_program, disk_cache_is_written_after_the_first_launch) {
   cubert_kernel_def def = fill_def();
   char path[4096];
   cache_path(server, &def, CUBERT_EXECUTION_CHECKED, path, sizeof(path));
-  ocl_test_stream st;
-  ocl_test_stream_init(server, &st);
-  ocl_test_buffer out;
-  ocl_test_buffer_init(server, &out, 64, 0, 64);
-  cubert_binding b = ocl_test_binding(&out);
-  cubert_launch launch = {.kernel = &def,
-                          .cube_count = {4, 1, 1},
-                          .cube_dim = {4, 1, 1},
-                          .bindings = &b,
-                          .binding_count = 1};
+  ocl_test_fixture f;
+  ocl_test_fixture_init(&f, server, &def, 4, 4, 64);
+  ocl_test_stream st = f.st;
+  cubert_launch launch = f.launch;
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
   cr_expect_not(file_exists(path), "nothing is written before the launch completed");
   cr_expect_eq(cubert_ocl_server_cache_stats(server).disk_checks, 0, "the launch reads nothing");
@@ -313,8 +303,7 @@ Test(opencl_program, disk_cache_is_written_after_the_first_launch) {
   stats = cubert_ocl_server_cache_stats(server);
   cr_expect_eq(stats.disk_writes - stats.disk_refreshes, 1, "one first write");
   cr_expect_not(cubert_stream_errors_pending(st.errors));
-  ocl_test_stream_free(server, &st);
-  ocl_test_buffer_free(server, &out);
+  ocl_test_fixture_release(&f);
 
   size_t size = 0, binary_size = 0;
   unsigned char *data = read_all(path, &size);
@@ -377,13 +366,7 @@ Test(opencl_program, refresh_rewrites_the_file_when_the_binary_grew) {
   cr_expect_eq(binary_size, real, "the file holds the driver's binary");
   free(data);
   /* No temporary files are left behind. */
-  char listing[4200];
-  snprintf(listing, sizeof(listing), "ls %s | grep -c tmp", s->cache_dir);
-  FILE *ls = popen(listing, "r");
-  int tmp_files = -1;
-  cr_assert_eq(fscanf(ls, "%d", &tmp_files), 1);
-  pclose(ls);
-  cr_expect_eq(tmp_files, 0);
+  expect_no_temp_files(s->cache_dir);
 
   /* The refreshed file loads and runs. */
   cubert_ocl_server_clear_program_cache(server);

@@ -122,4 +122,52 @@ static inline void ocl_test_stream_free(cubert_server *server, ocl_test_stream *
   cubert_stream_errors_destroy(s->errors);
 }
 
+/* The setup most launch tests share: a stream, one buffer of `bytes` (page and slice) bound
+   as the only argument, and a 1-D launch of `kernel` over `cubes` cubes of `dim` units on it.
+   `launch.bindings` points at `ob` inside the fixture, so the fixture must not be moved. */
+typedef struct ocl_test_fixture {
+  cubert_server *server;
+  ocl_test_stream st;
+  ocl_test_buffer out;
+  cubert_binding ob;
+  cubert_launch launch;
+} ocl_test_fixture;
+
+static inline void ocl_test_fixture_init(ocl_test_fixture *f, cubert_server *server,
+                                         const cubert_kernel_def *kernel, uint32_t cubes,
+                                         uint32_t dim, uint64_t bytes) {
+  memset(f, 0, sizeof(*f));
+  f->server = server;
+  ocl_test_stream_init(server, &f->st);
+  ocl_test_buffer_init(server, &f->out, bytes, 0, bytes);
+  f->ob = ocl_test_binding(&f->out);
+  f->launch = (cubert_launch){.kernel = kernel,
+                              .cube_count = {cubes, 1, 1},
+                              .cube_dim = {dim, 1, 1},
+                              .bindings = &f->ob,
+                              .binding_count = 1};
+}
+
+/* Frees the stream and the buffer; the server stays. */
+static inline void ocl_test_fixture_release(ocl_test_fixture *f) {
+  ocl_test_stream_free(f->server, &f->st);
+  ocl_test_buffer_free(f->server, &f->out);
+}
+
+/* ocl_test_fixture_release(), then destroys the server (ocl_test_server_destroy). */
+static inline void ocl_test_fixture_free(ocl_test_fixture *f) {
+  ocl_test_fixture_release(f);
+  ocl_test_server_destroy(f->server);
+}
+
+/* A user event in the server's context (complete it with clSetUserEventStatus). */
+static inline cl_event ocl_test_user_event(cubert_server *server) {
+  cl_context context = NULL;
+  OCL_OK(cubert_ocl_server_context(server, &context, NULL));
+  cl_int err = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(context, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  return gate;
+}
+
 #endif /* CUBERT_TESTS_OPENCL_TEST_H */
