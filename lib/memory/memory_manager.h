@@ -28,8 +28,8 @@ typedef struct cubert_storage_iface {
 cubert_status cubert_memory_manager_create(const cubert_storage_iface *storage,
                                            const cubert_memory_config *config,
                                            cubert_memory_manager **out);
-/* Frees every page. Slices still referenced are leaked on purpose? No: the caller guarantees
-   nothing refers to them any more (the device is being destroyed after a full sync). */
+/* Frees every page and slice object. The caller guarantees that nothing refers to them any
+   more (the device is being destroyed after a full sync of every stream). */
 void cubert_memory_manager_destroy(cubert_memory_manager *mm);
 
 /* Reserves `size` bytes (size 0 is valid). Returns a slice with refcount 1 owned by the
