@@ -1,6 +1,7 @@
 # Thin wrapper over CMake. `make run` and `make test` each install what is missing, configure,
 # build, and run (the quick start and the device listing / every test).
 BUILD ?= build
+MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
