@@ -8,6 +8,7 @@
 #include "client_internal.h"
 #include "profile_log.h"
 #include "registry.h"
+#include "trace.h"
 
 /* ---- device ------------------------------------------------------------------------------ */
 
@@ -28,6 +29,7 @@ static void device_destroy(cubert_device *device) {
   if (!device) return;
   if (device->server) {
     cubert_slots_destroy(device);
+    cubert_trace_flush(device);
     device->server->vtable->destroy(device->server);
   }
   free(device->slots); /* NULL after cubert_slots_destroy */
@@ -364,12 +366,14 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
   return NULL;
 }
 
-/* CUBERT_PROFILE=basic|full: the launch inside a profile region of its own (serialising, as
-   the reference does at these levels), logged and added to the summary. Lock held. */
+/* CUBERT_PROFILE=basic|full or CUBERT_TRACE: the launch inside a profile region of its own
+   (serialising, as the reference does at these levels), logged and added to the summary
+   and/or the trace. Lock held. */
 static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *slot,
-                                     const cubert_launch *launch) {
+                                     uint32_t slot_index, const cubert_launch *launch) {
   cubert_server *server = device->server;
   uint64_t token = ++device->next_token;
+  uint64_t start = cubert_now_ns();
   CUBERT_RETURN_IF_ERROR(server->vtable->profile_begin(server, slot->stream, token));
   cubert_status s = server->vtable->launch(server, slot->stream, launch);
   uint64_t ns = 0;
@@ -380,7 +384,12 @@ static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *
     return s;
   }
   if (end) return end;
-  cubert_profile_log_launch(device, launch, ns);
+  if (cubert_config_get()->profile_level >= CUBERT_PROFILE_BASIC)
+    cubert_profile_log_launch(device, launch, ns);
+  if (cubert_config_get()->trace_path) {
+    const char *name = launch->kernel->name;
+    cubert_trace_record(device, name, start, ns, slot_index);
+  }
   return NULL;
 }
 
@@ -434,9 +443,10 @@ cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kern
   cubert_stream_slot *slot = NULL;
   cubert_status s = cubert_slot_get(device, index, &slot);
   if (!s) s = cubert_slot_resolve(device, index, bindings, resolved);
-  int level = cubert_config_get()->profile_level;
-  if (!s && level >= CUBERT_PROFILE_BASIC) {
-    s = launch_profiled(device, slot, &launch);
+  const cubert_config *config = cubert_config_get();
+  int level = config->profile_level;
+  if (!s && (level >= CUBERT_PROFILE_BASIC || config->trace_path)) {
+    s = launch_profiled(device, slot, index, &launch);
   } else if (!s) {
     s = server->vtable->launch(server, slot->stream, &launch);
     if (!s && level == CUBERT_PROFILE_MINIMAL) cubert_profile_log_executing(kernel);

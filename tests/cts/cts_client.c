@@ -2,6 +2,7 @@
    streams. */
 #include <cubert/server.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "config_internal.h"
 #include "cts.h"
@@ -201,4 +202,43 @@ Test(client, profile_level_basic_logs_launches_and_a_summary) {
   cubert_client_release(c);
   unsetenv("CUBERT_PROFILE");
   cubert_config_reload_for_tests();
+}
+
+/* CUBERT_TRACE=<path>: every launch becomes a Chrome trace event, written when the device
+   goes away. */
+Test(client, trace_writes_one_event_per_launch) {
+  char path[] = "/tmp/cubert-trace-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  setenv("CUBERT_TRACE", path, 1);
+  cubert_config_reload_for_tests();
+  cubert_client *c = NULL;
+  ASSERT_OK(cubert_client_create(CUBERT_CTS_DEVICE, &c));
+  cubert_handle *h = NULL;
+  ASSERT_OK(cubert_client_empty(c, 1024 * 4, &h));
+  uint64_t info[2] = {1024, 5};
+  cubert_kernel_args args = {&h, 1, info, 2};
+  for (int i = 0; i < 3; ++i)
+    ASSERT_OK(cubert_client_launch(c, &cubert_kernel_fill_u32, cubert_cube_count_new_3d(4, 1, 1),
+                                   cubert_cube_dim_new_3d(256, 1, 1), &args));
+  ASSERT_OK(cubert_client_sync(c));
+  cubert_handle_release(h);
+  cubert_client_release(c); /* the last reference: the trace is written now */
+  unsetenv("CUBERT_TRACE");
+  cubert_config_reload_for_tests();
+  char text[8192] = {0};
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  remove(path);
+  cr_assert_gt(n, 0, "empty trace");
+  cr_assert(strncmp(text, "{\"traceEvents\":[", 16) == 0, "%s", text);
+  int events = 0;
+  for (const char *p = text;
+       (p = strstr(p, "\"name\":\"fill_u32\",\"cat\":\"launch\",\"ph\":\"X\"")); ++p)
+    ++events;
+  cr_assert_eq(events, 3, "%s", text);
+  cr_assert(strstr(text, "]") && text[n - 2] == '}', "not closed: %s", text);
 }
