@@ -1,16 +1,5 @@
 # Helpers that keep the CMakeLists files short: one per kind of target.
 
-# cubert_embed_sources(OUT file...) — turns each OpenCL C file into a NUL-terminated char
-# array `cubert_src_<name>` (name = file name with '.' -> '_') in one generated C file.
-function(cubert_embed_sources out)
-  set(script ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/embed.cmake)
-  string(REPLACE ";" "|" files "${ARGN}") # a CMake list would split into several arguments
-  add_custom_command(OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -DOUT=${out} "-DFILES=${files}" -P ${script}
-    DEPENDS ${ARGN} ${script}
-    COMMENT "Embedding OpenCL C sources" VERBATIM)
-endfunction()
-
 # cubert_backend_table(OUT name...) — the NULL-terminated list of compiled-in backends.
 function(cubert_backend_table out)
   set(decls "")

@@ -409,6 +409,8 @@ cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kern
     snprintf(what, sizeof(what), "args->buffers[%u]", i);
     CUBERT_RETURN_IF_ERROR(cubert_handle_check(client, args->buffers[i], what));
   }
+  CUBERT_RETURN_IF_ERROR(cubert_kernel_check_signature(kernel, args));
+  mode = cubert_kernel_effective_mode(mode);
   if (count.dynamic) {
     CUBERT_RETURN_IF_ERROR(cubert_handle_check(client, count.dynamic, "count.dynamic"));
     if (count.dynamic->size < 12)

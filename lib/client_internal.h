@@ -128,4 +128,9 @@ cubert_status cubert_client_check(const cubert_client *client);
 cubert_status cubert_client_reserve(cubert_client *client, uint64_t size, uint32_t *out_slot,
                                     cubert_handle **out);
 
+/* kernel_check.c: a kernel-language kernel's declared buffers against the launch's (count and
+   element size); NULL for kernels without a signature. Handles already checked. */
+cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
+                                            const cubert_kernel_args *args);
+
 #endif /* CUBERT_CLIENT_INTERNAL_H */

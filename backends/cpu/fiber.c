@@ -141,6 +141,7 @@ struct cubert_cpu_fiber {
   uint32_t color; /* bytes the first frame is moved down (cache set spreading) */
   cubert_cpu_call call;
   cubert_cpu_ctx ctx;
+  uint32_t barriers; /* barriers this unit passed in the current cube */
 #ifdef CUBERT_CPU_TSAN
   uint32_t tsan_cubes; /* cubes run on context.tsan (see fiber_prepare) */
 #endif
@@ -159,6 +160,8 @@ struct cubert_cpu_runner {
   uint32_t fiber_capacity; /* entries of `fibers` (grown to the largest cube seen) */
   uint32_t ready;          /* fibers with a stack */
   uint32_t live;           /* units of the current cube not yet returned */
+  /* Validate mode: units waiting at the current barrier, and its source line. */
+  uint32_t arrived, barrier_line;
   cubert_cpu_kernel_fn fn;
   cubert_cpu_fiber *fibers;
   stack_batch *batches;
@@ -212,6 +215,8 @@ static void fiber_main(cubert_cpu_fiber *f) {
   }
 #endif
   r->fn(&f->ctx);
+  /* Returned while units wait at a barrier: the round completes without it. */
+  if (r->arrived && r->arrived + 1 >= r->live) r->arrived = 0;
   cubert_cpu_fiber *next = f->next;
   next->prev = f->prev;
   f->prev->next = next;
@@ -458,15 +463,30 @@ cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel
     f->call.job = job;
     f->call.fiber = f;
     f->ctx.priv_ = &f->call;
+    f->barriers = 0;
     f->next = &fibers[i + 1 == units ? 0 : i + 1];
     f->prev = &fibers[i == 0 ? units - 1 : i - 1];
     fiber_prepare(r, f);
   }
   r->live = units;
+  r->arrived = 0;
 #ifdef CUBERT_CPU_TSAN
   r->main.tsan = __tsan_get_current_fiber();
 #endif
   fiber_switch(r, &r->main, &fibers[0].context, 0);
+  /* Validate mode: a unit that passed fewer barriers than another skipped one (it returned
+     while others waited, which a GPU leaves undefined and PoCL does not survive). */
+  if (tmpl->mode == CUBERT_EXECUTION_VALIDATE)
+    for (uint32_t i = 1; i < units; ++i)
+      if (fibers[i].barriers != fibers[0].barriers) {
+        cubert_cpu_fiber *fewer = fibers[i].barriers < fibers[0].barriers ? &fibers[i] : &fibers[0];
+        char what[128];
+        snprintf(what, sizeof what,
+                 "passed %u cube barriers where other units of its cube passed %u", fewer->barriers,
+                 fewer == &fibers[0] ? fibers[i].barriers : fibers[0].barriers);
+        cubert_cpu_report_barrier(&fewer->ctx, r->barrier_line, what);
+        break;
+      }
   for (uint32_t i = 0; i < units; ++i) {
     uint64_t canary;
     if (fibers[i].guarded) continue;
@@ -481,10 +501,26 @@ cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel
 /* ---- kernel services --------------------------------------------------------------------- */
 
 void cubert_cpu_sync_cube(const cubert_cpu_ctx *ctx) {
+  cubert_cpu_sync_cube_at(ctx, 0);
+}
+
+void cubert_cpu_sync_cube_at(const cubert_cpu_ctx *ctx, uint32_t line) {
   const cubert_cpu_call *call = ctx->priv_;
   if (!call) return;
   cubert_cpu_fiber *f = call->fiber;
   if (f) {
+    /* Units arrive in ring order; the last live one to arrive completes the round. */
+    cubert_cpu_runner *r = f->runner;
+    if (r->arrived == 0) {
+      r->barrier_line = line;
+    } else if (line != r->barrier_line && ctx->mode == CUBERT_EXECUTION_VALIDATE) {
+      char what[96];
+      snprintf(what, sizeof what, "reached a different barrier than the line %u one of its cube",
+               r->barrier_line);
+      cubert_cpu_report_barrier(ctx, line, what);
+    }
+    if (++r->arrived >= r->live) r->arrived = 0;
+    ++f->barriers;
     /* Alone in the ring (the other units returned): nothing to wait for. */
     if (f->next != f) fiber_switch(f->runner, &f->context, &f->next->context, 0);
     return;

@@ -95,7 +95,8 @@ struct cubert_cpu_job {
   cubert_cpu_job *all_next; /* the device's list of every record */
   const cubert_kernel_def *kernel;
   uint32_t cube_count[3], cube_dim[3];
-  int cube_mode; /* each cube runs on one participant (SYNC_CUBE or shared memory) */
+  int cube_mode; /* each cube runs on one participant (SYNC_CUBE, PHASED or shared memory) */
+  uint32_t mode; /* cubert_execution_mode of the launch */
   uint64_t units_per_cube;
   uint64_t item_count;  /* units, or cubes in cube mode */
   uint64_t chunk_items; /* items per chunk, for chunks [0, head_chunks) */

@@ -543,6 +543,7 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       .buffer_count = job->binding_count,
       .info_count = job->info_count,
       .priv_ = &call,
+      .mode = job->mode,
   };
   if (!job->cube_mode) {
     ctx.unit_begin = begin;

@@ -120,7 +120,9 @@ cubert_status cubert_cpu_launch(cubert_server *server, cubert_server_stream *s,
   job->cube_dim[1] = launch->cube_dim.y;
   job->cube_dim[2] = launch->cube_dim.z;
   job->units_per_cube = units_per_cube;
-  job->cube_mode = (kernel->flags & CUBERT_KERNEL_SYNC_CUBE) || kernel->shared_bytes > 0;
+  job->cube_mode = (kernel->flags & (CUBERT_KERNEL_SYNC_CUBE | CUBERT_KERNEL_PHASED)) ||
+                   kernel->shared_bytes > 0;
+  job->mode = (uint32_t)launch->mode;
   for (uint32_t i = 0; i < launch->binding_count; ++i) {
     const cubert_binding *b = &launch->bindings[i];
     job->bindings[i] = *b;

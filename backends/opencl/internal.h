@@ -94,6 +94,11 @@ typedef struct cubert_ocl_profile {
 
 typedef struct cubert_ocl_server cubert_ocl_server;
 
+/* The validate record of kernel-language kernels (cubert/cube_prelude.cl gives the layout), and
+   how many distinct kernels a stream may launch in validate mode between two reads of it. */
+#define CUBERT_OCL_RECORD_WORDS 16
+#define CUBERT_OCL_VALIDATE_KERNELS 64
+
 struct cubert_server_stream {
   cubert_ocl_server *server;
   /* The queue commands go to: `plain_queue`, or `profiling_queue` while a profile region is
@@ -123,6 +128,12 @@ struct cubert_server_stream {
   /* Waits (barriers on events cubert does not control) still in the FIFO, counted only where
      server->events_behind_waits: while one is unresolved, commands carry events. */
   uint32_t fallible_waits;
+  /* Kernel-language launches (launch.c): the record a validate-mode kernel writes its first
+     violation into (CUBERT_OCL_RECORD_WORDS uints, created at the first such launch), and the
+     kernels launched in validate mode since it was last read, which the record's tag indexes. */
+  cl_mem record;
+  const cubert_kernel_def *validate_kernels[CUBERT_OCL_VALIDATE_KERNELS];
+  uint32_t validate_count;
   cubert_server_stream *prev, *next; /* the server's list, for destroy */
 };
 
@@ -396,6 +407,9 @@ void cubert_ocl_poll(cubert_server_stream *stream);
 /* Waits for the stream's queue, then releases every command: clFinish, or a marker waited on
    when commands without events could have failed unseen (queue.c), then a poll. */
 cubert_status cubert_ocl_finish(cubert_server_stream *stream);
+/* Reads and clears the stream's validate record after its commands finished (launch.c): the
+   first violation of a validate-mode kernel-language launch as an error, or NULL. */
+cubert_status cubert_ocl_record_check(cubert_server_stream *stream);
 /* Makes the stream wait for `event` with a barrier, tracked like any command so that a failed
    event becomes an error of this stream. */
 cubert_status cubert_ocl_wait_cl_event(cubert_server_stream *stream, cl_event event,

@@ -102,12 +102,102 @@ static cubert_status enqueue_error(cubert_ocl_server *server, cubert_ocl_kernel 
   return s;
 }
 
+/* ---- kernel-language kernels ------------------------------------------------------------- */
+
+/* The stream's validate record, created zeroed at its first kernel-language launch. */
+static cubert_status stream_record(cubert_ocl_server *server, cubert_server_stream *stream,
+                                   cl_mem *out) {
+  if (!stream->record) {
+    uint32_t zeros[CUBERT_OCL_RECORD_WORDS] = {0};
+    cl_int err = CL_SUCCESS;
+    stream->record = clCreateBuffer(server->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                    sizeof zeros, zeros, &err);
+    if (err != CL_SUCCESS || !stream->record) {
+      stream->record = NULL;
+      return cubert_ocl_status(err, CUBERT_CODE_OUT_OF_MEMORY,
+                               "clCreateBuffer for the validate record of a stream");
+    }
+  }
+  *out = stream->record;
+  return NULL;
+}
+
+/* The tag a validate-mode kernel writes into the record: its index among the kernels launched
+   in validate mode on the stream since the record was last read. When the table is full the
+   record is read now (a sync of the stream), which empties it. */
+static uint32_t validate_tag(cubert_server_stream *stream, const cubert_kernel_def *kernel) {
+  for (uint32_t i = 0; i < stream->validate_count; ++i)
+    if (stream->validate_kernels[i] == kernel) return i;
+  if (stream->validate_count == CUBERT_OCL_VALIDATE_KERNELS) cubert_ocl_finish(stream);
+  stream->validate_kernels[stream->validate_count] = kernel;
+  return stream->validate_count++;
+}
+
+/* The info words of a kernel-language kernel (cubert/cube_prelude.cl): [0] the user's word
+   count | (offset of the user's words << 32), [1] validate tag, [2 .. 2+n) the buffers' sizes in
+   bytes, then the user's words. Repeated launches with the same shapes give the same words, so
+   the info cache still hits. */
+static cubert_status language_info(cubert_ocl_server *server, cubert_server_stream *stream,
+                                   const cubert_launch *launch, cl_mem *out) {
+  enum { INLINE_WORDS = 64 };
+  uint64_t inline_words[INLINE_WORDS];
+  uint64_t base = 2 + (uint64_t)launch->binding_count;
+  uint64_t count = base + launch->info_count;
+  uint64_t *words = inline_words;
+  if (count > INLINE_WORDS) {
+    words = malloc(count * sizeof(uint64_t));
+    if (!words) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  words[0] = (uint64_t)launch->info_count | base << 32;
+  words[1] = launch->mode == CUBERT_EXECUTION_VALIDATE ? validate_tag(stream, launch->kernel) : 0;
+  for (uint32_t i = 0; i < launch->binding_count; ++i) words[2 + i] = launch->bindings[i].size;
+  if (launch->info_count) memcpy(words + base, launch->info, launch->info_count * sizeof(uint64_t));
+  cubert_status s = cubert_ocl_info_buffer(server, words, (uint32_t)count, out);
+  if (words != inline_words) free(words);
+  return s;
+}
+
+cubert_status cubert_ocl_record_check(cubert_server_stream *stream) {
+  if (!stream->validate_count || !stream->record) return NULL;
+  uint32_t rec[CUBERT_OCL_RECORD_WORDS];
+  cl_int err = clEnqueueReadBuffer(stream->queue, stream->record, CL_TRUE, 0, sizeof rec, rec, 0,
+                                   NULL, NULL);
+  uint32_t kernels = stream->validate_count;
+  stream->validate_count = 0;
+  if (err != CL_SUCCESS)
+    return cubert_ocl_status(err, CUBERT_CODE_EXECUTION, "reading the validate record");
+  if (!rec[0]) return NULL;
+  uint32_t tag = rec[13];
+  cubert_kernel_violation v = {
+      .kind = rec[1] == 2 ? CUBERT_VIOLATION_INFO : CUBERT_VIOLATION_BUFFER,
+      .buffer = rec[2],
+      .has_unit = 1,
+      .unit = {rec[3], rec[4], rec[5]},
+      .cube = {rec[6], rec[7], rec[8]},
+      .index = (uint64_t)rec[10] << 32 | rec[9],
+      .length = (uint64_t)rec[12] << 32 | rec[11],
+  };
+  cubert_status s =
+      cubert_kernel_violation_status(tag < kernels ? stream->validate_kernels[tag] : NULL, &v);
+  uint32_t zeros[CUBERT_OCL_RECORD_WORDS] = {0};
+  err = clEnqueueWriteBuffer(stream->queue, stream->record, CL_TRUE, 0, sizeof zeros, zeros, 0,
+                             NULL, NULL);
+  if (err != CL_SUCCESS)
+    cubert_stream_errors_push(stream->errors, cubert_ocl_status(err, CUBERT_CODE_EXECUTION,
+                                                                "clearing the validate record"));
+  return s;
+}
+
 cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *stream,
                                 const cubert_launch *launch) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   cubert_ocl_kernel *k = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch->mode, &k));
-  uint32_t expected = launch->binding_count + (launch->info_count ? 1u : 0u);
+  const int language = launch->kernel->signature != NULL;
+  /* Kernel-language kernels: info words and validate record first, then the buffers. */
+  const uint32_t first = language ? 2u : 0u;
+  uint32_t expected = language ? 2u + launch->binding_count
+                               : launch->binding_count + (launch->info_count ? 1u : 0u);
   if (k->arg_count != expected)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s declares %u arguments; the launch passes %u buffers%s", k->what,
@@ -164,12 +254,19 @@ cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *strea
      generation cannot change in between and `valid` holds for the whole launch. */
   int valid = k->args_generation == server->mem_generation;
   cubert_status s = NULL;
+  if (language) {
+    cl_mem info = NULL, record = NULL;
+    s = language_info(server, stream, launch, &info);
+    if (!s) s = set_arg(k, 0, info, valid);
+    if (!s) s = stream_record(server, stream, &record);
+    if (!s) s = set_arg(k, 1, record, valid);
+  }
   for (uint32_t i = 0; i < launch->binding_count && !s; ++i) {
     cl_mem mem = NULL;
     s = cubert_ocl_binding_kernel_mem(server, &launch->bindings[i], &mem);
-    if (!s) s = set_arg(k, i, mem, valid);
+    if (!s) s = set_arg(k, first + i, mem, valid);
   }
-  if (!s && launch->info_count) {
+  if (!s && !language && launch->info_count) {
     cl_mem info = NULL;
     s = cubert_ocl_info_buffer(server, launch->info, launch->info_count, &info);
     if (!s) s = set_arg(k, launch->binding_count, info, valid);

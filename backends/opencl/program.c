@@ -56,10 +56,15 @@ char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution
                                ? " -DCUBERT_CHECKED=1 -DCUBERT_VALIDATE=1"
                                : " -DCUBERT_CHECKED=1";
   const char *user = kernel->opencl_options ? kernel->opencl_options : "";
-  size_t size = strlen("-cl-std=CL1.2") + strlen(mode_flags) + 1 + strlen(user) + 1;
+  /* Kernel-language sources (cubert/cube_prelude.cl) read the mode as one number. */
+  char mode_number[24];
+  snprintf(mode_number, sizeof mode_number, " -DCUBERT_MODE=%d", (int)mode);
+  size_t size =
+      strlen("-cl-std=CL1.2") + strlen(mode_flags) + strlen(mode_number) + 1 + strlen(user) + 1;
   char *options = malloc(size);
   if (!options) return NULL;
-  snprintf(options, size, "-cl-std=CL1.2%s%s%s", mode_flags, user[0] ? " " : "", user);
+  snprintf(options, size, "-cl-std=CL1.2%s%s%s%s", mode_flags, mode_number, user[0] ? " " : "",
+           user);
   return options;
 }
 

@@ -170,6 +170,8 @@ cubert_status cubert_ocl_finish(cubert_server_stream *stream) {
   if (marker) report_status(stream, unobserved, 1, marker_status);
   pins_release(&stream->batch);
   stream->batch_what = NULL;
+  cubert_status violation = cubert_ocl_record_check(stream);
+  if (violation) cubert_stream_errors_push(stream->errors, violation);
   if (err != CL_SUCCESS && !stream->failed_run) {
     stream->failed_run = 1;
     cubert_stream_errors_push(stream->errors,
@@ -307,6 +309,7 @@ void cubert_ocl_stream_destroy(cubert_server *base, cubert_server_stream *stream
     if (stream->profiles[i].first) clReleaseEvent(stream->profiles[i].first);
   free(stream->profiles);
   if (stream->last_event) clReleaseEvent(stream->last_event);
+  if (stream->record) clReleaseMemObject(stream->record);
   if (stream->profiling_queue) {
     clFinish(stream->profiling_queue);
     clReleaseCommandQueue(stream->profiling_queue);

@@ -91,7 +91,7 @@ static cl_program build(const cubert_kernel_def *def, int checked) {
   cl_program program = clCreateProgramWithSource(env.context, 1, &source, NULL, &err);
   CL_OK(err);
   char options[512];
-  snprintf(options, sizeof options, "-cl-std=CL1.2 -DCUBERT_CHECKED=%d %s", checked,
+  snprintf(options, sizeof options, "-cl-std=CL1.2 -DCUBERT_MODE=%d %s", checked ? 0 : 2,
            def->opencl_options != NULL ? def->opencl_options : "");
   err = clBuildProgram(program, 1, &env.device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
@@ -132,22 +132,33 @@ static size_t shape_units(const shape *s) {
   return s->count[0] * s->count[1] * s->count[2] * s->dim[0] * s->dim[1] * s->dim[2];
 }
 
-/* Sets buffers 0..n-1 and, when info_count > 0, the info buffer as the last argument, then
-   runs the kernel over `s` and waits. */
+/* Calls the kernel as the OpenCL server calls a kernel-language kernel (cube_prelude.cl):
+   argument 0 the info words behind a header (word count | first word << 32, validate tag,
+   each buffer's size in bytes), argument 1 a validate record, then the buffers. Runs it over
+   `s` and waits. */
 static void launch(cl_kernel kernel, cl_mem *buffers, cl_uint buffer_count, const uint64_t *info,
                    cl_uint info_count, const shape *s) {
-  for (cl_uint i = 0; i < buffer_count; ++i)
-    CL_OK(clSetKernelArg(kernel, i, sizeof(cl_mem), &buffers[i]));
-  cl_mem info_mem = NULL;
-  if (info_count > 0) {
-    info_mem = buffer_from(info, info_count * sizeof(uint64_t));
-    CL_OK(clSetKernelArg(kernel, buffer_count, sizeof(cl_mem), &info_mem));
+  uint64_t words[64] = {0};
+  cr_assert_leq(2 + buffer_count + info_count, 64);
+  words[0] = info_count | (uint64_t)(2 + buffer_count) << 32;
+  for (cl_uint i = 0; i < buffer_count; ++i) {
+    size_t bytes = 0;
+    CL_OK(clGetMemObjectInfo(buffers[i], CL_MEM_SIZE, sizeof bytes, &bytes, NULL));
+    words[2 + i] = bytes;
+    CL_OK(clSetKernelArg(kernel, 2 + i, sizeof(cl_mem), &buffers[i]));
   }
+  for (cl_uint i = 0; i < info_count; ++i) words[2 + buffer_count + i] = info[i];
+  cl_mem info_mem = buffer_from(words, (2 + buffer_count + info_count) * sizeof(uint64_t));
+  uint32_t record[16] = {0};
+  cl_mem record_mem = buffer_from(record, sizeof record);
+  CL_OK(clSetKernelArg(kernel, 0, sizeof(cl_mem), &info_mem));
+  CL_OK(clSetKernelArg(kernel, 1, sizeof(cl_mem), &record_mem));
   size_t global[3];
   for (int d = 0; d < 3; ++d) global[d] = s->count[d] * s->dim[d];
   CL_OK(clEnqueueNDRangeKernel(env.queue, kernel, 3, NULL, global, s->dim, 0, NULL, NULL));
   CL_OK(clFinish(env.queue));
-  if (info_mem != NULL) clReleaseMemObject(info_mem);
+  clReleaseMemObject(info_mem);
+  clReleaseMemObject(record_mem);
 }
 
 static void read_back(cl_mem mem, void *dst, size_t bytes) {
@@ -158,16 +169,16 @@ static void read_back(cl_mem mem, void *dst, size_t bytes) {
 
 Test(kernels_opencl, every_source_builds_and_entries_match_convention) {
   ocl_open();
-  /* buffers + 1 info argument (0 for noop, which takes neither) */
+  /* info words + validate record + the buffers */
   static const struct {
     const cubert_kernel_def *def;
     cl_uint args;
   } expected[] = {
-      {&cubert_kernel_noop, 0},           {&cubert_kernel_fill_u32, 2},
-      {&cubert_kernel_copy_strided, 3},   {&cubert_kernel_add_f32, 4},
-      {&cubert_kernel_add_i32, 4},        {&cubert_kernel_mul_f32, 4},
-      {&cubert_kernel_mul_i32, 4},        {&cubert_kernel_saxpy_f32, 3},
-      {&cubert_kernel_reduce_sum_f32, 3},
+      {&cubert_kernel_noop, 2},           {&cubert_kernel_fill_u32, 3},
+      {&cubert_kernel_copy_strided, 4},   {&cubert_kernel_add_f32, 5},
+      {&cubert_kernel_add_i32, 5},        {&cubert_kernel_mul_f32, 5},
+      {&cubert_kernel_mul_i32, 5},        {&cubert_kernel_saxpy_f32, 4},
+      {&cubert_kernel_reduce_sum_f32, 4},
   };
   size_t count = 0;
   for (const cubert_kernel_def *const *k = cubert_kernel_library; *k != NULL; ++k) {

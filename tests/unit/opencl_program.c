@@ -101,15 +101,16 @@ Test(opencl_program, build_options) {
   char *checked = cubert_ocl_build_options(&def, CUBERT_EXECUTION_CHECKED);
   char *validate = cubert_ocl_build_options(&def, CUBERT_EXECUTION_VALIDATE);
   char *unchecked = cubert_ocl_build_options(&def, CUBERT_EXECUTION_UNCHECKED);
-  cr_expect_str_eq(checked, "-cl-std=CL1.2 -DCUBERT_CHECKED=1 -DWIDTH=4");
-  cr_expect_str_eq(validate, "-cl-std=CL1.2 -DCUBERT_CHECKED=1 -DCUBERT_VALIDATE=1 -DWIDTH=4");
-  cr_expect_str_eq(unchecked, "-cl-std=CL1.2 -DWIDTH=4");
+  cr_expect_str_eq(checked, "-cl-std=CL1.2 -DCUBERT_CHECKED=1 -DCUBERT_MODE=0 -DWIDTH=4");
+  cr_expect_str_eq(
+      validate, "-cl-std=CL1.2 -DCUBERT_CHECKED=1 -DCUBERT_VALIDATE=1 -DCUBERT_MODE=1 -DWIDTH=4");
+  cr_expect_str_eq(unchecked, "-cl-std=CL1.2 -DCUBERT_MODE=2 -DWIDTH=4");
   free(checked);
   free(validate);
   free(unchecked);
   def.opencl_options = NULL;
   char *plain = cubert_ocl_build_options(&def, CUBERT_EXECUTION_UNCHECKED);
-  cr_expect_str_eq(plain, "-cl-std=CL1.2");
+  cr_expect_str_eq(plain, "-cl-std=CL1.2 -DCUBERT_MODE=2");
   free(plain);
 }
 

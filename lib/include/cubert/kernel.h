@@ -1,5 +1,7 @@
 /* cubert — kernels. A kernel is a codelet: one definition with an implementation per backend
-   (OpenCL C source, C function for the CPU server). See DESIGN §2 and §7. */
+   (OpenCL C source, C function for the CPU server). This is the low-level layer: kernels are
+   normally written once in the kernel language (cubert/cube.h, docs/KERNELS.md), which produces
+   these definitions; a hand-written codelet fills the fields itself. */
 #ifndef CUBERT_KERNEL_H
 #define CUBERT_KERNEL_H
 
@@ -28,6 +30,7 @@ typedef struct cubert_cpu_ctx {
   void *shared; /* the current cube's shared memory (SYNC_CUBE kernels) */
   /* private fields follow; never touch */
   void *priv_;
+  uint32_t mode; /* the launch's cubert_execution_mode (read by kernel-language code) */
 } cubert_cpu_ctx;
 
 typedef void (*cubert_cpu_kernel_fn)(const cubert_cpu_ctx *ctx);
@@ -39,12 +42,49 @@ CUBERT_API void cubert_cpu_sync_cube(const cubert_cpu_ctx *ctx);
    error reaches the user at the next flush/sync/read on the stream (SERVER_UNHEALTHY). */
 CUBERT_API void cubert_cpu_fail(const cubert_cpu_ctx *ctx, const char *reason);
 
+/* ---- services for kernel-language code (cubert/cube.h calls these; rarely called by hand) ---- */
+
+/* `buffer` value of cubert_cpu_report_access for an info word read past the launch's words. */
+#define CUBERT_CPU_ACCESS_INFO 0xffffffffu
+/* Validate mode: reports an access of element `index` of buffer `buffer` (or info word `index`
+   with CUBERT_CPU_ACCESS_INFO) with only `length` elements, by global unit `unit_id`
+   (UINT64_MAX: not tied to a unit). The first report of a launch becomes its error (GENERIC,
+   at the next flush/sync/read, naming kernel, buffer, unit and cube position, index and
+   length); later ones are dropped. Thread-safe. */
+CUBERT_API void cubert_cpu_report_access(const cubert_cpu_ctx *ctx, uint32_t buffer,
+                                         uint64_t unit_id, uint64_t index, uint64_t length);
+/* Reports a misplaced barrier (`what`) at source line `line`, like cubert_cpu_report_access. */
+CUBERT_API void cubert_cpu_report_barrier(const cubert_cpu_ctx *ctx, uint32_t line,
+                                          const char *what);
+/* cubert_cpu_sync_cube for the barrier at source line `line`: in validate mode units of one cube
+   that wait at different barriers, or return while others wait, are reported. */
+CUBERT_API void cubert_cpu_sync_cube_at(const cubert_cpu_ctx *ctx, uint32_t line);
+
 /* Kernel flags. */
 enum {
   CUBERT_KERNEL_SYNC_CUBE = 1u << 0,  /* uses cube barriers and/or shared memory */
   CUBERT_KERNEL_NEEDS_FP64 = 1u << 1, /* the OpenCL source needs cl_khr_fp64 */
   CUBERT_KERNEL_NEEDS_FP16 = 1u << 2,
+  CUBERT_KERNEL_PHASED = 1u << 3, /* CPU: one call per whole cube (units as loops, no fibers) */
 };
+
+/* One buffer argument of a kernel, as declared in its kernel-language source. */
+typedef struct cubert_kernel_buffer_decl {
+  const char *name;    /* the parameter's name, e.g. "x" */
+  const char *type;    /* its element type as written, e.g. "const float" */
+  uint32_t elem_bytes; /* sizeof the element type */
+} cubert_kernel_buffer_decl;
+
+/* What a kernel-language kernel declares. The client checks every launch against it on every
+   server: exactly buffer_count buffers, each a whole number of its elements
+   (INVALID_ARGUMENT naming the kernel, what it expects and what it got). On OpenCL a kernel
+   with a signature uses the kernel-language calling convention (docs/KERNELS.md). */
+typedef struct cubert_kernel_signature {
+  uint32_t buffer_count;
+  const cubert_kernel_buffer_decl *buffers; /* buffer_count entries */
+  const char *file;                         /* where the kernel is defined */
+  uint32_t line;
+} cubert_kernel_signature;
 
 typedef struct cubert_kernel_def {
   const char *name;
@@ -54,6 +94,9 @@ typedef struct cubert_kernel_def {
   cubert_cpu_kernel_fn cpu;   /* or NULL */
   uint32_t flags;             /* CUBERT_KERNEL_* */
   uint64_t shared_bytes;      /* per-cube shared memory of the CPU implementation */
+  /* Kernel-language kernels: the declared buffers (NULL for hand-written codelets, which keep
+     the convention of kernels.h and are not checked beyond the device limits). */
+  const cubert_kernel_signature *signature;
 } cubert_kernel_def;
 
 typedef struct cubert_kernel_args {
@@ -97,6 +140,49 @@ static inline uint32_t cubert_cpu_unit_linear(const cubert_cpu_ctx *ctx, uint64_
 /* Linear cube index (OpenCL group linear id). */
 static inline uint64_t cubert_cpu_cube_linear(const cubert_cpu_ctx *ctx, uint64_t id) {
   return id / cubert_cpu_units_per_cube(ctx);
+}
+
+/* Positions of a global unit id, and a walk over consecutive ids that keeps them as counters
+   (kernel-language code runs rows of units with it instead of dividing per unit). */
+typedef struct cubert_cpu_unit_walk {
+  uint64_t cl;         /* linear cube */
+  uint32_t ul;         /* linear unit in the cube */
+  uint32_t ux, uy, uz; /* unit position */
+  uint32_t cx, cy, cz; /* cube position */
+} cubert_cpu_unit_walk;
+static inline void cubert_cpu_unit_walk_start(const cubert_cpu_ctx *ctx, uint64_t id,
+                                              cubert_cpu_unit_walk *w) {
+  uint32_t c[3], u[3];
+  cubert_cpu_cube_pos(ctx, id, c);
+  cubert_cpu_unit_pos(ctx, id, u);
+  w->cl = cubert_cpu_cube_linear(ctx, id);
+  w->ul = cubert_cpu_unit_linear(ctx, id);
+  w->ux = u[0], w->uy = u[1], w->uz = u[2];
+  w->cx = c[0], w->cy = c[1], w->cz = c[2];
+}
+/* Moves the walk `n` units on, where n <= cube_dim[0] - ux (the rest of the current row). */
+static inline void cubert_cpu_unit_walk_advance(const cubert_cpu_ctx *ctx, uint32_t n,
+                                                cubert_cpu_unit_walk *w) {
+  w->ux += n;
+  w->ul += n;
+  if (w->ux < ctx->cube_dim[0]) return;
+  w->ux = 0;
+  if (++w->uy < ctx->cube_dim[1]) return;
+  w->uy = 0;
+  if (++w->uz < ctx->cube_dim[2]) return;
+  w->uz = 0;
+  w->ul = 0;
+  ++w->cl;
+  if (++w->cx < ctx->cube_count[0]) return;
+  w->cx = 0;
+  if (++w->cy < ctx->cube_count[1]) return;
+  w->cy = 0;
+  ++w->cz;
+}
+/* True when unit ids are plain x positions: cubes of one row, one row of cubes. */
+static inline int cubert_cpu_ctx_is_flat(const cubert_cpu_ctx *ctx) {
+  return ctx->cube_dim[1] == 1 && ctx->cube_dim[2] == 1 && ctx->cube_count[1] == 1 &&
+         ctx->cube_count[2] == 1;
 }
 
 /* Writes a CPU kernel as a per-unit body; the loop over the call's range is one counted loop

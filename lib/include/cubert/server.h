@@ -113,6 +113,32 @@ typedef struct cubert_launch {
   cubert_execution_mode mode;
 } cubert_launch;
 
+/* ---- kernel-language checks (lib/kernel_check.c) ------------------------------------------ */
+
+/* A violation seen by a kernel in validate mode, as both servers report it. */
+typedef enum cubert_violation_kind {
+  CUBERT_VIOLATION_BUFFER = 1,  /* element `index` of buffer `buffer`, which holds `length` */
+  CUBERT_VIOLATION_INFO = 2,    /* info word `index` of `length` */
+  CUBERT_VIOLATION_BARRIER = 3, /* `what` at source line `line` */
+} cubert_violation_kind;
+typedef struct cubert_kernel_violation {
+  cubert_violation_kind kind;
+  uint32_t buffer;
+  int has_unit; /* unit/cube are known */
+  uint32_t unit[3], cube[3];
+  uint64_t index, length;
+  uint32_t line;
+  const char *what;
+} cubert_kernel_violation;
+/* The error for `v` in kernel `kernel` (GENERIC), naming the kernel, the buffer (index, name and
+   type from the signature when there is one), the unit and cube position, the index and the
+   length. */
+cubert_status cubert_kernel_violation_status(const cubert_kernel_def *kernel,
+                                             const cubert_kernel_violation *v);
+/* The mode a launch asked for, after CUBERT_CHECK_MODE (enforce: at least checked; validate:
+   every launch validates). */
+cubert_execution_mode cubert_kernel_effective_mode(cubert_execution_mode requested);
+
 /* ---- the vtable -------------------------------------------------------------------------- */
 
 typedef struct cubert_server_vtable {

@@ -1,18 +1,17 @@
-/* copy_strided: gathers a strided tensor into a contiguous row-major buffer (the device side of
-   read_tensor). The C implementation beside copy.cl; info layout in kernels.h.
+/* copy_strided on the CPU server: the hand-written override of copy.cube.c's portable body
+   (info layout in kernels.h).
 
-   The OpenCL version splits every destination index into coordinates. The CPU version splits
-   only the first index of its range and then walks the source like an odometer, a row of the
-   innermost dimension at a time: a row with unit stride is one memcpy, so reading a pitched
-   (optimized-layout) tensor costs about as much as a plain copy. */
+   The portable body splits every destination index into coordinates and moves a byte per
+   checked access. This version splits only the first index of its range and then walks the
+   source like an odometer, a row of the innermost dimension at a time: a row with unit stride
+   is one memcpy, so reading a pitched (optimized-layout) tensor costs about as much as a plain
+   copy. It checks the info words against the buffers once per call instead of per access. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cubert/kernels.h"
-
-extern const char cubert_src_copy_cl[];
 
 /* Checks the info words and the buffer sizes against each other. Returns NULL when the copy
    is safe, else writes the reason into `why`. Every call of a launch runs it (it is a few
@@ -100,7 +99,8 @@ static void copy_row(const uint8_t *src, uint8_t *dst, uint64_t offset, uint64_t
 #undef COPY_ROW_OF
 }
 
-static void copy_strided_cpu(const cubert_cpu_ctx *ctx) {
+void cubert_copy_strided_rows_cpu(const cubert_cpu_ctx *ctx);
+void cubert_copy_strided_rows_cpu(const cubert_cpu_ctx *ctx) {
   char why[256];
   if (validate(ctx, why, sizeof why) != NULL) {
     /* Every call of the launch fails the same way; only the one that holds unit 0 (there is
@@ -148,10 +148,3 @@ static void copy_strided_cpu(const cubert_cpu_ctx *ctx) {
     }
   }
 }
-
-const cubert_kernel_def cubert_kernel_copy_strided = {
-    .name = "copy_strided",
-    .opencl_source = cubert_src_copy_cl,
-    .opencl_entry = "cubert_copy_strided",
-    .cpu = copy_strided_cpu,
-};

@@ -1,0 +1,35 @@
+/* cubert CPU server — what kernel-language code reports in validate mode: out-of-range buffer
+   elements and info words (cubert/cube.h's accessors), misplaced barriers. The first report of
+   a launch becomes its error on the stream, in the core's format (lib/kernel_check.c), so the
+   CPU server and the OpenCL server word a violation alike. Reports come from any worker at any
+   time; the launch's `failed` flag keeps one. */
+#include "cpu/internal.h"
+
+static void report(const cubert_cpu_ctx *ctx, cubert_kernel_violation *v, uint64_t unit_id) {
+  const cubert_cpu_call *call = ctx ? ctx->priv_ : NULL;
+  if (!call || !call->job) return;
+  cubert_cpu_job *job = call->job;
+  if (atomic_exchange_explicit(&job->failed, 1, memory_order_relaxed)) return;
+  if (unit_id != UINT64_MAX) {
+    cubert_cpu_cube_pos(ctx, unit_id, v->cube);
+    cubert_cpu_unit_pos(ctx, unit_id, v->unit);
+    v->has_unit = 1;
+  }
+  cubert_stream_errors_push(job->stream->errors, cubert_kernel_violation_status(job->kernel, v));
+}
+
+void cubert_cpu_report_access(const cubert_cpu_ctx *ctx, uint32_t buffer, uint64_t unit_id,
+                              uint64_t index, uint64_t length) {
+  cubert_kernel_violation v = {
+      .kind = buffer == CUBERT_CPU_ACCESS_INFO ? CUBERT_VIOLATION_INFO : CUBERT_VIOLATION_BUFFER,
+      .buffer = buffer,
+      .index = index,
+      .length = length,
+  };
+  report(ctx, &v, unit_id);
+}
+
+void cubert_cpu_report_barrier(const cubert_cpu_ctx *ctx, uint32_t line, const char *what) {
+  cubert_kernel_violation v = {.kind = CUBERT_VIOLATION_BARRIER, .line = line, .what = what};
+  report(ctx, &v, ctx ? ctx->unit_begin : UINT64_MAX);
+}

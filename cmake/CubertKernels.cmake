@@ -1,0 +1,61 @@
+# cubert_add_kernels(<target> FILES a.cube.c ... [PREFIX <symbol prefix>] [EXPORT <macro>]
+#                    [INCLUDE_DIRS dir ...])
+#
+# Adds kernel-language files (cubert/cube.h) to <target>. Each file is
+#   - compiled as C for the CPU server (-O3 outside Debug builds: phases vectorise across units
+#     only with GCC's complete unrolling; -fopenmp-simd for the unit loops, no OpenMP runtime;
+#     -ffp-contract=off to round like the OpenCL side), and
+#   - flattened by the C preprocessor with CUBERT_CUBE_OPENCL defined, `#line` directives kept,
+#     behind cubert/cube_prelude.cl, into <build>/cubert_kernels/<id>.cl, which is embedded as
+#     `const char cubert_cube_src_<id>[]` and referenced by the file's kernel definitions.
+# PREFIX names the definitions (`const cubert_kernel_def <PREFIX><kernel>`; default: the bare
+# kernel name), EXPORT is placed in front of them (e.g. a visibility macro).
+set(CUBERT_KERNELS_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+function(cubert_add_kernels target)
+  cmake_parse_arguments(A "" "PREFIX;EXPORT" "FILES;INCLUDE_DIRS" ${ARGN})
+  if(NOT CUBERT_CUBE_INCLUDE_DIR)
+    message(FATAL_ERROR "cubert_add_kernels: CUBERT_CUBE_INCLUDE_DIR (the directory holding "
+                        "cubert/cube.h) is not set")
+  endif()
+  set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/cubert_kernels)
+  set(prelude ${CUBERT_CUBE_INCLUDE_DIR}/cubert/cube_prelude.cl)
+  set(includes -I${CUBERT_CUBE_INCLUDE_DIR})
+  foreach(dir ${A_INCLUDE_DIRS})
+    list(APPEND includes -I${dir})
+  endforeach()
+  foreach(file ${A_FILES})
+    get_filename_component(path ${file} ABSOLUTE)
+    file(RELATIVE_PATH rel ${CMAKE_CURRENT_SOURCE_DIR} ${path})
+    string(MAKE_C_IDENTIFIER ${rel} id)
+    set(symbol cubert_cube_src_${id})
+    set(cl ${out_dir}/${id}.cl)
+    set(embedded ${out_dir}/${id}.c)
+    get_filename_component(dir ${path} DIRECTORY)
+    add_custom_command(OUTPUT ${cl} ${embedded}
+      COMMAND ${CMAKE_COMMAND} -DCC=${CMAKE_C_COMPILER} -DSRC=${path} -DPRELUDE=${prelude}
+              "-DINCLUDES=${includes};-I${dir}" -DCL=${cl} -DEMBED=${embedded}
+              -DSYMBOL=${symbol} -DDEPFILE=${cl}.d
+              -P ${CUBERT_KERNELS_CMAKE_DIR}/flatten.cmake
+      DEPENDS ${path} ${prelude} ${CUBERT_CUBE_INCLUDE_DIR}/cubert/cube.h
+              ${CUBERT_KERNELS_CMAKE_DIR}/flatten.cmake
+      DEPFILE ${cl}.d
+      COMMENT "Flattening ${rel} into OpenCL C" VERBATIM)
+    target_sources(${target} PRIVATE ${path} ${embedded})
+    set(defs CUBERT_CUBE_SOURCE=${symbol})
+    if(A_PREFIX)
+      list(APPEND defs CUBERT_KERNEL_PREFIX=${A_PREFIX})
+    endif()
+    if(A_EXPORT)
+      list(APPEND defs CUBERT_KERNEL_EXPORT=${A_EXPORT})
+    endif()
+    set_source_files_properties(${path} TARGET_DIRECTORY ${target} PROPERTIES
+      COMPILE_DEFINITIONS "${defs}"
+      COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>;-fopenmp-simd;-ffp-contract=off")
+    # Bytes above 0x7f (UTF-8 in string literals) do not fit a signed char: GCC and Clang wrap
+    # them, which is what the embedded text needs.
+    set_source_files_properties(${embedded} TARGET_DIRECTORY ${target} PROPERTIES
+      COMPILE_OPTIONS "-Wno-overflow")
+    set_property(TARGET ${target} APPEND PROPERTY CUBERT_FLATTENED_KERNELS ${cl})
+  endforeach()
+endfunction()

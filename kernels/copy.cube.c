@@ -1,0 +1,34 @@
+/* copy_strided: gathers a strided tensor into a contiguous row-major buffer (the device side of
+   read_tensor; kernels.h gives the info words). One unit per destination element: it splits
+   its index into coordinates (innermost dimension first), gathers the element's bytes from the
+   strided source through checked accesses, so no info words can take it outside the buffers.
+
+   On the CPU server the hand-written copy_rows.c runs instead: it walks the source a row at a
+   time with memcpy and is many times faster than a byte per access (bench/cpu_server.c,
+   docs/BENCHMARKS.md); tests/unit/kernels_cross.c checks it against this body. */
+#include "cubert/cube.h"
+
+#define COPY_MAX_RANK 8 /* CUBERT_KERNEL_COPY_MAX_RANK */
+
+#ifndef CUBERT_CUBE_OPENCL
+void cubert_copy_strided_rows_cpu(const cubert_cpu_ctx *ctx);
+#define CUBERT_CPU_OVERRIDE_copy_strided ~, 1, cubert_copy_strided_rows_cpu
+#endif
+
+UNIT_KERNEL(copy_strided, INFO_U64(2), (const uint8_t, src), (uint8_t, dst)) {
+  const uint64_t rank = INFO_U64(0), elem = INFO_U64(1);
+  if (rank > COPY_MAX_RANK || elem == 0) return;
+  uint64_t rest = UNIT_ID, offset = 0;
+  for (uint64_t d = rank; d-- > 1;) {
+    const uint64_t dim = INFO_U64(3 + d);
+    if (dim == 0) return; /* n > 0 with an empty dimension: inconsistent info words */
+    offset += (rest % dim) * INFO_U64(3 + rank + d);
+    rest /= dim;
+  }
+  /* The outermost coordinate is what is left: in range exactly when the unit is below
+     product(shape) (for rank 0 only unit 0 exists). */
+  if (rank == 0 ? rest != 0 : rest >= INFO_U64(3)) return;
+  if (rank > 0) offset += rest * INFO_U64(3 + rank);
+  const uint64_t from = offset * elem, to = UNIT_ID * elem;
+  for (uint64_t b = 0; b < elem; ++b) STORE(dst, to + b, LOAD(src, from + b));
+}

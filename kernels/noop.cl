@@ -1,2 +1,0 @@
-/* cubert kernel library: the empty kernel (launch-latency benchmarks). */
-__kernel void cubert_noop(void) {}

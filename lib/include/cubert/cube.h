@@ -1,0 +1,752 @@
+/* cubert — the kernel language: one C file of kernels for the CPU server and every OpenCL device.
+
+   A kernel file (`*.cube.c`) includes only this header (and headers of its own that follow the
+   same rules). The build uses it twice (cubert_add_kernels in CMake, docs/KERNELS.md):
+   - compiled as C11 for the CPU server, where every kernel becomes a C function over a range of
+     units and a `cubert_kernel_def` object carrying both implementations;
+   - flattened by the C preprocessor with CUBERT_CUBE_OPENCL defined (`#line` directives kept,
+     so OpenCL build errors name this file and line) and prefixed with cubert/cube_prelude.cl,
+     which gives OpenCL C 1.2 that is embedded in the binary for the OpenCL server.
+   The kernel's body is the same text on both sides; only this header's macros differ.
+
+   ---- Three forms ----------------------------------------------------------------------------
+
+     UNIT_KERNEL(name, active, buffers...) { body }
+       No barrier, no shared memory. Units with UNIT_ID < active run the body (`active` is an
+       expression of INFO_* and LEN(buffer), evaluated once per call on the CPU and once per unit
+       on OpenCL). On the CPU the units of a call are one `#pragma omp simd` loop, so a body of
+       arithmetic and LOAD_UNIT/STORE_UNIT vectorises.
+
+     CUBE_KERNEL(name, (SharedType, shared_name) | NO_SHARED, buffers...) { body }
+       CUDA-style: the body runs once per unit and may call SYNC_CUBE(). On the CPU a cube's
+       units are fibers (cooperative contexts on one thread) switched at each barrier: any body
+       is correct, at a few nanoseconds per unit per barrier.
+
+     PHASED_KERNEL(name, (SharedType, shared_name) | NO_SHARED, buffers...) { body }
+       The body runs once per *cube*; the work of the units is written in PHASE { ... } blocks,
+       separated by SYNC_CUBE(). On the CPU a PHASE is a loop over the cube's units (vectorised
+       where the compiler can), so a barrier costs nothing; on OpenCL PHASE is a plain block and
+       every unit runs the whole body. Code outside PHASE blocks must be the same for every unit
+       of a cube (loop counters, INFO_*, CUBE_POS*); UNIT_* and LOAD/STORE exist only inside
+       PHASE blocks. A value a unit keeps across a barrier is declared EXCLUSIVE(type, name) at
+       the top of the body and used as MY(name) inside phases (on the CPU an array with one
+       element per unit, on OpenCL a private variable).
+
+   `buffers` are `(type, name)` pairs, declared once: `(const float, x), (float, y)`, or
+   NO_BUFFERS. Their count and element sizes are checked at every launch on both servers
+   (INVALID_ARGUMENT naming the kernel, what it expects and what it got). Shared memory is one
+   struct type with compile-time sizes; the CPU's per-cube allocation is sizeof that type.
+
+   ---- Inside a body ----------------------------------------------------------------------------
+
+   Positions (uint32_t unless noted), per axis _X, _Y, _Z, as in cubecl / CUDA / OpenCL:
+     UNIT_POS_X..    position in the cube         (OpenCL get_local_id)
+     UNIT_POS        linear position in the cube  (x + y*dx + z*dx*dy)
+     CUBE_POS_X..    position of the cube         (get_group_id); CUBE_POS: linear, uint64_t
+     CUBE_DIM_X..    units per cube per axis      (get_local_size); CUBE_DIM: units per cube
+     CUBE_COUNT_X..  cubes per axis               (get_num_groups); CUBE_COUNT: uint64_t
+     ABSOLUTE_POS_X.. CUBE_POS_X * CUBE_DIM_X + UNIT_POS_X   (get_global_id)
+     UNIT_ID         uint64_t: CUBE_POS * CUBE_DIM + UNIT_POS, the "one unit per element" index
+                     that stays dense for any cube count (equals ABSOLUTE_POS_X in 1-D launches)
+   Buffers (the execution mode decides what an out-of-range index does, see below):
+     LOAD(buf, i) / STORE(buf, i, v)    element i (evaluated more than once: no side effects)
+     LOAD_UNIT(buf) / STORE_UNIT(buf, v) element UNIT_ID (the CPU hoists their checks)
+     LEN(buf)                            elements in the bound buffer (uint64_t)
+   Scalars, from the launch's info words: INFO_U64(k), INFO_I64, INFO_U32 / INFO_I32 (low 32
+     bits), INFO_F32 (IEEE bits in the low 32 bits: cubert_kernel_info_f32), INFO_F64.
+   Barriers: SYNC_CUBE().
+   Atomics on 32-bit buffer elements (int32_t, uint32_t; checked like LOAD; return the old value):
+     ATOMIC_ADD(buf, i, v), ATOMIC_SUB, ATOMIC_MIN, ATOMIC_MAX, ATOMIC_XCHG, ATOMIC_CAS(buf, i,
+     expected, desired), ATOMIC_ADD_F32(buf, i, v) (float add by compare-exchange);
+     on shared memory through a pointer: SHARED_ATOMIC_ADD(p, v), _MIN, _MAX, _XCHG, _CAS.
+   Math, same name and meaning on both sides (type-generic like OpenCL's built-ins): sqrt, rsqrt,
+     exp, exp2, log, log2, pow, sin, cos, tan, tanh, fabs, floor, ceil, round, trunc, fmin, fmax,
+     fma, copysign; min, max, clamp (integers and floats); abs (integers, unsigned result, as
+     OpenCL). Floating-point contraction is off on both sides (FP_CONTRACT OFF, -ffp-contract=off),
+     so `a * b + c` rounds twice everywhere; write fma() to fuse.
+   Helper functions: CUBE_FN in front (static inline); pointer parameters into buffers are
+     CUBE_GLOBAL T *, into shared memory CUBE_SHARED T *.
+   Types: the <stdint.h> names (int8_t .. uint64_t), float, double (devices with fp64), bool.
+
+   ---- Execution modes (cubert_client_launch_mode, CUBERT_CHECK_MODE) -----------------------------
+     checked (default): LOAD/STORE/atomics never leave the buffer: out-of-range reads give 0,
+       writes and atomics are dropped; INFO_* past the info words give 0.
+     validate: the same, and the first violation is an error at the next sync naming the kernel,
+       the buffer, the unit and cube position, the index and the buffer length (on OpenCL through
+       a small record the kernel writes and the server reads); on the CPU units of a CUBE_KERNEL
+       that reach different barriers (or return while others wait) are reported too.
+     unchecked: plain accesses, for kernels whose indices are known good.
+   Shared memory and private arrays are not checked: size them with compile-time constants.
+
+   ---- Not part of the language (compiles on one side at best, or differs) -------------------
+     vector types (float4 ...), recursion, function pointers, variable-length arrays, mutable
+     globals (file-scope variables other than `const`), libc and other headers' functions,
+     pointers to pointers in buffers, `size_t`/`long` (their widths differ: use the <stdint.h>
+     names), 64-bit atomics, barriers that not every unit of a cube reaches (divergent barriers),
+     and side effects inside LOAD/STORE index expressions.
+
+   This header defines short upper-case names (UNIT_POS_X, LOAD, PHASE, ...) and the math names
+   above; include it only in kernel files. */
+#ifndef CUBERT_CUBE_H
+#define CUBERT_CUBE_H
+
+/* ---- preprocessor plumbing (both sides) ----------------------------------------------------- */
+
+#define CUBERT_PP_CAT(a, b) CUBERT_PP_CAT_(a, b)
+#define CUBERT_PP_CAT_(a, b) a##b
+#define CUBERT_PP_STR(x) CUBERT_PP_STR_(x)
+#define CUBERT_PP_STR_(x) #x
+#define CUBERT_PP_UNPAREN_(...) __VA_ARGS__
+#define CUBERT_PP_NARGS(...) \
+  CUBERT_PP_NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define CUBERT_PP_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, n, \
+                         ...)                                                                      \
+  n
+/* M(index, type, name) for each (type, name) pair; NO_BUFFERS pairs produce nothing. */
+#define CUBERT_PP_EACH(M, ...) \
+  CUBERT_PP_CAT(CUBERT_PP_EACH_, CUBERT_PP_NARGS(__VA_ARGS__))(M, __VA_ARGS__)
+#define CUBERT_PP_ONE_(M, i, pair) CUBERT_PP_ONE2_(M, i, CUBERT_PP_UNPAREN_ pair)
+#define CUBERT_PP_ONE2_(M, i, ...) CUBERT_PP_ONE3_(M, i, __VA_ARGS__)
+#define CUBERT_PP_ONE3_(M, i, T, n) CUBERT_PP_CAT(M, CUBERT_PP_IS_NONE_(n))(i, T, n)
+#define CUBERT_PP_SECOND_(a, b, ...) b
+#define CUBERT_PP_IS_PROBE_(...) CUBERT_PP_SECOND_(__VA_ARGS__, 0, ~)
+#define CUBERT_PP_PROBE_cubert_none_ ~, 1
+#define CUBERT_PP_PROBE_cubert_no_shared_ptr_ ~, 1
+#define CUBERT_PP_IS_NONE_(n) CUBERT_PP_IS_PROBE_(CUBERT_PP_CAT(CUBERT_PP_PROBE_, n))
+#define CUBERT_PP_EACH_1(M, a) CUBERT_PP_ONE_(M, 0, a)
+#define CUBERT_PP_EACH_2(M, a, b) CUBERT_PP_ONE_(M, 0, a) CUBERT_PP_ONE_(M, 1, b)
+#define CUBERT_PP_EACH_3(M, a, b, c) CUBERT_PP_EACH_2(M, a, b) CUBERT_PP_ONE_(M, 2, c)
+#define CUBERT_PP_EACH_4(M, a, b, c, d) CUBERT_PP_EACH_3(M, a, b, c) CUBERT_PP_ONE_(M, 3, d)
+#define CUBERT_PP_EACH_5(M, a, b, c, d, e) CUBERT_PP_EACH_4(M, a, b, c, d) CUBERT_PP_ONE_(M, 4, e)
+#define CUBERT_PP_EACH_6(M, a, b, c, d, e, f) \
+  CUBERT_PP_EACH_5(M, a, b, c, d, e) CUBERT_PP_ONE_(M, 5, f)
+#define CUBERT_PP_EACH_7(M, a, b, c, d, e, f, g) \
+  CUBERT_PP_EACH_6(M, a, b, c, d, e, f) CUBERT_PP_ONE_(M, 6, g)
+#define CUBERT_PP_EACH_8(M, a, b, c, d, e, f, g, h) \
+  CUBERT_PP_EACH_7(M, a, b, c, d, e, f, g) CUBERT_PP_ONE_(M, 7, h)
+#define CUBERT_PP_EACH_9(M, a, b, c, d, e, f, g, h, i) \
+  CUBERT_PP_EACH_8(M, a, b, c, d, e, f, g, h) CUBERT_PP_ONE_(M, 8, i)
+#define CUBERT_PP_EACH_10(M, a, b, c, d, e, f, g, h, i, j) \
+  CUBERT_PP_EACH_9(M, a, b, c, d, e, f, g, h, i) CUBERT_PP_ONE_(M, 9, j)
+#define CUBERT_PP_EACH_11(M, a, b, c, d, e, f, g, h, i, j, k) \
+  CUBERT_PP_EACH_10(M, a, b, c, d, e, f, g, h, i, j) CUBERT_PP_ONE_(M, 10, k)
+#define CUBERT_PP_EACH_12(M, a, b, c, d, e, f, g, h, i, j, k, l) \
+  CUBERT_PP_EACH_11(M, a, b, c, d, e, f, g, h, i, j, k) CUBERT_PP_ONE_(M, 11, l)
+#define CUBERT_PP_EACH_13(M, a, b, c, d, e, f, g, h, i, j, k, l, m) \
+  CUBERT_PP_EACH_12(M, a, b, c, d, e, f, g, h, i, j, k, l) CUBERT_PP_ONE_(M, 12, m)
+#define CUBERT_PP_EACH_14(M, a, b, c, d, e, f, g, h, i, j, k, l, m, n) \
+  CUBERT_PP_EACH_13(M, a, b, c, d, e, f, g, h, i, j, k, l, m) CUBERT_PP_ONE_(M, 13, n)
+#define CUBERT_PP_EACH_15(M, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o) \
+  CUBERT_PP_EACH_14(M, a, b, c, d, e, f, g, h, i, j, k, l, m, n) CUBERT_PP_ONE_(M, 14, o)
+#define CUBERT_PP_EACH_16(M, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p) \
+  CUBERT_PP_EACH_15(M, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o) CUBERT_PP_ONE_(M, 15, p)
+
+/* The buffer list of a kernel without buffers. */
+#define NO_BUFFERS (cubert_none_, cubert_none_)
+/* The shared-memory declaration of a kernel without shared memory. */
+#define NO_SHARED (cubert_no_shared_, cubert_no_shared_ptr_)
+
+/* Execution modes as the kernels see them (the values of cubert_execution_mode). */
+#define CUBERT_CUBE_CHECKED 0
+#define CUBERT_CUBE_VALIDATE 1
+#define CUBERT_CUBE_UNCHECKED 2
+
+/* Number of (type, name) pairs, NO_BUFFERS counting 0. */
+#define CUBERT_CUBE_COUNT1_0(i, T, n) +1
+#define CUBERT_CUBE_COUNT1_1(i, T, n)
+#define CUBERT_CUBE_BUFFER_COUNT_(...) (0 CUBERT_PP_EACH(CUBERT_CUBE_COUNT1_, __VA_ARGS__))
+
+/* Checked accesses, spelled alike on both sides. cubert_chk_ is true when the access may go
+   ahead; its arguments name the violation for validate mode. */
+#define CUBERT_CUBE_OK_(buf, i) \
+  cubert_chk_(CUBERT_CUBE_ENV_, cubert_mode_, (uint64_t)(i), buf##_len_, buf##_idx_, cubert_rid_)
+#define LOAD(buf, i) (CUBERT_CUBE_OK_(buf, i) ? (buf)[i] : 0)
+#define STORE(buf, i, v)                         \
+  do {                                           \
+    if (CUBERT_CUBE_OK_(buf, i)) (buf)[i] = (v); \
+  } while (0)
+#define LOAD_UNIT(buf) ((cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) ? (buf)[UNIT_ID] : 0)
+#define STORE_UNIT(buf, v)                                                       \
+  do {                                                                           \
+    if (cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) (buf)[UNIT_ID] = (v); \
+  } while (0)
+#define LEN(buf) (buf##_len_)
+
+#define INFO_U64(k) cubert_info_word_(CUBERT_CUBE_ENV_, cubert_mode_, (uint32_t)(k))
+#define INFO_I64(k) ((int64_t)INFO_U64(k))
+#define INFO_U32(k) ((uint32_t)INFO_U64(k))
+#define INFO_I32(k) ((int32_t)(uint32_t)INFO_U64(k))
+#define INFO_F32(k) cubert_bits_f32_((uint32_t)INFO_U64(k))
+#define INFO_F64(k) cubert_bits_f64_(INFO_U64(k))
+
+#define ATOMIC_ADD(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_ADD(&(buf)[i], v) : 0)
+#define ATOMIC_SUB(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_SUB(&(buf)[i], v) : 0)
+#define ATOMIC_MIN(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_MIN(&(buf)[i], v) : 0)
+#define ATOMIC_MAX(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_MAX(&(buf)[i], v) : 0)
+#define ATOMIC_XCHG(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_XCHG(&(buf)[i], v) : 0)
+#define ATOMIC_CAS(buf, i, e, d) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_CAS(&(buf)[i], e, d) : 0)
+#define ATOMIC_ADD_F32(buf, i, v) \
+  (CUBERT_CUBE_OK_(buf, i) ? cubert_atomic_add_f32_(&(buf)[i], (v)) : 0.0f)
+
+/* =============================================================================================
+   OpenCL side (flattening). Everything here expands to OpenCL C 1.2; cube_prelude.cl provides
+   the types and helper functions named below.
+   ============================================================================================= */
+#if defined(CUBERT_CUBE_OPENCL)
+
+#define CUBE_FN static inline
+#define CUBE_GLOBAL __global
+#define CUBE_SHARED __local
+
+#define UNIT_POS_X ((uint32_t)get_local_id(0))
+#define UNIT_POS_Y ((uint32_t)get_local_id(1))
+#define UNIT_POS_Z ((uint32_t)get_local_id(2))
+#define UNIT_POS cubert_unit_pos_()
+#define CUBE_POS_X ((uint32_t)get_group_id(0))
+#define CUBE_POS_Y ((uint32_t)get_group_id(1))
+#define CUBE_POS_Z ((uint32_t)get_group_id(2))
+#define CUBE_POS cubert_cube_pos_()
+#define CUBE_DIM_X ((uint32_t)get_local_size(0))
+#define CUBE_DIM_Y ((uint32_t)get_local_size(1))
+#define CUBE_DIM_Z ((uint32_t)get_local_size(2))
+#define CUBE_DIM (CUBE_DIM_X * CUBE_DIM_Y * CUBE_DIM_Z)
+#define CUBE_COUNT_X ((uint32_t)get_num_groups(0))
+#define CUBE_COUNT_Y ((uint32_t)get_num_groups(1))
+#define CUBE_COUNT_Z ((uint32_t)get_num_groups(2))
+#define CUBE_COUNT ((uint64_t)CUBE_COUNT_X * CUBE_COUNT_Y * CUBE_COUNT_Z)
+#define ABSOLUTE_POS_X ((uint32_t)get_global_id(0))
+#define ABSOLUTE_POS_Y ((uint32_t)get_global_id(1))
+#define ABSOLUTE_POS_Z ((uint32_t)get_global_id(2))
+#define UNIT_ID cubert_unit_id_()
+
+#define SYNC_CUBE() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define PHASE
+#define EXCLUSIVE(T, name) T name
+#define MY(name) (name)
+
+#define SHARED_ATOMIC_ADD(p, v) atomic_add((p), (v))
+#define SHARED_ATOMIC_SUB(p, v) atomic_sub((p), (v))
+#define SHARED_ATOMIC_MIN(p, v) atomic_min((p), (v))
+#define SHARED_ATOMIC_MAX(p, v) atomic_max((p), (v))
+#define SHARED_ATOMIC_XCHG(p, v) atomic_xchg((p), (v))
+#define SHARED_ATOMIC_CAS(p, e, d) atomic_cmpxchg((p), (e), (d))
+
+/* What every body is given: the info words (with the buffer sizes in front), the validate
+   record, and the mode. Units are the work-items themselves, so positions need no parameters. */
+#define CUBERT_CUBE_ENV_ cubert_info_, cubert_rec_
+#define CUBERT_CUBE_ENV_PARAMS_                                                     \
+  __global const ulong *restrict cubert_info_, __global uint *restrict cubert_rec_, \
+      const int cubert_mode_, const int cubert_own_safe_
+#define CUBERT_CUBE_RID_ const int cubert_rid_
+
+#define CUBERT_CUBE_KPARAM_0(i, T, n) , __global T *n
+#define CUBERT_CUBE_KPARAM_1(i, T, n)
+#define CUBERT_CUBE_BPARAM_0(i, T, n) \
+  , __global T *restrict n, const uint64_t n##_len_, const uint32_t n##_idx_
+#define CUBERT_CUBE_BPARAM_1(i, T, n)
+#define CUBERT_CUBE_BARG_0(i, T, n) , n, cubert_info_[2 + (i)] / sizeof(T), (uint32_t)(i)
+#define CUBERT_CUBE_BARG_1(i, T, n)
+#define CUBERT_CUBE_SHARED_PARAM_(T, n) , __local T *restrict n
+#define CUBERT_CUBE_SHARED_DECL_(T, n) \
+  __local T cubert_shared_storage_;    \
+  __local T *const n = &cubert_shared_storage_;
+
+/* The kernel's entry point: info words, validate record, then the buffers in declaration
+   order. The server passes the buffer sizes in bytes in front of the user's info words
+   (cube_prelude.cl gives the layout). */
+#define CUBERT_CUBE_ENTRY_(name, ...)                    \
+  __kernel void name(__global const ulong *cubert_info_, \
+                     __global uint *cubert_rec_ CUBERT_PP_EACH(CUBERT_CUBE_KPARAM_, __VA_ARGS__))
+
+#define UNIT_KERNEL(name, active, ...)                                                             \
+  static inline void name##_body_(                                                                 \
+      CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__)); \
+  static inline uint64_t name##_active_(                                                           \
+      CUBERT_CUBE_ENV_PARAMS_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__)) {                  \
+    return (uint64_t)(active);                                                                     \
+  }                                                                                                \
+  CUBERT_CUBE_ENTRY_(name, __VA_ARGS__) {                                                          \
+    if (cubert_unit_id_() >= name##_active_(cubert_info_, cubert_rec_, CUBERT_MODE_,               \
+                                            0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__)))     \
+      return;                                                                                      \
+    name##_body_(cubert_info_, cubert_rec_, CUBERT_MODE_, 0,                                       \
+                 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));                                \
+  }                                                                                                \
+  static inline void name##_body_(                                                                 \
+      CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__))
+
+#define CUBERT_CUBE_KERNEL_OCL_(name, shared, ...)                                                 \
+  static inline void name##_body_(                                                                 \
+      CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__)   \
+                                   CUBERT_CUBE_SHARED_PARAM_ shared);                              \
+  CUBERT_CUBE_ENTRY_(name, __VA_ARGS__) {                                                          \
+    CUBERT_CUBE_SHARED_DECL_ shared name##_body_(cubert_info_, cubert_rec_, CUBERT_MODE_, 0,       \
+                                                 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), \
+                                                 &cubert_shared_storage_);                         \
+  }                                                                                                \
+  static inline void name##_body_(                                                                 \
+      CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__)   \
+                                   CUBERT_CUBE_SHARED_PARAM_ shared)
+#define CUBE_KERNEL(name, shared, ...) CUBERT_CUBE_KERNEL_OCL_(name, shared, __VA_ARGS__)
+#define PHASED_KERNEL(name, shared, ...) CUBERT_CUBE_KERNEL_OCL_(name, shared, __VA_ARGS__)
+
+/* =============================================================================================
+   C side (the CPU server).
+   ============================================================================================= */
+#else
+
+#include <float.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <tgmath.h>
+
+#include "cubert/kernel.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CUBERT_CUBE_INLINE_ static inline __attribute__((always_inline))
+#define CUBERT_CUBE_UNUSED_ __attribute__((unused))
+#define CUBERT_CUBE_PRAGMA_SIMD_ _Pragma("omp simd")
+#else
+#define CUBERT_CUBE_INLINE_ static inline
+#define CUBERT_CUBE_UNUSED_
+#define CUBERT_CUBE_PRAGMA_SIMD_
+#endif
+
+#define CUBE_FN CUBERT_CUBE_INLINE_
+#define CUBE_GLOBAL
+#define CUBE_SHARED
+
+/* Where the kernel definitions go: `const cubert_kernel_def <PREFIX><name>`. The library sets
+   CUBERT_KERNEL_PREFIX=cubert_kernel_ and exports them; a user's kernels default to the bare
+   name with the target's default visibility. */
+#ifndef CUBERT_KERNEL_PREFIX
+#define CUBERT_KERNEL_PREFIX
+#endif
+#ifndef CUBERT_KERNEL_EXPORT
+#define CUBERT_KERNEL_EXPORT
+#endif
+/* The flattened OpenCL C of this file, embedded by cubert_add_kernels (-DCUBERT_CUBE_SOURCE=
+   <symbol>); without it the kernels have no OpenCL implementation. */
+#ifdef CUBERT_CUBE_SOURCE
+extern const char CUBERT_CUBE_SOURCE[];
+#define CUBERT_CUBE_SOURCE_PTR_ CUBERT_CUBE_SOURCE
+#else
+#define CUBERT_CUBE_SOURCE_PTR_ 0
+#endif
+
+/* ---- positions: variables every body has in scope (see the forms below) ---- */
+#define UNIT_POS_X ((uint32_t)cubert_ux_)
+#define UNIT_POS_Y ((uint32_t)cubert_uy_)
+#define UNIT_POS_Z ((uint32_t)cubert_uz_)
+#define UNIT_POS ((uint32_t)cubert_ul_)
+#define CUBE_POS_X ((uint32_t)cubert_cx_)
+#define CUBE_POS_Y ((uint32_t)cubert_cy_)
+#define CUBE_POS_Z ((uint32_t)cubert_cz_)
+#define CUBE_POS ((uint64_t)cubert_cl_)
+#define CUBE_DIM_X (cubert_ctx_->cube_dim[0])
+#define CUBE_DIM_Y (cubert_ctx_->cube_dim[1])
+#define CUBE_DIM_Z (cubert_ctx_->cube_dim[2])
+#define CUBE_DIM (CUBE_DIM_X * CUBE_DIM_Y * CUBE_DIM_Z)
+#define CUBE_COUNT_X (cubert_ctx_->cube_count[0])
+#define CUBE_COUNT_Y (cubert_ctx_->cube_count[1])
+#define CUBE_COUNT_Z (cubert_ctx_->cube_count[2])
+#define CUBE_COUNT ((uint64_t)CUBE_COUNT_X * CUBE_COUNT_Y * CUBE_COUNT_Z)
+#define ABSOLUTE_POS_X ((uint32_t)cubert_ax_)
+#define ABSOLUTE_POS_Y ((uint32_t)cubert_ay_)
+#define ABSOLUTE_POS_Z ((uint32_t)cubert_az_)
+#define UNIT_ID ((uint64_t)cubert_id_)
+
+#define SYNC_CUBE() cubert_sync_(cubert_ctx_, cubert_form_, cubert_in_phase_, __LINE__)
+
+/* Bodies of the three forms. */
+#define CUBERT_CUBE_FORM_UNIT_ 0
+#define CUBERT_CUBE_FORM_FIBER_ 1
+#define CUBERT_CUBE_FORM_PHASED_ 2
+
+/* The most units a cube has on the CPU server (cubert_hardware_properties.max_units_per_cube):
+   the size of an EXCLUSIVE array. */
+#define CUBERT_CUBE_MAX_UNITS 1024
+
+#define EXCLUSIVE(T, name) T name[CUBERT_CUBE_MAX_UNITS]
+#define MY(name) ((name)[cubert_ul_])
+/* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
+   x. The innermost one-trip loop only declares the unit's other positions. */
+#define PHASE                                                                                      \
+  for (uint32_t cubert_uz_ = 0; cubert_uz_ < cubert_dz_; ++cubert_uz_)                             \
+    for (uint32_t cubert_uy_ = 0; cubert_uy_ < cubert_dy_; ++cubert_uy_) CUBERT_CUBE_PRAGMA_SIMD_  \
+  for (uint32_t cubert_ux_ = 0; cubert_ux_ < cubert_dx_; ++cubert_ux_)                             \
+    for (CUBERT_CUBE_UNUSED_ uint64_t                                                              \
+             cubert_ul_ = cubert_ux_ +                                                             \
+                          (uint64_t)cubert_dx_ * (cubert_uy_ + (uint64_t)cubert_dy_ * cubert_uz_), \
+             cubert_id_ = cubert_idb_ + cubert_ul_, cubert_rid_ = cubert_id_,                      \
+             cubert_ax_ = (uint64_t)cubert_cx_ * cubert_dx_ + cubert_ux_,                          \
+             cubert_ay_ = (uint64_t)cubert_cy_ * cubert_dy_ + cubert_uy_,                          \
+             cubert_az_ = (uint64_t)cubert_cz_ * cubert_dz_ + cubert_uz_, cubert_in_phase_ = 1;    \
+         cubert_in_phase_; cubert_in_phase_ = 0)
+
+/* ---- helpers the macros call ---- */
+
+/* Validate mode: reports the first out-of-range access of the launch (kernel.h). */
+#define CUBERT_CUBE_ENV_ cubert_ctx_
+CUBERT_CUBE_INLINE_ int cubert_chk_(const cubert_cpu_ctx *ctx, int mode, uint64_t i, uint64_t len,
+                                    uint32_t buffer, uint64_t unit_id) {
+  if (mode == CUBERT_CUBE_UNCHECKED) return 1;
+  if (i < len) return 1;
+  if (mode == CUBERT_CUBE_VALIDATE) cubert_cpu_report_access(ctx, buffer, unit_id, i, len);
+  return 0;
+}
+CUBERT_CUBE_INLINE_ uint64_t cubert_info_word_(const cubert_cpu_ctx *ctx, int mode, uint32_t k) {
+  if (mode == CUBERT_CUBE_UNCHECKED || k < ctx->info_count) return ctx->info[k];
+  if (mode == CUBERT_CUBE_VALIDATE)
+    cubert_cpu_report_access(ctx, CUBERT_CPU_ACCESS_INFO, UINT64_MAX, k, ctx->info_count);
+  return 0;
+}
+CUBERT_CUBE_INLINE_ float cubert_bits_f32_(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+CUBERT_CUBE_INLINE_ double cubert_bits_f64_(uint64_t bits) {
+  double f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+CUBERT_CUBE_INLINE_ void cubert_sync_(const cubert_cpu_ctx *ctx, int form, uint64_t in_phase,
+                                      uint32_t line) {
+  if (form == CUBERT_CUBE_FORM_PHASED_) {
+    /* Between phases the barrier is the loop structure itself; inside one it cannot hold. */
+    if (in_phase) cubert_cpu_report_barrier(ctx, line, "SYNC_CUBE() inside a PHASE block");
+    return;
+  }
+  cubert_cpu_sync_cube_at(ctx, line);
+}
+
+/* Atomics: relaxed, like OpenCL 1.2's atomic_* functions. */
+#define SHARED_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_SUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_XCHG(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_MIN(p, v) \
+  _Generic((p), int32_t * : cubert_atomic_min_i32_, uint32_t * : cubert_atomic_min_u32_)((p), (v))
+#define SHARED_ATOMIC_MAX(p, v) \
+  _Generic((p), int32_t * : cubert_atomic_max_i32_, uint32_t * : cubert_atomic_max_u32_)((p), (v))
+#define SHARED_ATOMIC_CAS(p, e, d)              \
+  _Generic((p), int32_t *                       \
+           : cubert_atomic_cas_i32_, uint32_t * \
+           : cubert_atomic_cas_u32_)((p), (e), (d))
+#define CUBERT_CUBE_ATOMIC_FNS_(T, sfx)                                                        \
+  CUBERT_CUBE_INLINE_ T cubert_atomic_min_##sfx##_(T *p, T v) {                                \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                              \
+    while (v < old &&                                                                          \
+           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {  \
+    }                                                                                          \
+    return old;                                                                                \
+  }                                                                                            \
+  CUBERT_CUBE_INLINE_ T cubert_atomic_max_##sfx##_(T *p, T v) {                                \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                              \
+    while (v > old &&                                                                          \
+           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {  \
+    }                                                                                          \
+    return old;                                                                                \
+  }                                                                                            \
+  CUBERT_CUBE_INLINE_ T cubert_atomic_cas_##sfx##_(T *p, T expected, T desired) {              \
+    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED); \
+    return expected;                                                                           \
+  }
+CUBERT_CUBE_ATOMIC_FNS_(int32_t, i32)
+CUBERT_CUBE_ATOMIC_FNS_(uint32_t, u32)
+CUBERT_CUBE_INLINE_ float cubert_atomic_add_f32_(float *p, float v) {
+  uint32_t *bits = (uint32_t *)(void *)p;
+  uint32_t old = __atomic_load_n(bits, __ATOMIC_RELAXED), next;
+  do {
+    float sum = cubert_bits_f32_(old) + v;
+    memcpy(&next, &sum, sizeof next);
+  } while (!__atomic_compare_exchange_n(bits, &old, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return cubert_bits_f32_(old);
+}
+
+/* ---- math: OpenCL's names and meanings (tgmath.h gives the floating-point ones) ---- */
+#define CUBERT_CUBE_MINMAX_(T, sfx)                              \
+  CUBERT_CUBE_INLINE_ T cubert_min_##sfx##_(T a, T b) {          \
+    return b < a ? b : a;                                        \
+  }                                                              \
+  CUBERT_CUBE_INLINE_ T cubert_max_##sfx##_(T a, T b) {          \
+    return a < b ? b : a;                                        \
+  }                                                              \
+  CUBERT_CUBE_INLINE_ T cubert_clamp_##sfx##_(T x, T lo, T hi) { \
+    return cubert_min_##sfx##_(cubert_max_##sfx##_(x, lo), hi);  \
+  }
+CUBERT_CUBE_MINMAX_(float, f32)
+CUBERT_CUBE_MINMAX_(double, f64)
+CUBERT_CUBE_MINMAX_(int32_t, i32)
+CUBERT_CUBE_MINMAX_(uint32_t, u32)
+CUBERT_CUBE_MINMAX_(int64_t, i64)
+CUBERT_CUBE_MINMAX_(uint64_t, u64)
+#define CUBERT_CUBE_GENERIC_(prefix, x) \
+  _Generic((x), float                   \
+           : prefix##f32_, double       \
+           : prefix##f64_, int32_t      \
+           : prefix##i32_, uint32_t     \
+           : prefix##u32_, int64_t      \
+           : prefix##i64_, uint64_t     \
+           : prefix##u64_)
+#define min(a, b) CUBERT_CUBE_GENERIC_(cubert_min_, (a) + (b))((a), (b))
+#define max(a, b) CUBERT_CUBE_GENERIC_(cubert_max_, (a) + (b))((a), (b))
+#define clamp(x, lo, hi) CUBERT_CUBE_GENERIC_(cubert_clamp_, x)((x), (lo), (hi))
+CUBERT_CUBE_INLINE_ uint32_t cubert_abs_i32_(int32_t x) {
+  return x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+}
+CUBERT_CUBE_INLINE_ uint64_t cubert_abs_i64_(int64_t x) {
+  return x < 0 ? 0u - (uint64_t)x : (uint64_t)x;
+}
+CUBERT_CUBE_INLINE_ uint32_t cubert_abs_u32_(uint32_t x) {
+  return x;
+}
+CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
+  return x;
+}
+#define abs(x)                         \
+  _Generic((x), int32_t                \
+           : cubert_abs_i32_, int64_t  \
+           : cubert_abs_i64_, uint32_t \
+           : cubert_abs_u32_, uint64_t \
+           : cubert_abs_u64_)(x)
+#define rsqrt(x) (1 / sqrt(x))
+
+/* ---- the generated code ---- */
+
+typedef struct cubert_no_shared_ {
+  char unused;
+} cubert_no_shared_;
+
+/* Body parameters: the context, compile-time constants (mode, whether LOAD_UNIT/STORE_UNIT are
+   known in range, the form), then the unit's position variables. */
+#define CUBERT_CUBE_UNIT_PARAMS_                                                          \
+  const cubert_cpu_ctx *cubert_ctx_, const int cubert_mode_, const int cubert_own_safe_,  \
+      const int cubert_form_, const uint64_t cubert_in_phase_, const uint64_t cubert_id_, \
+      const uint64_t cubert_rid_, const uint64_t cubert_cl_, const uint32_t cubert_ul_,   \
+      const uint32_t cubert_ux_, const uint32_t cubert_uy_, const uint32_t cubert_uz_,    \
+      const uint32_t cubert_cx_, const uint32_t cubert_cy_, const uint32_t cubert_cz_,    \
+      const uint32_t cubert_ax_, const uint32_t cubert_ay_, const uint32_t cubert_az_
+#define CUBERT_CUBE_PHASED_PARAMS_                                                         \
+  const cubert_cpu_ctx *cubert_ctx_, const int cubert_mode_, const int cubert_own_safe_,   \
+      const int cubert_form_, const uint64_t cubert_in_phase_, const uint64_t cubert_idb_, \
+      const uint64_t cubert_rid_, const uint64_t cubert_cl_, const uint32_t cubert_cx_,    \
+      const uint32_t cubert_cy_, const uint32_t cubert_cz_, const uint32_t cubert_dx_,     \
+      const uint32_t cubert_dy_, const uint32_t cubert_dz_
+
+#define CUBERT_CUBE_BPARAM_0(i, T, n) \
+  , T *restrict n, const uint64_t n##_len_, const uint32_t n##_idx_
+#define CUBERT_CUBE_BPARAM_1(i, T, n)
+#define CUBERT_CUBE_BARG_0(i, T, n) , (T *)cubert_b_[i], cubert_n_[i], (uint32_t)(i)
+#define CUBERT_CUBE_BARG_1(i, T, n)
+#define CUBERT_CUBE_BLEN_0(i, T, n) \
+  cubert_n_[i] = cubert_ctx_->buffer_bytes ? cubert_ctx_->buffer_bytes[i] / sizeof(T) : 0;
+#define CUBERT_CUBE_BLEN_1(i, T, n)
+#define CUBERT_CUBE_BDECL_0(i, T, n) {#n, #T, (uint32_t)sizeof(T)},
+#define CUBERT_CUBE_BDECL_1(i, T, n)
+#define CUBERT_CUBE_SHARED_PARAM_(T, n) , T *restrict n
+#define CUBERT_CUBE_SHARED_TYPE_(T, n) T
+
+/* Buffer pointers and lengths in elements, read once per call. A launch whose buffer count
+   differs from the declaration never gets here (the client refuses it). */
+#define CUBERT_CUBE_PROLOGUE_(...)                              \
+  enum { cubert_nb_ = CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__) }; \
+  void *const *cubert_b_ = cubert_ctx_->buffers;                \
+  uint64_t cubert_n_[cubert_nb_ + 1] = {0};                     \
+  (void)cubert_b_;                                              \
+  CUBERT_PP_EACH(CUBERT_CUBE_BLEN_, __VA_ARGS__)
+
+/* Hand-written CPU overrides. A kernel file may replace the CPU function of kernel K by one of
+   its own, where a benchmark shows it clearly faster, by defining before K:
+     #define CUBERT_CPU_OVERRIDE_K ~, 1, my_function
+   The definition then runs my_function on the CPU server, and the portable body stays
+   reachable as a second definition `<PREFIX>K_portable` (same OpenCL code), which a test
+   must cross-check against the override. */
+#define CUBERT_PP_SECOND_X_(...) CUBERT_PP_SECOND_(__VA_ARGS__)
+#define CUBERT_PP_THIRD_(a, b, c, ...) c
+#define CUBERT_PP_THIRD_X_(...) CUBERT_PP_THIRD_(__VA_ARGS__)
+#define CUBERT_CUBE_CPU_IMPL_(kname) \
+  CUBERT_PP_THIRD_X_(CUBERT_PP_CAT(CUBERT_CPU_OVERRIDE_, kname), ~, kname##_cpu_, ~)
+#define CUBERT_CUBE_PORTABLE_DEF_(kname, form_flags, shared_bytes_)                    \
+  CUBERT_PP_CAT(CUBERT_CUBE_PORTABLE_DEF_,                                             \
+                CUBERT_PP_SECOND_X_(CUBERT_PP_CAT(CUBERT_CPU_OVERRIDE_, kname), 0, ~)) \
+  (kname, form_flags, shared_bytes_)
+#define CUBERT_CUBE_PORTABLE_DEF_0(kname, form_flags, shared_bytes_)
+#define CUBERT_CUBE_PORTABLE_DEF_1(kname, form_flags, shared_bytes_)                      \
+  CUBERT_KERNEL_EXPORT extern const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, \
+                                                                    kname##_portable);    \
+  CUBERT_KERNEL_EXPORT const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX,        \
+                                                             kname##_portable) = {        \
+      .name = #kname,                                                                     \
+      .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                           \
+      .opencl_entry = #kname,                                                             \
+      .cpu = kname##_cpu_,                                                                \
+      .flags = (form_flags),                                                              \
+      .shared_bytes = (shared_bytes_),                                                    \
+      .signature = &kname##_signature_,                                                   \
+  };
+
+/* The signature and the definition object. */
+#define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...)                                   \
+  static const cubert_kernel_buffer_decl kname##_decls_[] = {                                     \
+      CUBERT_PP_EACH(CUBERT_CUBE_BDECL_, __VA_ARGS__){0, 0, 0}};                                  \
+  static const cubert_kernel_signature kname##_signature_ = {                                     \
+      .buffer_count = CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__),                                     \
+      .buffers = kname##_decls_,                                                                  \
+      .file = __FILE__,                                                                           \
+      .line = __LINE__,                                                                           \
+  };                                                                                              \
+  CUBERT_KERNEL_EXPORT extern const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname); \
+  CUBERT_KERNEL_EXPORT const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname) = {     \
+      .name = #kname,                                                                             \
+      .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                                   \
+      .opencl_entry = #kname,                                                                     \
+      .cpu = CUBERT_CUBE_CPU_IMPL_(kname),                                                        \
+      .flags = (form_flags),                                                                      \
+      .shared_bytes = (shared_bytes_),                                                            \
+      .signature = &kname##_signature_,                                                           \
+  };                                                                                              \
+  CUBERT_CUBE_PORTABLE_DEF_(kname, form_flags, shared_bytes_)
+
+/* Runs the body over units [begin, end) of a call. 1-D launches (one row of units per cube,
+   one row of cubes) get one flat loop where UNIT_ID is the induction variable; others walk the
+   range row by row (x rows of a cube), keeping the other positions as counters. */
+#define CUBERT_CUBE_RUN_(name, mode, safe, begin, end, ...)                                        \
+  do {                                                                                             \
+    const uint32_t dx_ = cubert_ctx_->cube_dim[0];                                                 \
+    if (cubert_flat_) {                                                                            \
+      CUBERT_CUBE_PRAGMA_SIMD_                                                                     \
+      for (uint64_t id_ = (begin); id_ < (end); ++id_)                                             \
+        name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, id_ / dx_,      \
+                     (uint32_t)(id_ % dx_), (uint32_t)(id_ % dx_), 0, 0, (uint32_t)(id_ / dx_), 0, \
+                     0, (uint32_t)id_, 0, 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));       \
+    } else {                                                                                       \
+      cubert_cpu_unit_walk w_;                                                                     \
+      cubert_cpu_unit_walk_start(cubert_ctx_, (begin), &w_);                                       \
+      for (uint64_t id0_ = (begin); id0_ < (end);) {                                               \
+        uint64_t row_ = dx_ - w_.ux;                                                               \
+        if (row_ > (end)-id0_) row_ = (end)-id0_;                                                  \
+        const uint32_t ux0_ = w_.ux, ul0_ = w_.ul, ax0_ = w_.cx * dx_ + w_.ux;                     \
+        CUBERT_CUBE_PRAGMA_SIMD_                                                                   \
+        for (uint32_t k_ = 0; k_ < (uint32_t)row_; ++k_)                                           \
+          name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id0_ + k_, id0_ + k_,   \
+                       w_.cl, ul0_ + k_, ux0_ + k_, w_.uy, w_.uz, w_.cx, w_.cy, w_.cz, ax0_ + k_,  \
+                       w_.cy * cubert_ctx_->cube_dim[1] + w_.uy,                                   \
+                       w_.cz * cubert_ctx_->cube_dim[2] +                                          \
+                           w_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));                  \
+        id0_ += row_;                                                                              \
+        cubert_cpu_unit_walk_advance(cubert_ctx_, (uint32_t)row_, &w_);                            \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
+#define UNIT_KERNEL(name, active, ...)                                                             \
+  CUBERT_CUBE_INLINE_ void name##_body_(                                                           \
+      CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__));                  \
+  CUBERT_CUBE_INLINE_ uint64_t name##_active_(                                                     \
+      const cubert_cpu_ctx *cubert_ctx_,                                                           \
+      const int cubert_mode_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__)) {                   \
+    return (uint64_t)(active);                                                                     \
+  }                                                                                                \
+  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                     \
+    CUBERT_CUBE_PROLOGUE_(__VA_ARGS__)                                                             \
+    const int mode_ = (int)cubert_ctx_->mode;                                                      \
+    uint64_t end_ = cubert_ctx_->unit_end, begin_ = cubert_ctx_->unit_begin;                       \
+    const uint64_t active_ =                                                                       \
+        mode_ == CUBERT_CUBE_UNCHECKED                                                             \
+            ? name##_active_(cubert_ctx_,                                                          \
+                             CUBERT_CUBE_UNCHECKED CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__)) \
+        : mode_ == CUBERT_CUBE_VALIDATE                                                            \
+            ? name##_active_(cubert_ctx_,                                                          \
+                             CUBERT_CUBE_VALIDATE CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__))  \
+            : name##_active_(cubert_ctx_,                                                          \
+                             CUBERT_CUBE_CHECKED CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));  \
+    if (end_ > active_) end_ = active_;                                                            \
+    if (begin_ >= end_) return;                                                                    \
+    const int cubert_flat_ = cubert_cpu_ctx_is_flat(cubert_ctx_);                                  \
+    if (mode_ == CUBERT_CUBE_UNCHECKED) {                                                          \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_UNCHECKED, 1, begin_, end_, __VA_ARGS__);                 \
+      return;                                                                                      \
+    }                                                                                              \
+    /* Units below the shortest buffer's length cannot take LOAD_UNIT/STORE_UNIT out of            \
+       range: they run with those checks removed (and vectorise); the rest check everything. */    \
+    uint64_t safe_ = end_;                                                                         \
+    for (int i_ = 0; i_ < cubert_nb_; ++i_)                                                        \
+      if (cubert_n_[i_] < safe_) safe_ = cubert_n_[i_];                                            \
+    if (safe_ < begin_) safe_ = begin_;                                                            \
+    if (mode_ == CUBERT_CUBE_VALIDATE) {                                                           \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_VALIDATE, 1, begin_, safe_, __VA_ARGS__);                 \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_VALIDATE, 0, safe_, end_, __VA_ARGS__);                   \
+    } else {                                                                                       \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_CHECKED, 1, begin_, safe_, __VA_ARGS__);                  \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_CHECKED, 0, safe_, end_, __VA_ARGS__);                    \
+    }                                                                                              \
+  }                                                                                                \
+  CUBERT_CUBE_DEF_(name, 0, 0, __VA_ARGS__)                                                        \
+  CUBERT_CUBE_INLINE_ void name##_body_(                                                           \
+      CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__))
+
+/* Bytes of a shared-memory declaration: 0 for NO_SHARED. */
+#define CUBERT_CUBE_SHARED_BYTES_(T, n) ((1 - CUBERT_PP_IS_NONE_(n)) * sizeof(T))
+
+/* The body with the mode as a constant, once per mode, so each copy folds its checks. */
+#define CUBERT_CUBE_SWITCH_MODE_(CALL, name, ...)     \
+  switch ((int)cubert_ctx_->mode) {                   \
+    case CUBERT_CUBE_UNCHECKED:                       \
+      CALL(name, CUBERT_CUBE_UNCHECKED, __VA_ARGS__); \
+      break;                                          \
+    case CUBERT_CUBE_VALIDATE:                        \
+      CALL(name, CUBERT_CUBE_VALIDATE, __VA_ARGS__);  \
+      break;                                          \
+    default:                                          \
+      CALL(name, CUBERT_CUBE_CHECKED, __VA_ARGS__);   \
+      break;                                          \
+  }
+
+/* Fiber form: the CPU server calls the function once per unit (unit_begin is the unit), each
+   unit on its own fiber so that SYNC_CUBE() can switch to the next. */
+#define CUBERT_CUBE_FIBER_CALL_(name, mode, ...)                                                \
+  name##_body_(cubert_ctx_, mode, 0, CUBERT_CUBE_FORM_FIBER_, 0, id_, id_, w_.cl, w_.ul, w_.ux, \
+               w_.uy, w_.uz, w_.cx, w_.cy, w_.cz, w_.cx *d_[0] + w_.ux, w_.cy * d_[1] + w_.uy,  \
+               w_.cz * d_[2] + w_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), sh_)
+#define CUBE_KERNEL(name, shdecl, ...)                                                             \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);                         \
+  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                     \
+    CUBERT_CUBE_PROLOGUE_(__VA_ARGS__)                                                             \
+    cubert_cpu_unit_walk w_;                                                                       \
+    const uint64_t id_ = cubert_ctx_->unit_begin;                                                  \
+    cubert_cpu_unit_walk_start(cubert_ctx_, id_, &w_);                                             \
+    CUBERT_CUBE_SHARED_TYPE_ shdecl *sh_ = (CUBERT_CUBE_SHARED_TYPE_ shdecl *)cubert_ctx_->shared; \
+    const uint32_t *d_ = cubert_ctx_->cube_dim;                                                    \
+    CUBERT_CUBE_SWITCH_MODE_(CUBERT_CUBE_FIBER_CALL_, name, __VA_ARGS__)                           \
+  }                                                                                                \
+  CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_SYNC_CUBE, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)   \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
+
+/* Phased form: the CPU server calls the function once per cube ([unit_begin, unit_begin +
+   CUBE_DIM) is the cube); the body runs once, its PHASE blocks loop over the units. */
+#define CUBERT_CUBE_PHASED_CALL_(name, mode, ...)                                                \
+  name##_body_(cubert_ctx_, mode, 0, CUBERT_CUBE_FORM_PHASED_, 0, id_, id_, w_.cl, w_.cx, w_.cy, \
+               w_.cz, d_[0], d_[1], d_[2] CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), sh_)
+#define PHASED_KERNEL(name, shdecl, ...)                                                           \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(                 \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);                         \
+  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                     \
+    CUBERT_CUBE_PROLOGUE_(__VA_ARGS__)                                                             \
+    cubert_cpu_unit_walk w_;                                                                       \
+    const uint64_t id_ = cubert_ctx_->unit_begin;                                                  \
+    cubert_cpu_unit_walk_start(cubert_ctx_, id_, &w_);                                             \
+    CUBERT_CUBE_SHARED_TYPE_ shdecl *sh_ = (CUBERT_CUBE_SHARED_TYPE_ shdecl *)cubert_ctx_->shared; \
+    const uint32_t *d_ = cubert_ctx_->cube_dim;                                                    \
+    CUBERT_CUBE_SWITCH_MODE_(CUBERT_CUBE_PHASED_CALL_, name, __VA_ARGS__)                          \
+  }                                                                                                \
+  CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_PHASED, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)      \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(                 \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
+
+#endif /* CUBERT_CUBE_OPENCL */
+
+#endif /* CUBERT_CUBE_H */

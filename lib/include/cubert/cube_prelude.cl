@@ -1,0 +1,104 @@
+/* cubert kernel language: the OpenCL C 1.2 prelude placed in front of every flattened kernel
+   file (cubert/cube.h describes the language; docs/KERNELS.md the calling convention).
+
+   The OpenCL server builds the program with -DCUBERT_MODE=0|1|2 (checked, validate, unchecked).
+   Kernels receive:
+     cubert_info_  ulong[2 + buffers + user words]: [0] the user's info word count in the low
+                   32 bits, the index of the first user word (2 + buffers) in the high 32 bits,
+                   [1] the launch's validate tag, [2 .. 2+buffers) each buffer's size in bytes,
+                   then the user's words;
+     cubert_rec_   uint[16], the validate record of the stream: the first violation wins word 0
+                   (atomic_cmpxchg 0 -> 1) and fills the rest:
+                   [1] kind (1 buffer, 2 info word), [2] buffer index, [3..5] unit position,
+                   [6..8] cube position, [9..10] index (lo, hi), [11..12] length (lo, hi),
+                   [13] the tag of the launch (which kernel). */
+#pragma OPENCL FP_CONTRACT OFF
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#ifndef CUBERT_MODE
+#define CUBERT_MODE 0
+#endif
+#define CUBERT_MODE_ CUBERT_MODE
+
+typedef uchar uint8_t;
+typedef char int8_t;
+typedef ushort uint16_t;
+typedef short int16_t;
+typedef uint uint32_t;
+typedef int int32_t;
+typedef ulong uint64_t;
+typedef long int64_t;
+#define UINT8_MAX 0xff
+#define UINT16_MAX 0xffff
+#define UINT32_MAX 0xffffffffu
+#define UINT64_MAX 0xfffffffffffffffful
+#define INT32_MAX 0x7fffffff
+#define INT32_MIN (-INT32_MAX - 1)
+#define INT64_MAX 0x7fffffffffffffffl
+#define INT64_MIN (-INT64_MAX - 1)
+
+typedef struct cubert_no_shared_ {
+  char unused;
+} cubert_no_shared_;
+
+static inline uint cubert_unit_pos_(void) {
+  return (uint)(get_local_id(0) +
+                get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
+}
+static inline ulong cubert_cube_pos_(void) {
+  return (ulong)get_group_id(0) +
+         (ulong)get_num_groups(0) *
+             ((ulong)get_group_id(1) + (ulong)get_num_groups(1) * (ulong)get_group_id(2));
+}
+static inline ulong cubert_unit_id_(void) {
+  return cubert_cube_pos_() * (ulong)(get_local_size(0) * get_local_size(1) * get_local_size(2)) +
+         cubert_unit_pos_();
+}
+
+static void cubert_report_(__global const ulong *info, __global uint *rec, uint kind, uint buffer,
+                           ulong index, ulong length) {
+  if (atomic_cmpxchg(&rec[0], 0u, 1u) != 0u) return;
+  rec[13] = (uint)info[1];
+  rec[1] = kind;
+  rec[2] = buffer;
+  rec[3] = (uint)get_local_id(0);
+  rec[4] = (uint)get_local_id(1);
+  rec[5] = (uint)get_local_id(2);
+  rec[6] = (uint)get_group_id(0);
+  rec[7] = (uint)get_group_id(1);
+  rec[8] = (uint)get_group_id(2);
+  rec[9] = (uint)index;
+  rec[10] = (uint)(index >> 32);
+  rec[11] = (uint)length;
+  rec[12] = (uint)(length >> 32);
+}
+
+static inline int cubert_chk_(__global const ulong *info, __global uint *rec, int mode, ulong i,
+                              ulong len, uint buffer, int rid) {
+  if (mode == 2 || i < len) return 1;
+  if (mode == 1) cubert_report_(info, rec, 1u, buffer, i, len);
+  return 0;
+}
+static inline ulong cubert_info_word_(__global const ulong *info, __global uint *rec, int mode,
+                                      uint k) {
+  ulong count = info[0] & 0xffffffffu, base = info[0] >> 32;
+  if (mode == 2 || k < count) return info[base + k];
+  if (mode == 1) cubert_report_(info, rec, 2u, 0xffffffffu, k, count);
+  return 0;
+}
+static inline float cubert_bits_f32_(uint bits) {
+  return as_float(bits);
+}
+#ifdef cl_khr_fp64
+static inline double cubert_bits_f64_(ulong bits) {
+  return as_double(bits);
+}
+#endif
+static inline float cubert_atomic_add_f32_(volatile __global float *p, float v) {
+  volatile __global uint *bits = (volatile __global uint *)p;
+  uint old = *bits, seen;
+  while ((seen = atomic_cmpxchg(bits, old, as_uint(as_float(old) + v))) != old) old = seen;
+  return as_float(old);
+}

@@ -1,0 +1,93 @@
+/* Checks of kernel-language kernels in the core: the declared signature against a launch's
+   buffers (every server, before anything is queued), the execution mode after
+   CUBERT_CHECK_MODE, and the one message format of a validate-mode violation, which the CPU
+   server builds from a kernel's report and the OpenCL server from the record a kernel wrote. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "client_internal.h"
+#include "config_internal.h"
+
+/* "a: const float, b: const float, out: float" */
+static void describe_buffers(const cubert_kernel_signature *sig, char *out, size_t size) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (uint32_t i = 0; i < sig->buffer_count && used < size; ++i) {
+    int n = snprintf(out + used, size - used, "%s%s: %s", i ? ", " : "", sig->buffers[i].name,
+                     sig->buffers[i].type);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+}
+
+cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
+                                            const cubert_kernel_args *args) {
+  const cubert_kernel_signature *sig = kernel->signature;
+  if (!sig) return NULL;
+  const char *name = kernel->name ? kernel->name : "(unnamed)";
+  uint32_t got = args ? args->buffer_count : 0;
+  if (got != sig->buffer_count) {
+    char decl[512];
+    describe_buffers(sig, decl, sizeof decl);
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "kernel \"%s\" expects %" PRIu32 " buffers (%s), got %" PRIu32, name,
+                              sig->buffer_count, decl, got);
+  }
+  for (uint32_t i = 0; i < got; ++i) {
+    const cubert_kernel_buffer_decl *d = &sig->buffers[i];
+    uint64_t size = args->buffers[i]->size;
+    if (d->elem_bytes && size % d->elem_bytes != 0)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "kernel \"%s\" buffer %" PRIu32
+                                " (%s: %s) expects whole "
+                                "%" PRIu32 "-byte elements, got a buffer of %" PRIu64 " bytes",
+                                name, i, d->name, d->type, d->elem_bytes, size);
+  }
+  return NULL;
+}
+
+cubert_execution_mode cubert_kernel_effective_mode(cubert_execution_mode requested) {
+  switch (cubert_config_get()->check_mode) {
+    case 1: /* enforce */
+      return requested == CUBERT_EXECUTION_UNCHECKED ? CUBERT_EXECUTION_CHECKED : requested;
+    case 2: /* validate */
+      return CUBERT_EXECUTION_VALIDATE;
+    default:
+      return requested;
+  }
+}
+
+cubert_status cubert_kernel_violation_status(const cubert_kernel_def *kernel,
+                                             const cubert_kernel_violation *v) {
+  const char *name = kernel && kernel->name ? kernel->name : "(unnamed)";
+  char where[128] = "";
+  if (v->has_unit)
+    snprintf(where, sizeof where, "unit (%u, %u, %u) of cube (%u, %u, %u)", v->unit[0], v->unit[1],
+             v->unit[2], v->cube[0], v->cube[1], v->cube[2]);
+  else
+    snprintf(where, sizeof where, "the launch");
+  switch (v->kind) {
+    case CUBERT_VIOLATION_BUFFER: {
+      const cubert_kernel_signature *sig = kernel ? kernel->signature : NULL;
+      char buffer[160];
+      if (sig && v->buffer < sig->buffer_count)
+        snprintf(buffer, sizeof buffer, "buffer %u \"%s\" (%s)", v->buffer,
+                 sig->buffers[v->buffer].name, sig->buffers[v->buffer].type);
+      else
+        snprintf(buffer, sizeof buffer, "buffer %u", v->buffer);
+      return cubert_status_make(CUBERT_CODE_GENERIC,
+                                "kernel \"%s\" (validate mode): %s accessed element %" PRIu64
+                                " of %s, which holds %" PRIu64 " elements",
+                                name, where, v->index, buffer, v->length);
+    }
+    case CUBERT_VIOLATION_INFO:
+      return cubert_status_make(CUBERT_CODE_GENERIC,
+                                "kernel \"%s\" (validate mode): %s read info word %" PRIu64
+                                ", but the launch passed %" PRIu64 " info words",
+                                name, where, v->index, v->length);
+    default:
+      return cubert_status_make(CUBERT_CODE_GENERIC,
+                                "kernel \"%s\" (validate mode): %s: %s (line %u)", name, where,
+                                v->what ? v->what : "barrier misuse", v->line);
+  }
+}
