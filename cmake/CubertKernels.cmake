@@ -18,7 +18,7 @@ function(cubert_add_kernels target)
     message(FATAL_ERROR "cubert_add_kernels: CUBERT_CUBE_INCLUDE_DIR (the directory holding "
                         "cubert/cube.h) is not set")
   endif()
-  set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/cubert_kernels)
+  set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/cubert_kernels/${target})
   set(prelude ${CUBERT_CUBE_INCLUDE_DIR}/cubert/cube_prelude.cl)
   set(includes -I${CUBERT_CUBE_INCLUDE_DIR})
   foreach(dir ${A_INCLUDE_DIRS})
