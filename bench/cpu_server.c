@@ -426,6 +426,19 @@ static double launch_saxpy(cubert_client *client, const geometry *g, cubert_hand
   return time_launch(client, &cubert_kernel_saxpy_f32, g->count, g->dim, &args);
 }
 
+/* Partial sums of `in` (n floats, all 1.0) in cubes of 256 units, `per_cube` floats each. */
+static double launch_reduce(cubert_client *client, cubert_handle *in, cubert_handle *out,
+                            uint64_t n, uint64_t per_cube) {
+  cubert_handle *buffers[2] = {in, out};
+  uint64_t info[2] = {n, per_cube};
+  cubert_kernel_args args = {buffers, 2, info, 2};
+  cubert_cube_count_selection sel;
+  BENCH_CHECK(cubert_cube_count_select(
+      client, (uint32_t)cubert_kernel_reduce_cube_count(n, per_cube), &sel));
+  return time_launch(client, &cubert_kernel_reduce_sum_f32, sel.cube_count,
+                     cubert_cube_dim_new_3d(256, 1, 1), &args);
+}
+
 static void launch_fill(cubert_client *client, const geometry *g, cubert_handle *out, uint64_t n,
                         float value) {
   cubert_handle *buffers[1] = {out};
@@ -650,14 +663,25 @@ static void section_bandwidth(bench_run *run) {
     exit(1);
   }
 
+  /* reduce_sum_f32 reads a (all 1.0 after the fill) into one partial sum per cube. */
+  const uint64_t per_cube = 65536;
+  cubert_status made = NULL;
+  cubert_handle *partial =
+      make_buffer(client, cubert_kernel_reduce_cube_count(n, per_cube) * 4, &made);
+  BENCH_CHECK(made);
+  launch_reduce(client, a, partial, n, per_cube);
+  verify_f32(client, partial, 1, (float)per_cube, "reduce_sum_f32");
+
   const size_t reps = (size_t)cfg->bandwidth_reps;
   double *t_triad = calloc(reps, sizeof(double)), *t_triad_small = calloc(reps, sizeof(double));
+  double *t_reduce = calloc(reps, sizeof(double));
   double *t_add[2] = {calloc(reps, sizeof(double)), calloc(reps, sizeof(double))};
   double *t_saxpy[2] = {calloc(reps, sizeof(double)), calloc(reps, sizeof(double))};
   for (size_t r = 0; r < reps; ++r) {
     t_triad[r] = triad(ta, tb, tc, 3.0f, n, threads);
     for (int g = 0; g < 2; ++g) t_add[g][r] = launch_add(client, &geo[g], a, b, c, n);
     for (int g = 0; g < 2; ++g) t_saxpy[g][r] = launch_saxpy(client, &geo[g], a, c, n, alpha);
+    t_reduce[r] = launch_reduce(client, a, partial, n, per_cube);
     t_triad_small[r] = triad(sa, sb, sc, 3.0f, n, threads);
   }
   /* c = 3 + 2 * alpha after the last repetition: the timed launches really ran. */
@@ -695,14 +719,25 @@ static void section_bandwidth(bench_run *run) {
           k == 0 ? verdict(bw[g].median >= 0.9 * bw_triad.median) : "");
     }
   }
+  verify_f32(client, partial, 1, (float)per_cube, "reduce_sum_f32 (timed)");
+  bench_stats bw_reduce = bench_stats_rate(bench_stats_of(t_reduce, reps), 4.0 * (double)n * 1e-9);
+  bench_text reduce_ratio =
+      bench_textf("%.0f%% of triad", 100.0 * bw_reduce.median / bw_triad.median);
+  row("3. cubert reduce_sum_f32 (phased cube kernel, dim 256, 65536 floats per cube)", bw_reduce,
+      "GB/s", reduce_ratio.s, "\u2265 80% of triad",
+      verdict(bw_reduce.median >= 0.8 * bw_triad.median));
   note(run,
        "3: n = %llu floats (%.0f MiB per array), %zu repetitions alternating triad, add \u00d7 2, "
-       "saxpy \u00d7 2, triad on 4 KiB pages; bandwidth = 3 \u00d7 4 B \u00d7 n / time.",
+       "saxpy \u00d7 2, reduce, triad on 4 KiB pages; bandwidth = 3 \u00d7 4 B \u00d7 n / time "
+       "(reduce: 4 B \u00d7 n / time, it only reads). All kernels are kernel-language kernels "
+       "(kernels/*.cube.c) in the default checked mode.",
        (unsigned long long)n, n * 4.0 / (1 << 20), reps);
   for (int g = 0; g < 2; ++g) note(run, "3: %s", geo[g].text);
 
   free(t_triad);
   free(t_triad_small);
+  free(t_reduce);
+  cubert_handle_release(partial);
   for (int g = 0; g < 2; ++g) {
     free(t_add[g]);
     free(t_saxpy[g]);

@@ -4,8 +4,8 @@
 
    Any cube dim works, powers of two or not, larger than the scratch or not:
      1. each unit sums a strided share of the cube's block (neighbouring units read
-        neighbouring elements: loads coalesce on a GPU; on the CPU the phase's loop over units
-        runs across a row of the block, which the compiler vectorises);
+        neighbouring elements: loads coalesce on a GPU; on the CPU each row of the block is a
+        phase, a loop over units that the compiler vectorises);
      2. the first p units (p = the largest power of two <= min(units, scratch)) store their
         shares, the others add theirs in p at a time;
      3. a tree over the p slots.
@@ -34,12 +34,21 @@ PHASED_KERNEL(reduce_sum_f32, (reduce_scratch, sh), (const float, in), (float, o
   const uint32_t units = CUBE_DIM;
   const uint64_t rows = (end - begin) / units, rest = (end - begin) % units;
 
+  /* Each unit's share in[begin + unit], in[begin + unit + units], ... is added row by row: the
+     loop over rows is the same for every unit (so it may sit outside the phases), and on the
+     CPU each row is a phase over the cube's units, one contiguous vectorised loop. */
   EXCLUSIVE(float, share);
   PHASE {
-    float s = 0.0f;
-    for (uint64_t r = 0; r < rows; ++r) s += in[begin + r * units + UNIT_POS];
-    if (UNIT_POS < rest) s += in[begin + rows * units + UNIT_POS];
-    MY(share) = s;
+    MY(share) = 0.0f;
+  }
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t row = begin + r * units;
+    PHASE {
+      MY(share) += in[row + UNIT_POS];
+    }
+  }
+  PHASE {
+    if (UNIT_POS < rest) MY(share) += in[begin + rows * units + UNIT_POS];
   }
 
   uint32_t slots = 1;

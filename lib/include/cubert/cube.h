@@ -339,7 +339,7 @@ extern const char CUBERT_CUBE_SOURCE[];
 #define UNIT_POS_X ((uint32_t)cubert_ux_)
 #define UNIT_POS_Y ((uint32_t)cubert_uy_)
 #define UNIT_POS_Z ((uint32_t)cubert_uz_)
-#define UNIT_POS ((uint32_t)cubert_ul_)
+#define UNIT_POS (cubert_ul_) /* no cast: a 64-bit index keeps phase loops affine */
 #define CUBE_POS_X ((uint32_t)cubert_cx_)
 #define CUBE_POS_Y ((uint32_t)cubert_cy_)
 #define CUBE_POS_Z ((uint32_t)cubert_cz_)
@@ -372,18 +372,21 @@ extern const char CUBERT_CUBE_SOURCE[];
 #define MY(name) ((name)[cubert_ul_])
 /* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
    x. The innermost one-trip loop only declares the unit's other positions. */
-#define PHASE                                                                                      \
-  for (uint32_t cubert_uz_ = 0; cubert_uz_ < cubert_dz_; ++cubert_uz_)                             \
-    for (uint32_t cubert_uy_ = 0; cubert_uy_ < cubert_dy_; ++cubert_uy_) CUBERT_CUBE_PRAGMA_SIMD_  \
-  for (uint32_t cubert_ux_ = 0; cubert_ux_ < cubert_dx_; ++cubert_ux_)                             \
-    for (CUBERT_CUBE_UNUSED_ uint64_t                                                              \
-             cubert_ul_ = cubert_ux_ +                                                             \
-                          (uint64_t)cubert_dx_ * (cubert_uy_ + (uint64_t)cubert_dy_ * cubert_uz_), \
-             cubert_id_ = cubert_idb_ + cubert_ul_, cubert_rid_ = cubert_id_,                      \
-             cubert_ax_ = (uint64_t)cubert_cx_ * cubert_dx_ + cubert_ux_,                          \
-             cubert_ay_ = (uint64_t)cubert_cy_ * cubert_dy_ + cubert_uy_,                          \
-             cubert_az_ = (uint64_t)cubert_cz_ * cubert_dz_ + cubert_uz_, cubert_in_phase_ = 1;    \
-         cubert_in_phase_; cubert_in_phase_ = 0)
+#define PHASE                                                                              \
+  for (uint32_t cubert_uz_ = 0; cubert_uz_ < cubert_dz_; ++cubert_uz_)                     \
+    for (uint32_t cubert_uy_ = 0, cubert_row_ = cubert_dx_ * cubert_dy_ * cubert_uz_;      \
+         cubert_uy_ < cubert_dy_; ++cubert_uy_, cubert_row_ += cubert_dx_)                 \
+      CUBERT_CUBE_PRAGMA_SIMD_                                                             \
+  for (uint32_t cubert_ux_ = 0; cubert_ux_ < cubert_dx_; ++cubert_ux_)                     \
+    for (CUBERT_CUBE_UNUSED_ uint64_t cubert_ul_ = (uint64_t)cubert_row_ + cubert_ux_,     \
+                                      cubert_id_ = cubert_idb_ + cubert_ul_,               \
+                                      cubert_rid_ = cubert_id_, cubert_once_ = 1;          \
+         cubert_once_; cubert_once_ = 0)                                                   \
+      for (CUBERT_CUBE_UNUSED_ uint32_t cubert_ax_ = cubert_cx_ * cubert_dx_ + cubert_ux_, \
+                                        cubert_ay_ = cubert_cy_ * cubert_dy_ + cubert_uy_, \
+                                        cubert_az_ = cubert_cz_ * cubert_dz_ + cubert_uz_, \
+                                        cubert_in_phase_ = 1;                              \
+           cubert_in_phase_; cubert_in_phase_ = 0)
 
 /* ---- helpers the macros call ---- */
 
@@ -609,9 +612,15 @@ typedef struct cubert_no_shared_ {
   };                                                                                              \
   CUBERT_CUBE_PORTABLE_DEF_(kname, form_flags, shared_bytes_)
 
-/* Runs the body over units [begin, end) of a call. 1-D launches (one row of units per cube,
-   one row of cubes) get one flat loop where UNIT_ID is the induction variable; others walk the
-   range row by row (x rows of a cube), keeping the other positions as counters. */
+/* Runs the body over units [begin, end) of a call, in one of three loops:
+   - 1-D launches (one row of units per cube, one row of cubes): UNIT_ID is the induction
+     variable and x positions are a division away;
+   - cubes with short rows (under CUBERT_CUBE_ROW_MIN units along x, e.g. the CPU heuristic's
+     (1, cores)): also one flat loop, every position computed from UNIT_ID by divisions that the
+     compiler drops when the body does not use them (elementwise kernels use only UNIT_ID);
+   - other launches: rows of units along x, the other positions kept as counters.
+   Each loop is `omp simd`, so a body of arithmetic and LOAD_UNIT/STORE_UNIT vectorises. */
+#define CUBERT_CUBE_ROW_MIN 8
 #define CUBERT_CUBE_RUN_(name, mode, safe, begin, end, ...)                                        \
   do {                                                                                             \
     const uint32_t dx_ = cubert_ctx_->cube_dim[0];                                                 \
@@ -621,6 +630,17 @@ typedef struct cubert_no_shared_ {
         name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, id_ / dx_,      \
                      (uint32_t)(id_ % dx_), (uint32_t)(id_ % dx_), 0, 0, (uint32_t)(id_ / dx_), 0, \
                      0, (uint32_t)id_, 0, 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));       \
+    } else if (dx_ < CUBERT_CUBE_ROW_MIN) {                                                        \
+      const uint32_t *d_ = cubert_ctx_->cube_dim;                                                  \
+      CUBERT_CUBE_PRAGMA_SIMD_                                                                     \
+      for (uint64_t id_ = (begin); id_ < (end); ++id_) {                                           \
+        cubert_cpu_unit_walk p_;                                                                   \
+        cubert_cpu_unit_walk_start(cubert_ctx_, id_, &p_);                                         \
+        name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, p_.cl, p_.ul,   \
+                     p_.ux, p_.uy, p_.uz, p_.cx, p_.cy, p_.cz, p_.cx *d_[0] + p_.ux,               \
+                     p_.cy * d_[1] + p_.uy,                                                        \
+                     p_.cz * d_[2] + p_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));        \
+      }                                                                                            \
     } else {                                                                                       \
       cubert_cpu_unit_walk w_;                                                                     \
       cubert_cpu_unit_walk_start(cubert_ctx_, (begin), &w_);                                       \
