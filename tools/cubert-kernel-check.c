@@ -1,0 +1,128 @@
+/* cubert-kernel-check — builds flattened kernel-language files (the <id>.cl files that
+   cubert_add_kernels writes under <build>/cubert_kernels/) with an OpenCL compiler, in every
+   execution mode, and prints the build log of any that fails. The build and CI run it over every
+   kernel of the library and the tests, so an OpenCL-only mistake (something C accepts and
+   OpenCL C does not) fails the build's tests with the kernel file's name and line, not a user's
+   first launch.
+
+     cubert-kernel-check [--device=N] FILE.cl...
+
+   The device is the N-th OpenCL device in platform order (default 0: the first, PoCL here).
+   Exit status: 0 all built, 1 a build failed, 2 usage or I/O error, 77 no OpenCL device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef CUBERT_WITH_OPENCL
+#include <CL/cl.h>
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *text = NULL;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long size = ftell(f);
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) != NULL) {
+      if (fread(text, 1, (size_t)size, f) != (size_t)size) {
+        free(text);
+        text = NULL;
+      } else {
+        text[size] = '\0';
+      }
+    }
+  }
+  fclose(f);
+  return text;
+}
+
+/* The N-th device over all platforms, or NULL. */
+static cl_device_id find_device(unsigned index, char *name, size_t name_size) {
+  cl_platform_id platforms[16];
+  cl_uint platform_count = 0;
+  if (clGetPlatformIDs(16, platforms, &platform_count) != CL_SUCCESS) return NULL;
+  for (cl_uint p = 0; p < platform_count && p < 16; ++p) {
+    cl_device_id devices[16];
+    cl_uint count = 0;
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 16, devices, &count) != CL_SUCCESS)
+      continue;
+    if (index < count) {
+      clGetDeviceInfo(devices[index], CL_DEVICE_NAME, name_size, name, NULL);
+      return devices[index];
+    }
+    index -= count;
+  }
+  return NULL;
+}
+
+static int build(cl_context context, cl_device_id device, const char *path, const char *source,
+                 int mode) {
+  static const char *const names[3] = {"checked", "validate", "unchecked"};
+  char options[128];
+  snprintf(options, sizeof options, "-cl-std=CL1.2 -DCUBERT_MODE=%d", mode);
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
+  if (err != CL_SUCCESS) {
+    fprintf(stderr, "%s: clCreateProgramWithSource failed (%d)\n", path, err);
+    return 0;
+  }
+  err = clBuildProgram(program, 1, &device, options, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    size_t size = 0;
+    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+    char *log = calloc(size + 1, 1);
+    if (log) clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    fprintf(stderr, "FAIL %s (%s mode): clBuildProgram returned %d\n%s\n", path, names[mode], err,
+            log ? log : "");
+    free(log);
+  } else {
+    printf("ok   %s (%s mode)\n", path, names[mode]);
+  }
+  clReleaseProgram(program);
+  return err == CL_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+  unsigned index = 0;
+  int first = 1;
+  if (argc > 1 && strncmp(argv[1], "--device=", 9) == 0) {
+    index = (unsigned)strtoul(argv[1] + 9, NULL, 10);
+    first = 2;
+  }
+  if (first >= argc) {
+    fprintf(stderr, "usage: %s [--device=N] FILE.cl...\n", argv[0]);
+    return 2;
+  }
+  char name[256] = "";
+  cl_device_id device = find_device(index, name, sizeof name);
+  if (!device) {
+    printf("SKIP: no OpenCL device %u\n", index);
+    return 77;
+  }
+  cl_int err = CL_SUCCESS;
+  cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+  if (err != CL_SUCCESS) {
+    fprintf(stderr, "clCreateContext on '%s' failed (%d)\n", name, err);
+    return 2;
+  }
+  printf("building on '%s'\n", name);
+  int ok = 1, io = 0;
+  for (int i = first; i < argc; ++i) {
+    char *source = read_file(argv[i]);
+    if (!source) {
+      fprintf(stderr, "%s: cannot read\n", argv[i]);
+      io = 1;
+      continue;
+    }
+    for (int mode = 0; mode < 3; ++mode) ok &= build(context, device, argv[i], source, mode);
+    free(source);
+  }
+  clReleaseContext(context);
+  return io ? 2 : ok ? 0 : 1;
+}
+
+#else
+int main(void) {
+  printf("SKIP: cubert was built without the OpenCL server\n");
+  return 77;
+}
+#endif
