@@ -761,6 +761,11 @@ typedef struct cubert_no_shared_ {
     cubert_cpu_unit_walk_start(cubert_ctx_, id_, &w_);                                             \
     CUBERT_CUBE_SHARED_TYPE_ shdecl *sh_ = (CUBERT_CUBE_SHARED_TYPE_ shdecl *)cubert_ctx_->shared; \
     const uint32_t *d_ = cubert_ctx_->cube_dim;                                                    \
+    /* EXCLUSIVE arrays hold CUBERT_CUBE_MAX_UNITS values (the server's max units per cube). */    \
+    if ((uint64_t)d_[0] * d_[1] * d_[2] > CUBERT_CUBE_MAX_UNITS) {                                 \
+      cubert_cpu_fail(cubert_ctx_, "a phased kernel's cube has more than 1024 units");             \
+      return;                                                                                      \
+    }                                                                                              \
     CUBERT_CUBE_SWITCH_MODE_(CUBERT_CUBE_PHASED_CALL_, name, __VA_ARGS__)                          \
   }                                                                                                \
   CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_PHASED, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)      \

@@ -1,28 +1,23 @@
-/* cubert — the kernel library: ready-made codelets (DESIGN §7), each with an OpenCL C
-   implementation and a C implementation for the CPU server, under one cubert_kernel_def.
+/* cubert — the kernel library: ready-made kernels (DESIGN §7), each written once in the kernel
+   language (cubert/cube.h, kernels/*.cube.c), so the CPU server runs the code the OpenCL devices
+   run.
 
-   Calling convention shared by every kernel below (and by any kernel you write yourself):
-   - Buffers are bound in the order listed (cubert_kernel_args.buffers); on OpenCL they are the
-     arguments 0..n-1 (`__global T *`), followed, when info_count > 0, by one argument
-     `__global const ulong *info`. On the CPU server they are ctx->buffers[i] and ctx->info[i].
+   Calling convention shared by every kernel below:
+   - Buffers are bound in the order listed (cubert_kernel_args.buffers). Each kernel declares
+     its buffers' element types; a launch with another buffer count, or a buffer that is not a
+     whole number of elements, is INVALID_ARGUMENT on every server.
    - "Unit id" is the global unit id numbered cube-major (see cubert_cpu_ctx in kernel.h):
        id = cube_linear * units_per_cube + unit_linear.
-     For a 1-D launch it equals the OpenCL global id; the OpenCL sources compute it from the
-     group and local ids, so a launch may be spread over 2-D/3-D cube counts
-     (cubert_cube_count_spread) with the same result.
+     For a 1-D launch it equals the OpenCL global id; a launch may be spread over 2-D/3-D cube
+     counts (cubert_cube_count_spread) with the same result.
    - Elementwise kernels handle unit id `id` when id < n (info[0]) and ignore the others, so a
      launch may cover more units than elements (round n up to whole cubes).
    - Every info word is a uint64_t. Floating-point scalars travel as their IEEE-754 bit pattern
      in the low 32 bits (cubert_kernel_info_f32 builds one).
-   - The OpenCL sources are self-contained OpenCL C 1.2 (no extension needed) and honour the
-     build option -DCUBERT_CHECKED=0|1 (default 1): with 1, kernels whose indices are derived
-     from info words also check those words against each other before touching memory
-     (copy_strided); with 0 (unchecked launches) the caller guarantees consistent info.
-   - The CPU implementations check the info words and buffer sizes once per call (not per
-     element): a launch with too few buffers or info words, or buffers smaller than the info
-     words say, writes nothing and reports one error through cubert_cpu_fail (the user gets
-     it as SERVER_UNHEALTHY at the next flush/sync/read). The OpenCL sources cannot see
-     buffer sizes; the client validates what it can before launching.
+   - Accesses follow the launch's execution mode (docs/KERNELS.md): checked (the default) never
+     leaves a buffer whatever the info words say (out-of-range reads give 0, writes are
+     dropped, missing info words read 0); validate also reports the first violation at the
+     next sync, naming kernel, buffer, unit and index; unchecked trusts the caller.
    - An output buffer may be the very same buffer as an input of an elementwise kernel (in
      place, e.g. add_f32 with out == a); partial overlaps give undefined results.
 
@@ -60,10 +55,14 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_fill_u32;
      [3+r .. 3+2r)    src strides, in elements (dst strides are implied by the shape).
    Unit id = the destination element: dst[id] = src[sum(coord[d] * stride[d])].
    Launch: one unit per element, any cube shape.
-   Checks: the CPU implementation reports (cubert_cpu_fail) a rank above the limit, too few
-   info words and n != product(shape), and then copies nothing; the OpenCL implementation with
-   CUBERT_CHECKED=1 skips units whose coordinates fall outside the shape. */
+   Checks: units whose coordinates fall outside the shape, a rank above the limit and an
+   elem_size of 0 copy nothing; every byte moved is a checked access. On the CPU server a
+   hand-written override walks rows with memcpy; it checks the info words against the
+   buffers once per call and reports (cubert_cpu_fail) a rank above the limit, too few info
+   words, n != product(shape) or buffers too small, and then copies nothing.
+   cubert_kernel_copy_strided_portable is the portable body on every server (for tests). */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_copy_strided;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_copy_strided_portable;
 #define CUBERT_KERNEL_COPY_MAX_RANK CUBERT_MAX_RANK /* 8, the tensor rank limit of layout.h */
 
 /* out[id] = a[id] + b[id] (f32 / i32, i32 wraps around on overflow) for id < n.
@@ -82,8 +81,8 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_mul_i32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_saxpy_f32;
 
 /* Partial sums: cube c writes out[c] = sum of in[c*e .. min((c+1)*e, n)), e = info[1].
-   Flags: CUBERT_KERNEL_SYNC_CUBE (barriers + CUBERT_KERNEL_REDUCE_SCRATCH floats of shared
-   memory per cube).
+   A phased cube kernel (CUBERT_KERNEL_PHASED: barriers + CUBERT_KERNEL_REDUCE_SCRATCH floats of
+   shared memory per cube; on the CPU server one call per cube, no fibers).
    Buffers: 0 in (n floats), 1 out (ceil(n / e) floats; cubert_kernel_reduce_cube_count).
    Info: [0] n, [1] e = elements per cube (>= 1; 0 writes nothing).
    Launch: at least ceil(n / e) cubes (extra cubes write nothing, so a spread 2-D/3-D cube
