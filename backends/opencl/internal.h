@@ -407,6 +407,10 @@ void cubert_ocl_poll(cubert_server_stream *stream);
 /* Waits for the stream's queue, then releases every command: clFinish, or a marker waited on
    when commands without events could have failed unseen (queue.c), then a poll. */
 cubert_status cubert_ocl_finish(cubert_server_stream *stream);
+/* build_log.c: `log` (owned) with locations like `<kernel>:122:8:` (drivers that ignore #line)
+   mapped through the #line directives of `source` to the kernel file and line; returns the
+   new log (or `log` itself when there is nothing to map, or no memory). */
+char *cubert_ocl_log_relocate(const char *source, char *log);
 /* Reads and clears the stream's validate record after its commands finished (launch.c): the
    first violation of a validate-mode kernel-language launch as an error, or NULL. */
 cubert_status cubert_ocl_record_check(cubert_server_stream *stream);

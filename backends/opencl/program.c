@@ -97,7 +97,7 @@ static cubert_status build_from_source(cubert_ocl_server *server, const cubert_k
                              kernel_name(kernel));
   err = clBuildProgram(program, 1, &server->device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
-    char *log = build_log(server, program);
+    char *log = cubert_ocl_log_relocate(source, build_log(server, program));
     /* The status's full message ends with the build log (status.h). */
     cubert_status s =
         cubert_ocl_status(err, CUBERT_CODE_COMPILATION,

@@ -524,3 +524,21 @@ Test(opencl_program, required_features_are_checked_before_compiling) {
   cubert_status_free(s);
   ocl_test_server_destroy(server);
 }
+
+/* Drivers that ignore #line (NVIDIA names the program `<kernel>` and counts physical lines):
+   their locations are mapped through the source's directives to the kernel file and line. */
+Test(opencl_program, build_log_locations_map_through_line_directives) {
+  const char *source = "#line 1 \"a.cube.c\"\nfirst\nsecond\n#line 10 \"b.cube.c\"\nx\ny\n";
+  char *log = strdup("<kernel>:6:3: error: bad\n  y\n<kernel>:2:1: note: here\n<built-in>:9: x");
+  log = cubert_ocl_log_relocate(source, log);
+  cr_assert_str_eq(log,
+                   "b.cube.c:11:3: error: bad\n  y\na.cube.c:1:1: note: here\n<built-in>:9: x");
+  free(log);
+  /* A log that already names files, or a source without directives, is returned as it is. */
+  char *plain = strdup("/k/a.cube.c:4:2: error: bad");
+  cr_assert_str_eq(cubert_ocl_log_relocate(source, plain), "/k/a.cube.c:4:2: error: bad");
+  free(plain);
+  char *undirected = strdup("<kernel>:2:1: error");
+  cr_assert_str_eq(cubert_ocl_log_relocate("a\nb\n", undirected), "<kernel>:2:1: error");
+  free(undirected);
+}
