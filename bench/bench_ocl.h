@@ -118,12 +118,37 @@ static inline cl_kernel bench_ocl_build(const bench_ocl *ocl, const char *source
   return kernel;
 }
 
-/* bench_ocl_build() of a library kernel's own OpenCL C source and entry, with the options of
-   a checked launch (BENCH_OCL_CHECKED_OPTIONS): the raw peer of a cubert launch of `def`. */
-static inline cl_kernel bench_ocl_build_def(const bench_ocl *ocl, const cubert_kernel_def *def,
+/* The raw peers: what a user would write by hand in plain OpenCL C (cube-major unit ids, the
+   info words as the last argument), for launch-latency and bandwidth comparisons with the
+   library's kernel-language kernels. */
+static const char bench_ocl_raw_source[] =
+    "static ulong unit_id(void) {\n"
+    "  const ulong gx = get_num_groups(0), gy = get_num_groups(1);\n"
+    "  const ulong group = get_group_id(0) + get_group_id(1) * gx + get_group_id(2) * gx * gy;\n"
+    "  const ulong sx = get_local_size(0), sy = get_local_size(1);\n"
+    "  const ulong lid = get_local_id(0) + get_local_id(1) * sx + get_local_id(2) * sx * sy;\n"
+    "  return group * (sx * sy * get_local_size(2)) + lid;\n"
+    "}\n"
+    "__kernel void raw_noop(void) {}\n"
+    "__kernel void raw_add_f32(__global const float *a, __global const float *b,\n"
+    "                          __global float *out, __global const ulong *info) {\n"
+    "  const ulong id = unit_id();\n"
+    "  if (id < info[0]) out[id] = a[id] + b[id];\n"
+    "}\n"
+    "__kernel void raw_fill_u32(__global uint *out, __global const ulong *info) {\n"
+    "  const ulong id = unit_id();\n"
+    "  if (id < info[0]) out[id] = (uint)info[1];\n"
+    "}\n"
+    "__kernel void raw_saxpy_f32(__global const float *x, __global float *y,\n"
+    "                            __global const ulong *info) {\n"
+    "  const ulong id = unit_id();\n"
+    "  if (id < info[0]) y[id] = as_float((uint)info[1]) * x[id] + y[id];\n"
+    "}\n";
+
+/* Builds `entry` (raw_noop, raw_add_f32, raw_fill_u32, raw_saxpy_f32) of bench_ocl_raw_source. */
+static inline cl_kernel bench_ocl_build_raw(const bench_ocl *ocl, const char *entry,
                                             cl_program *out_program) {
-  return bench_ocl_build(ocl, def->opencl_source, BENCH_OCL_CHECKED_OPTIONS, def->opencl_entry,
-                         out_program);
+  return bench_ocl_build(ocl, bench_ocl_raw_source, BENCH_OCL_CHECKED_OPTIONS, entry, out_program);
 }
 
 /* A raw buffer of `bytes` (uninitialised). */

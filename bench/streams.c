@@ -284,8 +284,8 @@ static void section_dependencies(bench_run *run) {
   if (run->have_ocl) {
     raw.q1 = bench_ocl_queue(&run->ocl, 0);
     raw.q2 = bench_ocl_queue(&run->ocl, 0);
-    raw.fill = bench_ocl_build_def(&run->ocl, &cubert_kernel_fill_u32, &programs[0]);
-    raw.add = bench_ocl_build_def(&run->ocl, &cubert_kernel_add_f32, &programs[1]);
+    raw.fill = bench_ocl_build_raw(&run->ocl, "raw_fill_u32", &programs[0]);
+    raw.add = bench_ocl_build_raw(&run->ocl, "raw_add_f32", &programs[1]);
     raw.g = bench_ocl_geometry_of(two.g.count, two.g.dim);
     for (int i = 0; i < 3; ++i) mems[i] = bench_ocl_buffer(&run->ocl, n * 4);
     mems[3] = bench_ocl_info(&run->ocl, two.fill_info, 2);
@@ -555,7 +555,7 @@ static void section_overlap(bench_run *run) {
   if (run->have_ocl) {
     rpar.transfer = bench_ocl_queue(&run->ocl, 0);
     rpar.compute = bench_ocl_queue(&run->ocl, 0);
-    rpar.saxpy = bench_ocl_build_def(&run->ocl, &cubert_kernel_saxpy_f32, &program);
+    rpar.saxpy = bench_ocl_build_raw(&run->ocl, "raw_saxpy_f32", &program);
     for (int i = 0; i < 3; ++i) rmems[i] = bench_ocl_buffer(&run->ocl, bytes);
     rmems[3] = bench_ocl_info(&run->ocl, par.saxpy_info, 2);
     const float values[3] = {5.0f, 1.0f, 0.0f};
@@ -762,7 +762,7 @@ static void section_profiling(bench_run *run) {
   if (run->have_ocl) {
     peer_name = "raw CL_PROFILING_COMMAND_END \u2212 START, same kernel and NDRange";
     pq = bench_ocl_queue(&run->ocl, CL_QUEUE_PROFILING_ENABLE);
-    rk = bench_ocl_build_def(&run->ocl, &cubert_kernel_add_f32, &program);
+    rk = bench_ocl_build_raw(&run->ocl, "raw_add_f32", &program);
     for (int i = 0; i < 3; ++i) rm[i] = bench_ocl_buffer(&run->ocl, (size_t)(n * 4));
     rm[3] = bench_ocl_info(&run->ocl, add.info, 1);
     const float values[3] = {1.0f, 2.0f, 0.0f};
