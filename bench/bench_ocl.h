@@ -120,7 +120,8 @@ static inline cl_kernel bench_ocl_build(const bench_ocl *ocl, const char *source
 
 /* The raw peers: what a user would write by hand in plain OpenCL C (cube-major unit ids, the
    info words as the last argument), for launch-latency and bandwidth comparisons with the
-   library's kernel-language kernels. */
+   library's kernel-language kernels. raw_noop takes the two arguments every kernel-language
+   kernel has (info words, validate record), so the latency peer launches the same signature. */
 static const char bench_ocl_raw_source[] =
     "static ulong unit_id(void) {\n"
     "  const ulong gx = get_num_groups(0), gy = get_num_groups(1);\n"
@@ -129,7 +130,7 @@ static const char bench_ocl_raw_source[] =
     "  const ulong lid = get_local_id(0) + get_local_id(1) * sx + get_local_id(2) * sx * sy;\n"
     "  return group * (sx * sy * get_local_size(2)) + lid;\n"
     "}\n"
-    "__kernel void raw_noop(void) {}\n"
+    "__kernel void raw_noop(__global const ulong *info, __global uint *record) {}\n"
     "__kernel void raw_add_f32(__global const float *a, __global const float *b,\n"
     "                          __global float *out, __global const ulong *info) {\n"
     "  const ulong id = unit_id();\n"

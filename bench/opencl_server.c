@@ -116,6 +116,10 @@ static void section_latency(bench_run *run) {
   cl_program program;
   raw.queue = bench_ocl_queue(&run->ocl, 0);
   raw.kernel = bench_ocl_build_raw(&run->ocl, "raw_noop", &program);
+  /* cubert's noop gets its info words and validate record once; the peer the same, once. */
+  const uint64_t noop_info[2] = {2ull << 32, 0};
+  cl_mem noop_args[2] = {bench_ocl_info(&run->ocl, noop_info, 2), bench_ocl_buffer(&run->ocl, 64)};
+  bench_ocl_args(raw.kernel, noop_args, 2);
   size_t blocks = (size_t)cfg->latency_blocks;
   double *cub = calloc(blocks, sizeof(double)), *rawt = calloc(blocks, sizeof(double));
   double *diff = calloc(blocks, sizeof(double));
@@ -144,6 +148,7 @@ static void section_latency(bench_run *run) {
   free(cub);
   free(rawt);
   free(diff);
+  for (int i = 0; i < 2; ++i) clReleaseMemObject(noop_args[i]);
   clReleaseKernel(raw.kernel);
   clReleaseProgram(program);
   clReleaseCommandQueue(raw.queue);
