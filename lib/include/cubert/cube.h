@@ -739,52 +739,52 @@ typedef struct cubert_no_shared_ {
       break;                                          \
   }
 
+/* What both cube forms' CPU functions start with: buffers, the positions of unit_begin (the
+   unit, or the cube's first unit), the cube's shared memory and its dims. */
+#define CUBERT_CUBE_CUBE_PROLOGUE_(shdecl, ...)                                                  \
+  CUBERT_CUBE_PROLOGUE_(__VA_ARGS__)                                                             \
+  cubert_cpu_unit_walk w_;                                                                       \
+  const uint64_t id_ = cubert_ctx_->unit_begin;                                                  \
+  cubert_cpu_unit_walk_start(cubert_ctx_, id_, &w_);                                             \
+  CUBERT_CUBE_SHARED_TYPE_ shdecl *sh_ = (CUBERT_CUBE_SHARED_TYPE_ shdecl *)cubert_ctx_->shared; \
+  const uint32_t *d_ = cubert_ctx_->cube_dim;
+
 /* Fiber form: the CPU server calls the function once per unit (unit_begin is the unit), each
    unit on its own fiber so that SYNC_CUBE() can switch to the next. */
 #define CUBERT_CUBE_FIBER_CALL_(name, mode, ...)                                                \
   name##_body_(cubert_ctx_, mode, 0, CUBERT_CUBE_FORM_FIBER_, 0, id_, id_, w_.cl, w_.ul, w_.ux, \
                w_.uy, w_.uz, w_.cx, w_.cy, w_.cz, w_.cx *d_[0] + w_.ux, w_.cy * d_[1] + w_.uy,  \
                w_.cz * d_[2] + w_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), sh_)
-#define CUBE_KERNEL(name, shdecl, ...)                                                             \
-  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
-      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);                         \
-  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                     \
-    CUBERT_CUBE_PROLOGUE_(__VA_ARGS__)                                                             \
-    cubert_cpu_unit_walk w_;                                                                       \
-    const uint64_t id_ = cubert_ctx_->unit_begin;                                                  \
-    cubert_cpu_unit_walk_start(cubert_ctx_, id_, &w_);                                             \
-    CUBERT_CUBE_SHARED_TYPE_ shdecl *sh_ = (CUBERT_CUBE_SHARED_TYPE_ shdecl *)cubert_ctx_->shared; \
-    const uint32_t *d_ = cubert_ctx_->cube_dim;                                                    \
-    CUBERT_CUBE_SWITCH_MODE_(CUBERT_CUBE_FIBER_CALL_, name, __VA_ARGS__)                           \
-  }                                                                                                \
-  CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_SYNC_CUBE, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)   \
-  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
-      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
+#define CUBE_KERNEL(name, shdecl, ...)                                                  \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(        \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);              \
+  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_){                           \
+      CUBERT_CUBE_CUBE_PROLOGUE_(shdecl, __VA_ARGS__) CUBERT_CUBE_SWITCH_MODE_(         \
+          CUBERT_CUBE_FIBER_CALL_, name,                                                \
+          __VA_ARGS__)} CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_SYNC_CUBE,                 \
+                                         CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__) \
+      CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(    \
+          CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
 
 /* Phased form: the CPU server calls the function once per cube ([unit_begin, unit_begin +
    CUBE_DIM) is the cube); the body runs once, its PHASE blocks loop over the units. */
 #define CUBERT_CUBE_PHASED_CALL_(name, mode, ...)                                                \
   name##_body_(cubert_ctx_, mode, 0, CUBERT_CUBE_FORM_PHASED_, 0, id_, id_, w_.cl, w_.cx, w_.cy, \
                w_.cz, d_[0], d_[1], d_[2] CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), sh_)
-#define PHASED_KERNEL(name, shdecl, ...)                                                           \
-  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(                 \
-      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);                         \
-  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                     \
-    CUBERT_CUBE_PROLOGUE_(__VA_ARGS__)                                                             \
-    cubert_cpu_unit_walk w_;                                                                       \
-    const uint64_t id_ = cubert_ctx_->unit_begin;                                                  \
-    cubert_cpu_unit_walk_start(cubert_ctx_, id_, &w_);                                             \
-    CUBERT_CUBE_SHARED_TYPE_ shdecl *sh_ = (CUBERT_CUBE_SHARED_TYPE_ shdecl *)cubert_ctx_->shared; \
-    const uint32_t *d_ = cubert_ctx_->cube_dim;                                                    \
-    /* EXCLUSIVE arrays hold CUBERT_CUBE_MAX_UNITS values (the server's max units per cube). */    \
-    if ((uint64_t)d_[0] * d_[1] * d_[2] > CUBERT_CUBE_MAX_UNITS) {                                 \
-      cubert_cpu_fail(cubert_ctx_, "a phased kernel's cube has more than 1024 units");             \
-      return;                                                                                      \
-    }                                                                                              \
-    CUBERT_CUBE_SWITCH_MODE_(CUBERT_CUBE_PHASED_CALL_, name, __VA_ARGS__)                          \
-  }                                                                                                \
-  CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_PHASED, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)      \
-  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(                 \
+#define PHASED_KERNEL(name, shdecl, ...)                                                        \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(              \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);                      \
+  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                  \
+    CUBERT_CUBE_CUBE_PROLOGUE_(shdecl, __VA_ARGS__)                                             \
+    /* EXCLUSIVE arrays hold CUBERT_CUBE_MAX_UNITS values (the server's max units per cube). */ \
+    if ((uint64_t)d_[0] * d_[1] * d_[2] > CUBERT_CUBE_MAX_UNITS) {                              \
+      cubert_cpu_fail(cubert_ctx_, "a phased kernel's cube has more than 1024 units");          \
+      return;                                                                                   \
+    }                                                                                           \
+    CUBERT_CUBE_SWITCH_MODE_(CUBERT_CUBE_PHASED_CALL_, name, __VA_ARGS__)                       \
+  }                                                                                             \
+  CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_PHASED, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)   \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(              \
       CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
 
 #endif /* CUBERT_CUBE_OPENCL */
