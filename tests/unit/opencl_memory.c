@@ -50,6 +50,32 @@ Test(opencl_memory, pages_beyond_the_global_memory_are_refused) {
   ocl_test_server_destroy(server);
 }
 
+/* On devices with their own memory a new page is allocated by the driver at once (a
+   migration on the server's own queue), so a lazy allocator fails inside storage_alloc. PoCL
+   is host-unified; pretending otherwise runs that path here. */
+Test(opencl_memory, pages_of_devices_with_their_own_memory_are_touched) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  int unified = s->host_unified;
+  s->host_unified = 0;
+  ocl_test_buffer b;
+  ocl_test_buffer_init(server, &b, 4096, 0, 4096);
+  cr_expect_not_null(s->alloc_queue, "the page was migrated on the server's queue");
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  cubert_binding bind = ocl_test_binding(&b);
+  uint32_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {0};
+  OCL_OK(server->vtable->write(server, st.stream, &bind, in, sizeof(in)));
+  OCL_OK(server->vtable->read(server, st.stream, &bind, out, sizeof(out)));
+  cr_expect_arr_eq(out, in, sizeof(in));
+  cr_expect_eq(s->allocated_bytes, 4096);
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &b);
+  cr_expect_eq(s->allocated_bytes, 0);
+  s->host_unified = unified;
+  ocl_test_server_destroy(server);
+}
+
 /* Through the client: allocations stop with OUT_OF_MEMORY, the client stays usable, and the
    memory of released handles is reused (the core frees idle pages and retries). */
 Test(opencl_memory, client_refuses_and_recovers) {
