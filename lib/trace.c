@@ -9,10 +9,11 @@
    others' events (issue 10 #9). Now the file is created at the process's first event and each
    event is appended as it is recorded: memory stays bounded (stdio's buffer), and the file is
    valid JSON after every event. The closing text ("],...}") follows the last event, and the next
-   event is written over it (it is longer, so no stale byte remains). Seeking back before each
-   event flushes the previous one, so the file on disk holds every event but the latest, and
-   device destroy flushes that one too. Kernel names are escaped as JSON strings: quotes,
-   backslashes and control bytes as escapes, bytes that are not UTF-8 as U+FFFD.
+   event is written over it (it is longer, so no stale byte remains). Each event is flushed
+   (one write, which the seek back would cost anyway), so the file on disk is complete at any
+   time and no buffered bytes are left for a forked child to write again. Kernel names are escaped
+   as JSON strings: quotes, backslashes and control bytes as escapes, bytes that are not UTF-8 as
+   U+FFFD.
 
    Lock: a process-wide mutex (several devices record concurrently), taken inside the device
    lock and never the other way round. A failure to write is logged once (the user asked for
@@ -114,6 +115,7 @@ static FILE *file_locked(const char *path) {
   fputs(kHead, g_file);
   g_body_end = ftell(g_file);
   fputs(kTail, g_file);
+  if (fflush(g_file) != 0) fail_locked("writing");
   return g_file;
 }
 
@@ -127,7 +129,7 @@ static void begin_event_locked(FILE *f) {
 static void end_event_locked(FILE *f) {
   g_body_end = ftell(f);
   fputs(kTail, f);
-  if (ferror(f) || g_body_end < 0) fail_locked("writing");
+  if (fflush(f) != 0 || ferror(f) || g_body_end < 0) fail_locked("writing");
 }
 
 void cubert_trace_record(cubert_device *device, const char *name, uint64_t start_ns,

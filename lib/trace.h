@@ -10,8 +10,9 @@
    written is logged once and otherwise ignored. */
 void cubert_trace_record(cubert_device *device, const char *name, uint64_t start_ns,
                          uint64_t duration_ns, uint32_t slot);
-/* At device destroy: pushes the events written so far to the file, which is then complete,
-   valid JSON. The file stays open for the other devices of the process. */
+/* At device destroy: makes sure every event written so far is in the file (each event is
+   flushed as it is recorded; this catches a failed write). The file stays open for the other
+   devices of the process. */
 void cubert_trace_flush(cubert_device *device);
 
 #endif
