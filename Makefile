@@ -5,8 +5,9 @@ MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
+FUZZ_SECONDS ?= 20
 
-.PHONY: all deps configure build run test test-asan test-tsan bench format clean
+.PHONY: all deps configure build run test test-asan test-tsan test-fuzz bench format clean
 
 all: build
 
@@ -46,6 +47,16 @@ test-tsan: deps
 	cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/tests/tsan.supp \
 	  ctest --output-on-failure -L stress $(CTEST_FLAGS)
 
+# The libFuzzer targets of tests/fuzz, built with clang under ASan+UBSan, each run for
+# FUZZ_SECONDS (CI runs a few seconds; leave it running longer by hand).
+test-fuzz:
+	@sh tools/install-deps.sh fuzz
+	@cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCUBERT_FUZZ=ON -DCUBERT_SANITIZE=address,undefined -DCUBERT_BUILD_TESTS=OFF \
+	  -DCUBERT_BUILD_BENCH=OFF -DCUBERT_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-fuzz -j $(JOBS)
+	cd $(BUILD)-fuzz && ctest --output-on-failure -L fuzz $(CTEST_FLAGS)
+
 bench: build
 	@echo "benchmarks are in $(BUILD)/bench (see docs/BENCHMARKS.md for the commands)"
 
@@ -53,4 +64,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

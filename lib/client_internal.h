@@ -24,7 +24,6 @@ typedef struct cubert_stream_slot {
 } cubert_stream_slot;
 
 typedef struct cubert_kernel_stats cubert_kernel_stats; /* profile_log.c */
-typedef struct cubert_trace_event cubert_trace_event;   /* trace.c */
 
 typedef struct cubert_profile_entry {
   uint64_t token;
@@ -55,9 +54,9 @@ typedef struct cubert_device {
   /* Per-kernel totals of CUBERT_PROFILE=basic|full, printed and reset at every sync. */
   cubert_kernel_stats *kernel_stats;
   size_t kernel_stats_count, kernel_stats_cap;
-  /* Launches recorded for CUBERT_TRACE, written when the device is destroyed. */
-  cubert_trace_event *trace;
-  size_t trace_count, trace_cap;
+  /* CUBERT_TRACE: this device's track group (pid) in the process's trace; 0 until its first
+     launch was recorded (trace.c). */
+  uint32_t trace_id;
 } cubert_device;
 
 #define CUBERT_CLIENT_MAGIC 0x434c4e54u /* "CLNT" */

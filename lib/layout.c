@@ -54,8 +54,8 @@ static uint64_t row_alignment(const cubert_layout_desc *desc, uint64_t pitch_ali
                               uint64_t row_bytes) {
   if (desc->strategy != CUBERT_LAYOUT_OPTIMIZED || desc->rank < 2) return 0;
   if (pitch_align < 16 || row_bytes == 0 || !is_pow2(desc->elem_size)) return 0;
-  uint64_t align = next_pow2(row_bytes);
-  if (align > pitch_align) align = pitch_align;
+  /* pitch_align is a power of two (<= 2^63): clamping first keeps next_pow2 in range. */
+  uint64_t align = row_bytes >= pitch_align ? pitch_align : next_pow2(row_bytes);
   if (align < 16) align = 16;
   return align;
 }

@@ -1,79 +1,174 @@
-/* cubert — CUBERT_TRACE=<path>: every launch of a device is timed (inside its own profile
-   region, as CUBERT_PROFILE=basic does) and recorded; when the device is destroyed the events
-   are written to <path> as Chrome trace JSON ("X" complete events: the kernel's name, the
-   host time it started at, its measured duration, one track per stream slot), to open in
-   chrome://tracing or Perfetto. Writing goes through a temporary file and rename, so a reader
-   never sees half a trace; a failure to write is logged (the user asked for the file) and
-   otherwise ignored. Lock: the device lock. */
+/* cubert — CUBERT_TRACE=<path>: every launch is timed (inside its own profile region, as
+   CUBERT_PROFILE=basic does) and recorded in one Chrome trace JSON file per process ("X"
+   complete events: the kernel's name, the host time it started at, its measured duration), to
+   open in chrome://tracing or Perfetto. Each device is one track group ("pid", named after
+   the device by a process_name metadata event), each stream slot one track ("tid").
+
+   Why one file per process, streamed: devices used to buffer their events without bound and
+   each wrote the whole file when it was destroyed, so the last device destroyed replaced the
+   others' events (issue 10 #9). Now the file is created at the process's first event and each
+   event is appended as it is recorded: memory stays bounded (stdio's buffer), and the file is
+   valid JSON after every event. The closing text ("],...}") follows the last event, and the next
+   event is written over it (it is longer, so no stale byte remains). Each event is flushed
+   (one write, which the seek back would cost anyway), so the file on disk is complete at any
+   time and no buffered bytes are left for a forked child to write again. Kernel names are escaped
+   as JSON strings: quotes, backslashes and control bytes as escapes, bytes that are not UTF-8 as
+   U+FFFD.
+
+   Lock: a process-wide mutex (several devices record concurrently), taken inside the device
+   lock and never the other way round. A failure to write is logged once (the user asked for
+   the file) and otherwise ignored. */
 #include "trace.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-struct cubert_trace_event {
-  char name[64];
-  uint64_t start_ns, duration_ns;
-  uint32_t slot;
-};
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *g_file;
+static char *g_path;       /* the path g_file was opened at */
+static int g_failed;       /* opening or writing g_path failed: warned, nothing more is tried */
+static long g_body_end;    /* file offset just after the last event */
+static uint64_t g_events;  /* events written to g_file */
+static uint64_t g_origin;  /* host ns of the first event: ts 0 */
+static uint32_t g_next_id; /* track groups handed out */
 
-void cubert_trace_record(cubert_device *device, const char *name, uint64_t start_ns,
-                         uint64_t duration_ns, uint32_t slot) {
-  if (device->trace_count == device->trace_cap) {
-    size_t cap = device->trace_cap ? device->trace_cap * 2 : 256;
-    cubert_trace_event *grown = realloc(device->trace, cap * sizeof(*grown));
-    if (!grown) return; /* the trace loses this launch; the launch itself succeeded */
-    device->trace = grown;
-    device->trace_cap = cap;
-  }
-  cubert_trace_event *e = &device->trace[device->trace_count++];
-  snprintf(e->name, sizeof e->name, "%s", name ? name : "(unnamed)");
-  e->start_ns = start_ns;
-  e->duration_ns = duration_ns;
-  e->slot = slot;
+/* The tail must stay shorter than the shortest event (see above). */
+static const char kHead[] = "{\"traceEvents\":[";
+static const char kTail[] = "\n],\"displayTimeUnit\":\"ns\"}\n";
+/* Longest name written per event; longer ones are cut (the cut may split a character, which
+   then reads as U+FFFD). */
+enum { NAME_MAX_BYTES = 256 };
+
+/* Length of the well-formed UTF-8 sequence at s[0..avail), 0 when it is not one. */
+static size_t utf8_sequence(const unsigned char *s, size_t avail) {
+  unsigned c = s[0];
+  size_t n = c < 0x80                 ? 1
+             : c >= 0xc2 && c <= 0xdf ? 2
+             : c >= 0xe0 && c <= 0xef ? 3
+             : c >= 0xf0 && c <= 0xf4 ? 4
+                                      : 0;
+  if (n == 0 || n > avail) return 0;
+  for (size_t i = 1; i < n; ++i)
+    if ((s[i] & 0xc0) != 0x80) return 0;
+  /* Overlong forms, UTF-16 surrogates and code points above U+10FFFF. */
+  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) || (c == 0xf0 && s[1] < 0x90) ||
+      (c == 0xf4 && s[1] > 0x8f))
+    return 0;
+  return n;
 }
 
-/* Writes `s` as a JSON string body (quotes and backslashes escaped, control bytes dropped). */
-static void json_string(FILE *f, const char *s) {
-  for (; *s; ++s) {
-    if (*s == '"' || *s == '\\') fputc('\\', f);
-    if ((unsigned char)*s >= 0x20) fputc(*s, f);
-  }
-}
-
-void cubert_trace_flush(cubert_device *device) {
-  const char *path = cubert_config_get()->trace_path;
-  if (path && *path && device->trace_count) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-      cubert_log(CUBERT_LOG_WARN, "trace", "CUBERT_TRACE: cannot write %s", tmp);
+/* Writes `s` (at most `max` bytes of it) as the body of a JSON string. */
+static void json_string(FILE *f, const char *s, size_t max) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t len = strnlen(s, max);
+  for (size_t i = 0; i < len;) {
+    unsigned c = p[i];
+    if (c == '"' || c == '\\') {
+      fputc('\\', f);
+      fputc((int)c, f);
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      fprintf(f, "\\u%04x", c);
+      ++i;
     } else {
-      uint64_t origin = device->trace[0].start_ns;
-      fputs("{\"traceEvents\":[\n", f);
-      for (size_t i = 0; i < device->trace_count; ++i) {
-        const cubert_trace_event *e = &device->trace[i];
-        fputs("{\"name\":\"", f);
-        json_string(f, e->name);
-        fprintf(
-            f,
-            "\",\"cat\":\"launch\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%u}%s\n",
-            (double)(e->start_ns - origin) / 1e3, (double)e->duration_ns / 1e3, e->slot,
-            i + 1 < device->trace_count ? "," : "");
-      }
-      fprintf(f, "],\"otherData\":{\"device\":\"");
-      json_string(f, device->server ? device->server->properties.name : "");
-      fputs("\"}}\n", f);
-      int bad = ferror(f);
-      if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        cubert_log(CUBERT_LOG_WARN, "trace", "CUBERT_TRACE: writing %s failed", path);
-        remove(tmp);
+      size_t n = utf8_sequence(p + i, len - i);
+      if (n == 0) {
+        fputs("\\ufffd", f);
+        ++i;
+      } else {
+        fwrite(p + i, 1, n, f);
+        i += n;
       }
     }
   }
-  free(device->trace);
-  device->trace = NULL;
-  device->trace_count = device->trace_cap = 0;
+}
+
+static void fail_locked(const char *what) {
+  cubert_log(CUBERT_LOG_WARN, "trace", "CUBERT_TRACE: %s %s failed; launches are not traced", what,
+             g_path ? g_path : "(no path)");
+  if (g_file) fclose(g_file);
+  g_file = NULL;
+  g_failed = 1;
+}
+
+/* The open trace file for `path`, creating it at the first event of the process (or when the
+   configured path changed, which only tests do). NULL when it cannot be written. */
+static FILE *file_locked(const char *path) {
+  if (g_path && strcmp(g_path, path) != 0) {
+    if (g_file) fclose(g_file);
+    g_file = NULL;
+    free(g_path);
+    g_path = NULL;
+    g_failed = 0;
+  }
+  if (g_file || g_failed) return g_file;
+  if (!g_path && !(g_path = strdup(path))) return NULL;
+  g_file = fopen(g_path, "w");
+  if (!g_file) {
+    fail_locked("creating");
+    return NULL;
+  }
+  g_events = 0;
+  g_next_id = 0;
+  fputs(kHead, g_file);
+  g_body_end = ftell(g_file);
+  fputs(kTail, g_file);
+  if (fflush(g_file) != 0) fail_locked("writing");
+  return g_file;
+}
+
+/* Starts the next event: back over the closing text, then the separator. */
+static void begin_event_locked(FILE *f) {
+  fseek(f, g_body_end, SEEK_SET);
+  fputs(g_events++ ? ",\n" : "\n", f);
+}
+
+/* Ends an event: its end is where the next one starts, the closing text follows it. */
+static void end_event_locked(FILE *f) {
+  g_body_end = ftell(f);
+  fputs(kTail, f);
+  if (fflush(f) != 0 || ferror(f) || g_body_end < 0) fail_locked("writing");
+}
+
+void cubert_trace_record(cubert_device *device, const char *name, uint64_t start_ns,
+                         uint64_t duration_ns, uint32_t slot) {
+  const char *path = cubert_config_get()->trace_path;
+  if (!path || !*path) return;
+  pthread_mutex_lock(&g_lock);
+  FILE *f = file_locked(path);
+  if (f) {
+    if (g_events == 0) g_origin = start_ns;
+    if (device->trace_id == 0 || device->trace_id > g_next_id) {
+      /* First event of this device in this file: name its track group. */
+      device->trace_id = ++g_next_id;
+      begin_event_locked(f);
+      fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"",
+              device->trace_id);
+      json_string(f, device->server ? device->server->properties.name : "", NAME_MAX_BYTES);
+      fputs(" (", f);
+      json_string(f, device->server ? device->server->properties.backend : "", NAME_MAX_BYTES);
+      fputs(")\"}}", f);
+      end_event_locked(f);
+    }
+  }
+  if (g_file) {
+    begin_event_locked(f);
+    fputs("{\"name\":\"", f);
+    json_string(f, name ? name : "(unnamed)", NAME_MAX_BYTES);
+    /* Signed: a launch that started before the first recorded one (another thread) is < 0. */
+    double ts = (double)(int64_t)(start_ns - g_origin) / 1e3;
+    fprintf(f, "\",\"cat\":\"launch\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":%u}",
+            ts, (double)duration_ns / 1e3, device->trace_id, slot);
+    end_event_locked(f);
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+void cubert_trace_flush(cubert_device *device) {
+  if (!device->trace_id) return;
+  pthread_mutex_lock(&g_lock);
+  if (g_file && fflush(g_file) != 0) fail_locked("writing");
+  pthread_mutex_unlock(&g_lock);
 }

@@ -4,10 +4,15 @@
 
 #include "client_internal.h"
 
-/* Records one launch: host start time and duration in ns, on stream slot `slot`. Lock held. */
+/* Appends one launch to the process's trace file: host start time and duration in ns, on
+   stream slot `slot` of `device` (the device's first event also names its track group).
+   Thread-safe (a process-wide lock); called with the device lock held. A trace that cannot be
+   written is logged once and otherwise ignored. */
 void cubert_trace_record(cubert_device *device, const char *name, uint64_t start_ns,
                          uint64_t duration_ns, uint32_t slot);
-/* Writes the trace to CUBERT_TRACE (when set and non-empty) and frees it; at device destroy. */
+/* At device destroy: makes sure every event written so far is in the file (each event is
+   flushed as it is recorded; this catches a failed write). The file stays open for the other
+   devices of the process. */
 void cubert_trace_flush(cubert_device *device);
 
 #endif

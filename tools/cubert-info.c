@@ -16,6 +16,8 @@ static void print_properties(const cubert_device_properties *p) {
          h->max_cube_dim[2]);
   printf("    max cube count       (%u, %u, %u)\n", h->max_cube_count[0], h->max_cube_count[1],
          h->max_cube_count[2]);
+  if (h->max_total_cubes)
+    printf("    max cubes per launch %llu\n", (unsigned long long)h->max_total_cubes);
   printf("    plane size           %u..%u\n", h->plane_size_min, h->plane_size_max);
   printf("    shared memory        %llu bytes per cube\n",
          (unsigned long long)h->max_shared_memory_size);

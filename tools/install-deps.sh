@@ -5,6 +5,8 @@
 set -eu
 [ "${CUBERT_SKIP_DEPS:-0}" = 1 ] && exit 0
 PKGS="cmake make gcc pkg-config libhwloc-dev libcriterion-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo"
+# `install-deps.sh fuzz` (make test-fuzz) adds clang and its runtime libraries (libFuzzer).
+[ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do
   s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -211,6 +211,17 @@ static cubert_status query_numbers(cl_device_id device, cubert_device_properties
      product against the address width). */
   uint32_t max_count = address_bits >= 64 ? UINT32_MAX : 0x7fffffffu;
   for (int i = 0; i < 3; ++i) hw->max_cube_count[i] = max_count;
+  /* PoCL's CPU drivers deal a launch's work-groups out by 32-bit indices (pthread_scheduler.c,
+     get_wg_index_range, PoCL 3.1): from 2^32 groups in total it asserts `max_wgs > 0` or
+     crashes (measured in a child process: (65536, 65536, 1) groups of one item die with
+     SIGILL, (65537, 65535, 1) runs). OpenCL has no query for this; other drivers report an
+     invalid global size from the enqueue instead. */
+  char *platform_name = cubert_ocl_platform_string(platform, CL_PLATFORM_NAME);
+  if (!platform_name)
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                              "host allocation failed while querying '%s'", out->name);
+  hw->max_total_cubes = strstr(platform_name, "Portable Computing Language") ? UINT32_MAX : 0;
+  free(platform_name);
   /* One pointer per buffer argument plus the trailing info pointer must fit the parameter
      space; 1.2 FULL_PROFILE guarantees at least 1024 bytes. */
   uint32_t pointer_bytes = address_bits >= 64 ? 8 : 4;

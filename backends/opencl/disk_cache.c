@@ -36,6 +36,7 @@
      hashing a multi-MiB binary at a sync for every new local size would cost milliseconds.
    A binary that changed without changing size is merely not refreshed; the file stays valid. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,9 +49,8 @@
 #define CACHE_MAGIC "CUBRTCL"
 #define CACHE_FORMAT 1u
 #define HEADER_BYTES 32u
-/* Refuse absurd sizes from a damaged header before allocating. */
-#define MAX_BINARY_BYTES (1ull << 31)
-#define MAX_KEY_BYTES (1u << 20)
+#define MAX_BINARY_BYTES CUBERT_OCL_DISK_MAX_BINARY_BYTES
+#define MAX_KEY_BYTES CUBERT_OCL_DISK_MAX_KEY_BYTES
 
 static atomic_uint g_warnings;
 
@@ -123,56 +123,79 @@ static uint64_t get_u64(const unsigned char *p) {
   return v;
 }
 
-/* Reads and validates a cache file; the binary (malloc'd) or NULL with *out_reason set.
- *out_missing is set when there is simply no file. */
-static unsigned char *read_file(const char *path, const char *key, size_t *out_size,
-                                const char **out_reason, int *out_missing) {
+const char *cubert_ocl_disk_parse(const unsigned char *data, size_t size, const char *key,
+                                  size_t *out_offset, size_t *out_size) {
+  *out_offset = *out_size = 0;
+  size_t key_len = strlen(key);
+  if (size < HEADER_BYTES) return "truncated header";
+  if (memcmp(data, CACHE_MAGIC, 8) != 0) return "bad magic";
+  if (get_u32(data + 8) != CACHE_FORMAT) return "other format version";
+  if (key_len > MAX_KEY_BYTES || get_u32(data + 12) != key_len) return "key length differs";
+  uint64_t binary_len = get_u64(data + 16);
+  /* No sum can wrap: key_len and binary_len are bounded far below 2^64. */
+  if (binary_len == 0 || binary_len > MAX_BINARY_BYTES ||
+      (uint64_t)size != HEADER_BYTES + (uint64_t)key_len + binary_len)
+    return "length does not match the file size";
+  if (memcmp(data + HEADER_BYTES, key, key_len) != 0) return "key text differs";
+  const unsigned char *binary = data + HEADER_BYTES + key_len;
+  if (cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, binary, (size_t)binary_len) != get_u64(data + 24))
+    return "checksum mismatch";
+  *out_offset = HEADER_BYTES + key_len;
+  *out_size = (size_t)binary_len;
+  return NULL;
+}
+
+/* Reads a whole cache file into memory (malloc'd; *out_size bytes) or returns NULL with
+   *out_reason set; *out_missing is set when there is simply no file. Only regular files of at
+   most CUBERT_OCL_DISK_MAX_FILE_BYTES are read, and the open never blocks: a FIFO (or a device
+   node) at the path would otherwise wait for a writer or stream forever (issue 10 #10). */
+static unsigned char *read_file(const char *path, size_t *out_size, const char **out_reason,
+                                int *out_missing) {
   *out_missing = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  *out_size = 0;
+  struct stat st;
+  /* Checked before the open as well as after it: opening some device nodes has effects. */
+  if (stat(path, &st) != 0) {
+    *out_missing = errno == ENOENT;
+    *out_reason = "cannot stat";
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *out_reason = "not a regular file";
+    return NULL;
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
     *out_missing = errno == ENOENT;
     *out_reason = "cannot open";
     return NULL;
   }
-  unsigned char *binary = NULL;
-  char *file_key = NULL;
-  unsigned char header[HEADER_BYTES];
-  struct stat st;
-  size_t key_len = strlen(key);
+  unsigned char *data = NULL;
   *out_reason = NULL;
-  if (fstat(fileno(f), &st) != 0 || fread(header, 1, HEADER_BYTES, f) != HEADER_BYTES) {
-    *out_reason = "truncated header";
-  } else if (memcmp(header, CACHE_MAGIC, 8) != 0) {
-    *out_reason = "bad magic";
-  } else if (get_u32(header + 8) != CACHE_FORMAT) {
-    *out_reason = "other format version";
-  } else if (get_u32(header + 12) != key_len || key_len > MAX_KEY_BYTES) {
-    *out_reason = "key length differs";
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *out_reason = "not a regular file";
+  } else if (st.st_size < HEADER_BYTES || (uint64_t)st.st_size > CUBERT_OCL_DISK_MAX_FILE_BYTES) {
+    *out_reason = st.st_size < HEADER_BYTES ? "truncated header" : "larger than any valid file";
+  } else if (!(data = malloc((size_t)st.st_size))) {
+    *out_reason = "out of host memory";
   } else {
-    uint64_t binary_len = get_u64(header + 16);
-    uint64_t expected = HEADER_BYTES + (uint64_t)key_len + binary_len;
-    if (binary_len == 0 || binary_len > MAX_BINARY_BYTES || (uint64_t)st.st_size != expected) {
-      *out_reason = "length does not match the file size";
-    } else if (!(file_key = malloc(key_len)) || !(binary = malloc((size_t)binary_len))) {
-      *out_reason = "out of host memory";
-    } else if (fread(file_key, 1, key_len, f) != key_len || memcmp(file_key, key, key_len) != 0) {
-      *out_reason = "key text differs";
-    } else if (fread(binary, 1, (size_t)binary_len, f) != binary_len) {
-      *out_reason = "truncated binary";
-    } else if (cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, binary, (size_t)binary_len) !=
-               get_u64(header + 24)) {
-      *out_reason = "checksum mismatch";
-    } else {
-      *out_size = (size_t)binary_len;
+    size_t done = 0, want = (size_t)st.st_size;
+    while (done < want) {
+      ssize_t n = read(fd, data + done, want - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += (size_t)n;
     }
+    if (done != want) *out_reason = "short read";
+    *out_size = done;
   }
-  fclose(f);
-  free(file_key);
+  close(fd);
   if (*out_reason) {
-    free(binary);
+    free(data);
+    *out_size = 0;
     return NULL;
   }
-  return binary;
+  return data;
 }
 
 cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options,
@@ -180,11 +203,13 @@ cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, cons
   *out_size = 0;
   char path[4096];
   if (!cubert_ocl_disk_path(server, key, path, sizeof(path))) return NULL;
-  size_t size = 0;
+  size_t file_size = 0, offset = 0, size = 0;
   const char *reason = NULL;
   int missing = 0;
-  unsigned char *binary = read_file(path, key, &size, &reason, &missing);
-  if (!binary) {
+  unsigned char *data = read_file(path, &file_size, &reason, &missing);
+  if (data) reason = cubert_ocl_disk_parse(data, file_size, key, &offset, &size);
+  if (reason) {
+    free(data);
     if (!missing) {
       server->stats.disk_rejected++;
       cubert_log(CUBERT_LOG_INFO, "opencl", "program cache file '%s' rejected (%s); rebuilding",
@@ -193,10 +218,10 @@ cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, cons
     return NULL;
   }
   cl_int err = CL_SUCCESS, binary_status = CL_SUCCESS;
-  const unsigned char *bin = binary;
+  const unsigned char *bin = data + offset;
   cl_program program = clCreateProgramWithBinary(server->context, 1, &server->device, &size, &bin,
                                                  &binary_status, &err);
-  free(binary);
+  free(data);
   if (err == CL_SUCCESS && binary_status == CL_SUCCESS)
     err = clBuildProgram(program, 1, &server->device, options, NULL, NULL);
   if (err != CL_SUCCESS || binary_status != CL_SUCCESS) {

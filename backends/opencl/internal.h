@@ -186,13 +186,17 @@ typedef struct cubert_ocl_kernel {
 #define CUBERT_OCL_MAX_LOCAL_SIZES 16u
 
 /* Fast path of the launch: a kernel definition (by address, and the addresses of its strings)
-   and execution mode -> kernel object. Definitions are static codelets; the server assumes
-   their strings do not change while it lives. */
+   and execution mode -> kernel object. `immutable`: the strings lie in read-only memory, so
+   the addresses identify the text; otherwise the launch compares the text with the program's
+   copy (and `user_options`, a copy of the definition's options) and looks a changed
+   definition up again (program.c). */
 typedef struct cubert_ocl_kernel_ref {
   const cubert_kernel_def *def;
   const char *source, *entry, *options;
   uint32_t flags;
   cubert_execution_mode mode;
+  int immutable;
+  char *user_options; /* NULL when immutable or without options */
   cubert_ocl_kernel *kernel;
   struct cubert_ocl_kernel_ref *next;
 } cubert_ocl_kernel_ref;
@@ -250,6 +254,18 @@ struct cubert_ocl_server {
      them, and the marker would cost about 1 µs per sync (measured on the H200). */
   int sync_marker;
   int use_staging; /* large transfers go through pinned memory */
+  /* Largest global size per axis (count x dim): the device's size_t range
+     (CL_DEVICE_ADDRESS_BITS), within the host's. Checked by every launch (launch.c). */
+  uint64_t max_global_size;
+  /* Device memory accounting (memory.c): CL_DEVICE_GLOBAL_MEM_SIZE and the bytes of the live
+     pages. Drivers accept buffers beyond the device's memory and fail later (PoCL, NVIDIA), so
+     storage_alloc refuses a page that would not fit. */
+  uint64_t global_mem_bytes, allocated_bytes;
+  /* The device's memory is host memory (CL_DEVICE_HOST_UNIFIED_MEMORY): a page must also fit
+     the host's address space (memory.c). */
+  int host_unified;
+  /* Queue of storage_alloc's first use of new pages (memory.c); NULL until needed. */
+  cl_command_queue alloc_queue;
   uint64_t next_storage_id;
   /* Bumped whenever the server releases a cl_mem (a new object may then reuse its address):
      kernel argument caches older than this are stale. Starts at 1. */
@@ -282,6 +298,10 @@ static inline cubert_ocl_server *cubert_ocl_server_of(cubert_server *server) {
 }
 
 /* ---- memory.c ---------------------------------------------------------------------------- */
+
+/* Address space a new page of a host-unified device must leave to spare beyond its own size
+   (the driver's alignment and bookkeeping). */
+#define CUBERT_OCL_HOST_SLACK_BYTES (1ull << 20)
 
 cubert_status cubert_ocl_storage_alloc(cubert_server *server, uint64_t size, cubert_storage *out);
 void cubert_ocl_storage_free(cubert_server *server, cubert_storage *storage);
@@ -367,6 +387,18 @@ int cubert_ocl_disk_path(const cubert_ocl_server *server, const char *key, char 
                          size_t capacity);
 cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options,
                                 size_t *out_size);
+/* Bounds of a cache file: absurd sizes from a damaged header are refused before allocating,
+   and larger files are not read at all. */
+#define CUBERT_OCL_DISK_MAX_BINARY_BYTES (1ull << 31)
+#define CUBERT_OCL_DISK_MAX_KEY_BYTES (1u << 20)
+#define CUBERT_OCL_DISK_MAX_FILE_BYTES \
+  (32ull + CUBERT_OCL_DISK_MAX_KEY_BYTES + CUBERT_OCL_DISK_MAX_BINARY_BYTES)
+/* Validates the bytes of a cache file held in memory against `key` (magic, format, key text in
+   full, lengths against `size`, checksum of the binary): NULL and the binary's place
+   data[*out_offset .. *out_offset + *out_size) when valid, else the reason (static text).
+   Pure, any input is safe (tests/fuzz/fuzz_disk_cache.c). */
+const char *cubert_ocl_disk_parse(const unsigned char *data, size_t size, const char *key,
+                                  size_t *out_offset, size_t *out_size);
 void cubert_ocl_disk_refresh(cubert_ocl_server *server, cubert_ocl_program *program);
 /* Number of "cache folder unwritable" warnings logged by this process (0 or 1). */
 uint32_t cubert_ocl_disk_warning_count(void);

@@ -86,6 +86,51 @@ static cubert_status read_dynamic_count(cubert_server_stream *stream, const cube
   return NULL;
 }
 
+/* Geometry the device cannot run, refused before anything is queued (issue 10 #3): an axis
+   beyond max_cube_count, a global size (count x dim) beyond the device's size_t, or more cubes
+   in total than the driver can count (max_total_cubes; PoCL's CPU driver aborts the process
+   beyond it). `what` says where the count came from. */
+static cubert_status check_count(const cubert_ocl_server *server, const cubert_ocl_kernel *k,
+                                 const uint32_t count[3], const uint32_t dim[3], const char *what) {
+  const cubert_hardware_properties *hw = &server->base.properties.hardware;
+  const char *name = server->base.properties.name;
+  for (int i = 0; i < 3; ++i) {
+    if (count[i] > hw->max_cube_count[i])
+      return cubert_status_set_limits(
+          cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                             "%s: %s (%u, %u, %u) exceeds the maximum %u on axis %c of '%s'",
+                             k->what, what, count[0], count[1], count[2], hw->max_cube_count[i],
+                             "xyz"[i], name),
+          count[i], hw->max_cube_count[i]);
+    uint64_t global = (uint64_t)count[i] * dim[i];
+    if (global > server->max_global_size)
+      return cubert_status_set_limits(
+          cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                             "%s: %s (%u, %u, %u) x cube dim %u gives a global size of %llu on "
+                             "axis %c, beyond the %llu that '%s' can address",
+                             k->what, what, count[0], count[1], count[2], dim[i],
+                             (unsigned long long)global, "xyz"[i],
+                             (unsigned long long)server -> max_global_size, name),
+          global, server->max_global_size);
+  }
+  uint64_t max_total = hw->max_total_cubes;
+  if (max_total) {
+    /* count[0] * count[1] fits 64 bits; the third factor is checked by division. */
+    uint64_t xy = (uint64_t)count[0] * count[1];
+    int over = count[2] && xy > max_total / count[2];
+    uint64_t total = over && xy > UINT64_MAX / count[2] ? UINT64_MAX : xy * count[2];
+    if (over || total > max_total)
+      return cubert_status_set_limits(
+          cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                             "%s: %s (%u, %u, %u) has %llu cubes in total; '%s' runs at most %llu "
+                             "per launch",
+                             k->what, what, count[0], count[1], count[2], (unsigned long long)total,
+                             name, (unsigned long long)max_total),
+          total, max_total);
+  }
+  return NULL;
+}
+
 static cubert_status enqueue_error(cubert_ocl_server *server, cubert_ocl_kernel *k, cl_int err,
                                    const size_t global[3], const cubert_cube_dim *dim) {
   cubert_status s = cubert_ocl_status(
@@ -226,21 +271,12 @@ cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *strea
         k->local_mem, base->properties.hardware.max_shared_memory_size);
 
   uint32_t count[3] = {launch->cube_count[0], launch->cube_count[1], launch->cube_count[2]};
-  if (launch->dynamic_count) {
+  if (launch->dynamic_count)
     CUBERT_RETURN_IF_ERROR(read_dynamic_count(stream, launch->dynamic_count, count));
-    const uint32_t *max = base->properties.hardware.max_cube_count;
-    for (int i = 0; i < 3; ++i)
-      if (count[i] > max[i])
-        return cubert_status_set_limits(
-            cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
-                               "%s: dynamic cube count (%u, %u, %u) exceeds the device's maximum "
-                               "%u on axis %d",
-                               k->what, count[0], count[1], count[2], max[i], i),
-            count[i], max[i]);
-  }
   if (count[0] == 0 || count[1] == 0 || count[2] == 0) return NULL; /* nothing to run */
-
   const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
+  CUBERT_RETURN_IF_ERROR(check_count(server, k, count, dim,
+                                     launch->dynamic_count ? "dynamic cube count" : "cube count"));
   size_t global[3], local[3];
   for (int i = 0; i < 3; ++i) {
     global[i] = (size_t)count[i] * dim[i];

@@ -4,8 +4,10 @@
    the binding starts at the page start (the kernel cannot tell a larger buffer from an exact
    one), else as a sub-buffer cached in the slice (see README.md). Large transfers on devices
    with their own memory go through pinned host memory (staging.c). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -15,6 +17,66 @@
    address; kernels' cached argument values are keyed by address, so they are dropped then. */
 static void mem_released(cubert_ocl_server *server) {
   server->mem_generation++;
+}
+
+/* Whether the host has `bytes` of address space to spare now. On devices that allocate host
+   memory lazily (PoCL's CPU device mallocs a buffer at its first use and asserts when that
+   fails, e.g. under RLIMIT_AS or strict overcommit), this is what decides whether the page
+   can exist; the mapping is only reserved, never touched. */
+static int host_can_map(uint64_t bytes) {
+  if (bytes > SIZE_MAX) return 0;
+  void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return 0;
+  munmap(p, (size_t)bytes);
+  return 1;
+}
+
+static int is_allocation_failure(cl_int err) {
+  return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+         err == CL_OUT_OF_HOST_MEMORY;
+}
+
+/* Makes the driver allocate `mem` now (drivers allocate at first use): a migration to the
+   device with undefined content, waited for on the server's own queue (the page is not yet
+   known to any stream). Returns the allocation failure the driver reported, else CL_SUCCESS;
+   other failures (a driver that cannot migrate) are left to the page's real first use. */
+static cl_int touch_page(cubert_ocl_server *server, cl_mem mem) {
+  cl_int err = CL_SUCCESS;
+  if (!server->alloc_queue) {
+    server->alloc_queue = clCreateCommandQueue(server->context, server->device, 0, &err);
+    if (err != CL_SUCCESS || !server->alloc_queue) {
+      server->alloc_queue = NULL;
+      return is_allocation_failure(err) ? err : CL_SUCCESS;
+    }
+  }
+  cl_event event = NULL;
+  err = clEnqueueMigrateMemObjects(server->alloc_queue, 1, &mem,
+                                   CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, NULL, &event);
+  if (err == CL_SUCCESS) {
+    err = clWaitForEvents(1, &event);
+    cl_int status = CL_COMPLETE;
+    if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, NULL) ==
+            CL_SUCCESS &&
+        status < 0)
+      err = status;
+    clReleaseEvent(event);
+  }
+  return is_allocation_failure(err) ? err : CL_SUCCESS;
+}
+
+static cubert_status out_of_device_memory(const cubert_ocl_server *server, uint64_t size,
+                                          const char *why) {
+  return cubert_status_set_size(
+      cubert_status_set_limits(
+          cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                             "can't allocate a page of %llu bytes on '%s': %s (%llu of its %llu "
+                             "bytes of global memory are in pages)",
+                             (unsigned long long)size, server->base.properties.name, why,
+                             (unsigned long long)server->allocated_bytes,
+                             (unsigned long long)server->global_mem_bytes),
+          server->allocated_bytes + size, server->global_mem_bytes),
+      size);
 }
 
 cubert_status cubert_ocl_storage_alloc(cubert_server *base, uint64_t size, cubert_storage *out) {
@@ -31,6 +93,17 @@ cubert_status cubert_ocl_storage_alloc(cubert_server *base, uint64_t size, cuber
                            (unsigned long long)size, server->base.properties.name,
                            (unsigned long long)max_page),
         size);
+  /* OpenCL refuses zero-sized buffers; a page of size 0 still gets a real object so that every
+     page has a cl_mem. */
+  uint64_t bytes = size ? size : 1;
+  /* Drivers accept buffers beyond the device's memory (PoCL took 256 x 256 MiB on a 3.4 GiB
+     device) and fail in some later command; refuse here. The core frees idle pages and
+     retries once on this error (memory_manager.c). */
+  uint64_t global = server->global_mem_bytes;
+  if (global && (server->allocated_bytes > global || bytes > global - server->allocated_bytes))
+    return out_of_device_memory(server, size, "the device's global memory is exhausted");
+  if (server->host_unified && !host_can_map(bytes + CUBERT_OCL_HOST_SLACK_BYTES))
+    return out_of_device_memory(server, size, "the host cannot map that much memory");
   if (server->page_count == server->page_capacity) {
     size_t cap = server->page_capacity ? server->page_capacity * 2 : 16;
     cl_mem *grown = realloc(server->pages, cap * sizeof(*grown));
@@ -43,10 +116,7 @@ cubert_status cubert_ocl_storage_alloc(cubert_server *base, uint64_t size, cuber
     server->page_capacity = cap;
   }
   cl_int err = CL_SUCCESS;
-  /* OpenCL refuses zero-sized buffers; a page of size 0 still gets a real object so that every
-     page has a cl_mem. */
-  cl_mem mem =
-      clCreateBuffer(server->context, CL_MEM_READ_WRITE, size ? (size_t)size : 1, NULL, &err);
+  cl_mem mem = clCreateBuffer(server->context, CL_MEM_READ_WRITE, (size_t)bytes, NULL, &err);
   if (err != CL_SUCCESS || !mem)
     return cubert_status_set_size(
         cubert_ocl_status(err, CUBERT_CODE_OUT_OF_MEMORY,
@@ -54,7 +124,21 @@ cubert_status cubert_ocl_storage_alloc(cubert_server *base, uint64_t size, cuber
                           (unsigned long long)size, server->base.properties.name,
                           (unsigned long long)server->base.properties.memory.max_page_size),
         size);
+  /* Host-unified devices are covered by host_can_map (PoCL asserts rather than report a
+     failed lazy allocation, and a migration costs 0.1-0.2 ms there); devices with their own
+     memory report it, so they allocate now. */
+  if (!server->host_unified) err = touch_page(server, mem);
+  if (err != CL_SUCCESS) {
+    clReleaseMemObject(mem);
+    mem_released(server);
+    return cubert_status_set_size(
+        cubert_ocl_status(err, CUBERT_CODE_OUT_OF_MEMORY,
+                          "the first use of a new page of %llu bytes on '%s'",
+                          (unsigned long long)size, server->base.properties.name),
+        size);
+  }
   server->pages[server->page_count++] = mem;
+  server->allocated_bytes += bytes;
   out->native = mem;
   out->size = size;
   out->id = ++server->next_storage_id;
@@ -73,6 +157,8 @@ void cubert_ocl_storage_free(cubert_server *base, cubert_storage *storage) {
   }
   /* Commands still queued keep the object alive (OpenCL defers the free until they finished). */
   clReleaseMemObject(mem);
+  uint64_t bytes = storage->size ? storage->size : 1;
+  server->allocated_bytes -= bytes < server->allocated_bytes ? bytes : server->allocated_bytes;
   mem_released(server);
   storage->native = NULL;
 }

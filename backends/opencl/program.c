@@ -2,7 +2,13 @@
 
    Two levels, both per server (one device):
    - kernel refs: kernel definition address (+ the addresses of its strings, flags and the
-     execution mode) -> kernel object. This is the launch path: one hash of a pointer.
+     execution mode) -> kernel object. This is the launch path: one hash of a pointer. A
+     pointer only names the text while the text cannot change: when the source, options and
+     entry strings all lie in read-only segments of a loaded object (string literals, the
+     kernel library's embedded sources) the pointers are the key and the launch never reads
+     the text; otherwise (heap, stack, writable data) each launch compares the text with the
+     program's copy (one strcmp per string) and a definition rewritten in place is looked up
+     again by content (issue 10 #6).
    - programs: (source text, build options) -> cl_program, compared by content, so two
      definitions with the same source share a program; each program keeps one cl_kernel per
      entry point.
@@ -13,6 +19,7 @@
    and refreshed after launches at new local sizes (disk_cache.c says why): each kernel keeps
    the local sizes it ran at, the launch compares against the last one only, and sync
    refreshes the marked programs once their launches completed. */
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +131,11 @@ static void kernel_free(cubert_ocl_kernel *k) {
   free(k);
 }
 
+static void ref_free(cubert_ocl_kernel_ref *r) {
+  free(r->user_options);
+  free(r);
+}
+
 static void program_free(cubert_ocl_program *p) {
   while (p->kernels) {
     cubert_ocl_kernel *next = p->kernels->next;
@@ -141,7 +153,7 @@ void cubert_ocl_program_cache_clear(cubert_ocl_server *server) {
   for (size_t i = 0; i < CUBERT_OCL_KERNEL_BUCKETS; ++i) {
     while (server->kernel_refs[i]) {
       cubert_ocl_kernel_ref *next = server->kernel_refs[i]->next;
-      free(server->kernel_refs[i]);
+      ref_free(server->kernel_refs[i]);
       server->kernel_refs[i] = next;
     }
   }
@@ -297,15 +309,65 @@ static size_t ref_bucket(const cubert_kernel_def *kernel, cubert_execution_mode 
   return (size_t)((h >> 32) + (uintptr_t)mode) % CUBERT_OCL_KERNEL_BUCKETS;
 }
 
+/* ---- read-only strings ------------------------------------------------------------------- */
+
+typedef struct span_query {
+  uintptr_t begin, end; /* [begin, end) */
+  int read_only;
+} span_query;
+
+static int find_segment(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  span_query *q = data;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (q->begin >= lo && q->end <= hi) {
+      q->read_only = !(ph->p_flags & PF_W);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* True when the NUL-terminated string `s` (NULL counts) lies wholly in a segment of a loaded
+   object that is mapped without write permission, so its bytes cannot change while the object
+   stays loaded. Conservative: RELRO data and anything outside a loaded object are writable. */
+static int string_read_only(const char *s) {
+  if (!s) return 1;
+  span_query q = {(uintptr_t)s, (uintptr_t)s + strlen(s) + 1, 0};
+  dl_iterate_phdr(find_segment, &q);
+  return q.read_only;
+}
+
+/* For a ref whose strings may change: whether the definition's text is still the text its
+   kernel was built from. */
+static int ref_text_unchanged(const cubert_ocl_kernel_ref *r, const cubert_kernel_def *kernel) {
+  const cubert_ocl_kernel *k = r->kernel;
+  const char *entry = kernel->opencl_entry ? kernel->opencl_entry : kernel->name;
+  const char *user = kernel->opencl_options ? kernel->opencl_options : "";
+  return strcmp(k->program->source, kernel->opencl_source) == 0 && entry &&
+         strcmp(k->entry, entry) == 0 && strcmp(r->user_options ? r->user_options : "", user) == 0;
+}
+
 cubert_status cubert_ocl_kernel_get(cubert_ocl_server *server, const cubert_kernel_def *kernel,
                                     cubert_execution_mode mode, cubert_ocl_kernel **out) {
   size_t bucket = ref_bucket(kernel, mode);
-  for (cubert_ocl_kernel_ref *r = server->kernel_refs[bucket]; r; r = r->next) {
+  for (cubert_ocl_kernel_ref **link = &server->kernel_refs[bucket]; *link; link = &(*link)->next) {
+    cubert_ocl_kernel_ref *r = *link;
     if (r->def == kernel && r->mode == mode && r->source == kernel->opencl_source &&
         r->entry == kernel->opencl_entry && r->options == kernel->opencl_options &&
         r->flags == kernel->flags) {
-      *out = r->kernel;
-      return NULL;
+      if (r->immutable || ref_text_unchanged(r, kernel)) {
+        *out = r->kernel;
+        return NULL;
+      }
+      /* Rewritten in place: forget this ref and look the new text up by content. The old
+         program stays cached (other definitions may share it). */
+      *link = r->next;
+      ref_free(r);
+      break;
     }
   }
   *out = NULL;
@@ -321,6 +383,15 @@ cubert_status cubert_ocl_kernel_get(cubert_ocl_server *server, const cubert_kern
   CUBERT_RETURN_IF_ERROR(kernel_object_get(server, program, kernel, &k));
   cubert_ocl_kernel_ref *r = calloc(1, sizeof(*r));
   if (!r) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  r->immutable = string_read_only(kernel->opencl_source) &&
+                 string_read_only(kernel->opencl_options) &&
+                 string_read_only(kernel->opencl_entry) &&
+                 (kernel->opencl_entry || string_read_only(kernel->name));
+  if (!r->immutable && kernel->opencl_options &&
+      !(r->user_options = strdup(kernel->opencl_options))) {
+    free(r);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
   r->def = kernel;
   r->source = kernel->opencl_source;
   r->entry = kernel->opencl_entry;

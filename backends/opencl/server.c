@@ -3,6 +3,7 @@
    A server is one device in its own cl_context. Its streams (queue.c), pages and sub-buffers
    (memory.c), programs (program.c, disk_cache.c) and launches (launch.c) live in the other
    files; this one ties them together and holds the interop entry points of api.h. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,7 +94,19 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
   server->mem_generation = 1;
   server->profiling = (entry.properties.features & CUBERT_FEATURE_PROFILING) != 0;
   /* Pinned staging pays off only where the device has its own memory (see memory.c). */
-  server->use_staging = !cubert_ocl_device_host_unified(entry.device);
+  server->host_unified = cubert_ocl_device_host_unified(entry.device);
+  server->use_staging = !server->host_unified;
+  cl_uint address_bits = 64;
+  cl_ulong global_mem = 0;
+  if (clGetDeviceInfo(entry.device, CL_DEVICE_ADDRESS_BITS, sizeof(address_bits), &address_bits,
+                      NULL) != CL_SUCCESS ||
+      address_bits < 16)
+    address_bits = 32; /* the smallest size_t OpenCL 1.2 devices have */
+  server->max_global_size = address_bits >= 64 ? UINT64_MAX : (1ull << address_bits) - 1;
+  if (server->max_global_size > SIZE_MAX) server->max_global_size = SIZE_MAX;
+  if (clGetDeviceInfo(entry.device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global_mem), &global_mem,
+                      NULL) == CL_SUCCESS)
+    server->global_mem_bytes = global_mem; /* 0: unknown, not enforced */
   cl_int err = CL_SUCCESS;
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)entry.platform, 0};
   server->context = clCreateContext(props, 1, &entry.device, NULL, NULL, &err);
@@ -130,6 +143,7 @@ static void server_destroy(cubert_server *base) {
   cubert_ocl_staging_release(server);
   for (size_t i = 0; i < server->page_count; ++i) clReleaseMemObject(server->pages[i]);
   free(server->pages);
+  if (server->alloc_queue) clReleaseCommandQueue(server->alloc_queue);
   if (server->context) clReleaseContext(server->context);
   free(server->cache_dir);
   free(server->device_key);

@@ -204,8 +204,8 @@ Test(client, profile_level_basic_logs_launches_and_a_summary) {
   cubert_config_reload_for_tests();
 }
 
-/* CUBERT_TRACE=<path>: every launch becomes a Chrome trace event, written when the device
-   goes away. */
+/* CUBERT_TRACE=<path>: every launch becomes a Chrome trace event, streamed to the file; the
+   file is complete when the device goes away. */
 Test(client, trace_writes_one_event_per_launch) {
   char path[] = "/tmp/cubert-trace-XXXXXX";
   int fd = mkstemp(path);

@@ -67,6 +67,31 @@ Test(launch, too_many_units_per_cube_names_the_limit) {
   cubert_handle_release(h);
 }
 
+/* Issue 10 #3: a launch of more cubes in total than the device runs (PoCL: 2^32 - 1) is
+   refused before anything is queued, naming the numbers; the client stays usable. */
+Test(launch, more_cubes_than_the_device_runs_are_refused) {
+  const cubert_hardware_properties *hw = &cubert_client_properties(cts_client)->hardware;
+  if (!hw->max_total_cubes) cr_skip_test("the device has no limit on the cubes of a launch");
+  uint32_t x = hw->max_cube_count[0] < 65536 ? hw->max_cube_count[0] : 65536;
+  uint64_t y64 = hw->max_total_cubes / x + 1;
+  if (y64 > hw->max_cube_count[1]) cr_skip_test("no count exceeds only the total limit here");
+  uint32_t y = (uint32_t)y64;
+  cubert_handle *h = filled(16);
+  cubert_status s =
+      fill(h, 16, 1, cubert_cube_count_new_3d(x, y, 1), cubert_cube_dim_new_3d(1, 1, 1));
+  cr_assert_not_null(s, "(%u, %u, 1) cubes were accepted", x, y);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_TOO_MANY_RESOURCES, "%s",
+               cubert_status_message(s));
+  cr_assert_eq(cubert_status_requested(s), (uint64_t)x * y);
+  cr_assert_eq(cubert_status_max(s), hw->max_total_cubes);
+  cubert_status_free(s);
+  ASSERT_OK(fill(h, 16, 42, cubert_cube_count_new_3d(1, 1, 1), cubert_cube_dim_new_3d(16, 1, 1)));
+  uint32_t v[16];
+  cts_read(h, v, sizeof v);
+  for (int i = 0; i < 16; ++i) cr_assert_eq(v[i], 42);
+  cubert_handle_release(h);
+}
+
 Test(launch, zero_cube_count_is_a_no_op) {
   cubert_handle *h = NULL;
   uint32_t v[4] = {1, 2, 3, 4}, back[4];

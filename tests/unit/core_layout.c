@@ -259,3 +259,24 @@ Test(core_layout, is_contiguous_rules) {
   cr_assert(cubert_layout_is_contiguous(0, NULL, NULL));
   cr_assert_not(cubert_layout_is_contiguous(2, NULL, NULL));
 }
+
+/* Found by tests/fuzz/fuzz_validators (issue 10): an optimized layout whose rows exceed 2^63
+   bytes made the power-of-two search loop forever. The row alignment is the pitch alignment
+   there, and the result is exact. */
+Test(core_layout, rows_beyond_2_pow_63_bytes_terminate, .timeout = 10) {
+  cubert_layout_desc d = {.strategy = CUBERT_LAYOUT_OPTIMIZED,
+                          .rank = 2,
+                          .shape = {1, (1ull << 62) + 1},
+                          .elem_size = 2};
+  cubert_layout l;
+  cubert_status s = cubert_layout_compute(&d, 256, &l);
+  cr_assert_null(s, "%s", cubert_status_message(s));
+  cr_expect_eq(l.strides[1], 1);
+  cr_expect_eq(l.strides[0], (1ull << 62) + 128, "pitch: the row rounded up to 256 bytes");
+  cr_expect_eq(l.size, (1ull << 63) + 2);
+  d.shape[0] = 2; /* the second row ends past 2^64 bytes */
+  s = cubert_layout_compute(&d, 256, &l);
+  cr_assert_not_null(s);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_BUFFER_TOO_BIG, "%s", cubert_status_message(s));
+  cubert_status_free(s);
+}

@@ -536,3 +536,59 @@ Test(opencl_launch, failed_wait_followed_by_many_launches) {
   clReleaseEvent(gate);
   ocl_test_fixture_free(&f);
 }
+
+/* Launches `count` cubes of one unit of iota (static, or dynamic through `counts` when given)
+   and expects TOO_MANY_RESOURCES naming `requested` against `max`, before anything was
+   queued: the stream stays clean and a valid launch still runs. */
+static void expect_count_refused(ocl_test_fixture *f, const uint32_t count[3], uint64_t requested,
+                                 uint64_t max, ocl_test_buffer *counts) {
+  cubert_server *server = f->server;
+  cubert_launch launch = f->launch;
+  memcpy(launch.cube_count, count, sizeof(launch.cube_count));
+  launch.cube_dim = (cubert_cube_dim){1, 1, 1};
+  cubert_binding cb;
+  if (counts) {
+    cb = ocl_test_binding(counts);
+    OCL_OK(server->vtable->write(server, f->st.stream, &cb, count, 12));
+    launch.dynamic_count = &cb;
+    launch.cube_count[0] = launch.cube_count[1] = launch.cube_count[2] = 1;
+  }
+  cubert_status s = server->vtable->launch(server, f->st.stream, &launch);
+  cr_assert_not_null(s, "(%u, %u, %u) cubes were accepted", count[0], count[1], count[2]);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_TOO_MANY_RESOURCES, "%s",
+               cubert_status_message(s));
+  cr_expect_eq(cubert_status_requested(s), requested, "%s", cubert_status_message(s));
+  cr_expect_eq(cubert_status_max(s), max, "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  OCL_OK(server->vtable->sync(server, f->st.stream));
+  cr_expect_not(cubert_stream_errors_pending(f->st.errors));
+  expect_recovered(f, "pins after a refused launch");
+}
+
+/* Issue 10 #3: PoCL's CPU driver counts work-groups in 32 bits (its pthread scheduler asserts
+   `max_wgs > 0` or crashes from 2^32 groups on), so a launch of more cubes in total than the
+   device advertises is refused before it is queued, for static and dynamic counts. */
+Test(opencl_launch, cube_counts_beyond_the_device_limits_are_refused) {
+  cubert_server *server = ocl_test_server();
+  const cubert_hardware_properties *hw = &server->properties.hardware;
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  char *platform = cubert_ocl_platform_string(s->platform, CL_PLATFORM_NAME);
+  int pocl = strstr(platform, "Portable Computing Language") != NULL;
+  free(platform);
+  if (pocl) cr_expect_eq(hw->max_total_cubes, UINT32_MAX);
+  uint64_t total = hw->max_total_cubes;
+  if (!total) cr_skip_test("this device advertises no limit on the cubes of a launch");
+  ocl_test_fixture f;
+  ocl_test_fixture_init(&f, server, &kIota, 1, 64, 256);
+  ocl_test_buffer counts;
+  ocl_test_buffer_init(server, &counts, 64, 0, 12);
+  const uint32_t huge[3] = {UINT32_MAX, UINT32_MAX, 1}; /* what PoCL asserted on */
+  const uint32_t just_over[3] = {65536, 65536, 1};      /* 2^32 groups: PoCL crashed */
+  expect_count_refused(&f, huge, (uint64_t)UINT32_MAX * UINT32_MAX, total, NULL);
+  expect_count_refused(&f, just_over, 1ull << 32, total, NULL);
+  expect_count_refused(&f, just_over, 1ull << 32, total, &counts);
+  const uint32_t three[3] = {2048, 2048, 1025}; /* the product overflows no check */
+  expect_count_refused(&f, three, 2048ull * 2048 * 1025, total, &counts);
+  ocl_test_buffer_free(server, &counts);
+  ocl_test_fixture_free(&f);
+}

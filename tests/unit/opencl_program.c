@@ -542,3 +542,157 @@ Test(opencl_program, build_log_locations_map_through_line_directives) {
   cr_assert_str_eq(cubert_ocl_log_relocate("a\nb\n", undirected), "<kernel>:2:1: error");
   free(undirected);
 }
+
+/* Runs `def` over 16 units (cubes of 4) and returns what unit 0 wrote, checking that all 16
+     wrote the same value. */
+static int run_value(cubert_server *server, const cubert_kernel_def *def) {
+  ocl_test_fixture f;
+  ocl_test_fixture_init(&f, server, def, 4, 4, 64);
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
+  int values[16] = {0};
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  OCL_OK(server->vtable->read(server, f.st.stream, &f.ob, values, sizeof(values)));
+  for (int i = 1; i < 16; ++i) cr_expect_eq(values[i], values[0], "unit %d", i);
+  cr_expect_not(cubert_stream_errors_pending(f.st.errors));
+  ocl_test_fixture_release(&f);
+  return values[0];
+}
+
+/* Issue 10 #6: a definition whose source (or options) buffer is rewritten in place must run
+   the new text, not the program built for the old one (the cache was keyed by address). */
+Test(opencl_program, source_rewritten_in_place_runs_the_new_program) {
+  cubert_server *server = ocl_test_server();
+  char *source = malloc(256), *options = malloc(64);
+  cr_assert(source && options);
+  snprintf(source, 256, "__kernel void fill(__global int *out) { out[get_global_id(0)] = 7; }\n");
+  cubert_kernel_def def = {.name = "fill", .opencl_source = source, .opencl_entry = "fill"};
+  cr_expect_eq(run_value(server, &def), 7);
+  cr_expect_eq(run_value(server, &def), 7);
+  /* Same length, other value. */
+  snprintf(source, 256, "__kernel void fill(__global int *out) { out[get_global_id(0)] = 8; }\n");
+  cr_expect_eq(run_value(server, &def), 8, "same-length rewrite ran the old program");
+  /* Longer text. */
+  snprintf(source, 256,
+           "__kernel void fill(__global int *out) { out[get_global_id(0)] = 1234 + 1; }\n");
+  cr_expect_eq(run_value(server, &def), 1235, "longer rewrite ran the old program");
+  /* Back to an earlier text: served from the in-memory program cache, no new build. */
+  uint64_t builds = cubert_ocl_server_cache_stats(server).builds_from_source;
+  snprintf(source, 256, "__kernel void fill(__global int *out) { out[get_global_id(0)] = 8; }\n");
+  cr_expect_eq(run_value(server, &def), 8);
+  cr_expect_eq(cubert_ocl_server_cache_stats(server).builds_from_source, builds);
+  /* Options rewritten in place. */
+  snprintf(source, 256,
+           "__kernel void fill(__global int *out) { out[get_global_id(0)] = VALUE; }\n");
+  snprintf(options, 64, "-DVALUE=5");
+  def.opencl_options = options;
+  cr_expect_eq(run_value(server, &def), 5);
+  snprintf(options, 64, "-DVALUE=6");
+  cr_expect_eq(run_value(server, &def), 6, "options rewrite ran the old program");
+  ocl_test_server_destroy(server);
+  free(source);
+  free(options);
+}
+
+/* Definitions whose strings live in read-only memory (string literals, the kernel library)
+   keep the launch's pointer fast path: the launch never reads their text again. */
+Test(opencl_program, read_only_sources_keep_the_pointer_fast_path) {
+  cubert_server *server = ocl_test_server();
+  cubert_kernel_def def = fill_def();
+  cr_expect_eq(run_value(server, &def), 7);
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  int found = 0;
+  for (size_t i = 0; i < CUBERT_OCL_KERNEL_BUCKETS; ++i)
+    for (cubert_ocl_kernel_ref *r = s->kernel_refs[i]; r; r = r->next)
+      if (r->def == &def) {
+        found = 1;
+        cr_expect(r->immutable, "a string literal source is in read-only memory");
+      }
+  cr_expect(found);
+  char *heap = strdup(kFillSource);
+  cubert_kernel_def dyn = {.name = "fill", .opencl_source = heap, .opencl_entry = "fill"};
+  cr_expect_eq(run_value(server, &dyn), 7);
+  for (size_t i = 0; i < CUBERT_OCL_KERNEL_BUCKETS; ++i)
+    for (cubert_ocl_kernel_ref *r = s->kernel_refs[i]; r; r = r->next)
+      if (r->def == &dyn) cr_expect_not(r->immutable, "a heap source can change");
+  ocl_test_server_destroy(server);
+  free(heap);
+}
+
+/* Issue 10 #10: a FIFO at a cache file's path made the launch wait forever for a writer (the
+   file was opened blocking). Any non-regular file is a miss: the program is built from source
+   and runs, and the refresh replaces the entry with a regular file. */
+Test(opencl_program, non_regular_cache_entries_are_skipped_without_blocking, .timeout = 60) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  cubert_kernel_def def = fill_def();
+  char path[4096];
+  cache_path(server, &def, CUBERT_EXECUTION_CHECKED, path, sizeof(path));
+  mkdir(s->cache_dir, 0755); /* may exist */
+  cr_assert_eq(mkfifo(path, 0644), 0, "mkfifo(%s)", path);
+  run_fill(server, &def); /* hung here */
+  cubert_ocl_cache_stats st = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(st.builds_from_source, 1);
+  cr_expect_eq(st.disk_hits, 0);
+  cr_expect_eq(st.disk_rejected, 1, "the FIFO counts as a damaged entry");
+  cr_expect_eq(st.disk_writes, 1, "replaced at the sync");
+  struct stat sb;
+  cr_assert_eq(lstat(path, &sb), 0);
+  cr_expect(S_ISREG(sb.st_mode), "the FIFO was replaced by a regular file");
+  /* A directory where the file should be: a miss too, and the program still runs. */
+  cubert_ocl_server_clear_program_cache(server);
+  cr_assert_eq(remove(path), 0);
+  cr_assert_eq(mkdir(path, 0755), 0);
+  run_fill(server, &def);
+  st = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(st.builds_from_source, 2);
+  cr_expect_eq(st.disk_rejected, 2);
+  cr_assert_eq(rmdir(path), 0);
+  ocl_test_server_destroy(server);
+}
+
+/* Issue 10 #10: entries larger than any valid file are refused before they are read. */
+Test(opencl_program, oversized_cache_entries_are_refused_unread) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  cubert_kernel_def def = fill_def();
+  char path[4096];
+  cache_path(server, &def, CUBERT_EXECUTION_CHECKED, path, sizeof(path));
+  mkdir(s->cache_dir, 0755); /* may exist */
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  fwrite("CUBRTCL", 1, 8, f);
+  fclose(f);
+  cr_assert_eq(truncate(path, (off_t)CUBERT_OCL_DISK_MAX_FILE_BYTES + 1), 0); /* sparse */
+  run_fill(server, &def);
+  cubert_ocl_cache_stats st = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(st.disk_rejected, 1);
+  cr_expect_eq(st.builds_from_source, 1);
+  ocl_test_server_destroy(server);
+}
+
+/* The parser of cache files in memory (what the disk cache reader and tests/fuzz use). */
+Test(opencl_program, disk_cache_parser_validates_every_field) {
+  const char *key = "key text";
+  size_t key_len = strlen(key), bin_len = 5;
+  unsigned char file[64] = {0};
+  memcpy(file, "CUBRTCL", 8);
+  file[8] = 1; /* format */
+  file[12] = (unsigned char)key_len;
+  file[16] = (unsigned char)bin_len;
+  memcpy(file + 32, key, key_len);
+  memcpy(file + 32 + key_len, "abcde", bin_len);
+  uint64_t sum = cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, "abcde", bin_len);
+  for (int i = 0; i < 8; ++i) file[24 + i] = (unsigned char)(sum >> (8 * i));
+  size_t size = 32 + key_len + bin_len, offset = 0, len = 0;
+  cr_expect_null(cubert_ocl_disk_parse(file, size, key, &offset, &len));
+  cr_expect_eq(offset, 32 + key_len);
+  cr_expect_eq(len, bin_len);
+  for (size_t cut = 0; cut < size; ++cut)
+    cr_expect_not_null(cubert_ocl_disk_parse(file, cut, key, &offset, &len), "cut at %zu", cut);
+  cr_expect_not_null(cubert_ocl_disk_parse(file, size, "other key", &offset, &len));
+  for (size_t i = 0; i < size; ++i) {
+    file[i] ^= 0x40;
+    cr_expect_not_null(cubert_ocl_disk_parse(file, size, key, &offset, &len), "byte %zu", i);
+    file[i] ^= 0x40;
+  }
+}

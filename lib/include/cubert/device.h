@@ -19,6 +19,11 @@ typedef struct cubert_hardware_properties {
   uint32_t num_cpu_cores; /* 0 when the device is not a CPU server */
   uint32_t max_vector_size;
   uint32_t num_compute_units; /* OpenCL compute units / CPU workers; 0 when unknown */
+  /* The most cubes one launch may have in total (the product of the three axes of its cube
+     count); launches beyond it are refused with TOO_MANY_RESOURCES before anything is queued.
+     0: no limit beyond max_cube_count. PoCL's CPU driver, for one, counts the work-groups of a
+     launch in 32 bits (UINT32_MAX). */
+  uint64_t max_total_cubes;
 } cubert_hardware_properties;
 
 /* Optional capabilities of a device (bit flags in cubert_device_properties.features). */
