@@ -439,6 +439,18 @@ static double launch_reduce(cubert_client *client, cubert_handle *in, cubert_han
                      cubert_cube_dim_new_3d(256, 1, 1), &args);
 }
 
+/* copy_strided of a pitched rows x cols float matrix (pitch cols + 7) out of `src` into `dst`
+   with the definition `def` (the CPU override or the portable body). */
+static double launch_copy(cubert_client *client, const cubert_kernel_def *def, cubert_handle *src,
+                          cubert_handle *dst, uint64_t rows, uint64_t cols) {
+  cubert_handle *buffers[2] = {src, dst};
+  uint64_t info[7] = {2, 4, rows * cols, rows, cols, cols + 7, 1};
+  cubert_kernel_args args = {buffers, 2, info, 7};
+  cubert_cube_count_selection sel;
+  BENCH_CHECK(cubert_cube_count_select(client, (uint32_t)((rows * cols + 255) / 256), &sel));
+  return time_launch(client, def, sel.cube_count, cubert_cube_dim_new_3d(256, 1, 1), &args);
+}
+
 static void launch_fill(cubert_client *client, const geometry *g, cubert_handle *out, uint64_t n,
                         float value) {
   cubert_handle *buffers[1] = {out};
@@ -672,9 +684,18 @@ static void section_bandwidth(bench_run *run) {
   launch_reduce(client, a, partial, n, per_cube);
   verify_f32(client, partial, 1, (float)per_cube, "reduce_sum_f32");
 
+  /* copy_strided: the CPU override (rows with memcpy) against the portable kernel-language body
+     (a byte per checked access), reading a pitched matrix out of `a` into `b`. */
+  const uint64_t cols = 4096, rows = n / (cols + 7) < 4096 ? n / (cols + 7) : 4096;
+  cubert_handle *copied = make_buffer(client, rows * cols * 4, &made);
+  BENCH_CHECK(made);
+  launch_copy(client, &cubert_kernel_copy_strided, a, copied, rows, cols);
+  launch_copy(client, &cubert_kernel_copy_strided_portable, a, copied, rows, cols);
+
   const size_t reps = (size_t)cfg->bandwidth_reps;
   double *t_triad = calloc(reps, sizeof(double)), *t_triad_small = calloc(reps, sizeof(double));
   double *t_reduce = calloc(reps, sizeof(double));
+  double *t_copy[2] = {calloc(reps, sizeof(double)), calloc(reps, sizeof(double))};
   double *t_add[2] = {calloc(reps, sizeof(double)), calloc(reps, sizeof(double))};
   double *t_saxpy[2] = {calloc(reps, sizeof(double)), calloc(reps, sizeof(double))};
   for (size_t r = 0; r < reps; ++r) {
@@ -682,6 +703,11 @@ static void section_bandwidth(bench_run *run) {
     for (int g = 0; g < 2; ++g) t_add[g][r] = launch_add(client, &geo[g], a, b, c, n);
     for (int g = 0; g < 2; ++g) t_saxpy[g][r] = launch_saxpy(client, &geo[g], a, c, n, alpha);
     t_reduce[r] = launch_reduce(client, a, partial, n, per_cube);
+    if (r < 3) {
+      t_copy[0][r] = launch_copy(client, &cubert_kernel_copy_strided, a, copied, rows, cols);
+      t_copy[1][r] =
+          launch_copy(client, &cubert_kernel_copy_strided_portable, a, copied, rows, cols);
+    }
     t_triad_small[r] = triad(sa, sb, sc, 3.0f, n, threads);
   }
   /* c = 3 + 2 * alpha after the last repetition: the timed launches really ran. */
@@ -726,6 +752,16 @@ static void section_bandwidth(bench_run *run) {
   row("3. cubert reduce_sum_f32 (phased cube kernel, dim 256, 65536 floats per cube)", bw_reduce,
       "GB/s", reduce_ratio.s, "\u2265 80% of triad",
       verdict(bw_reduce.median >= 0.8 * bw_triad.median));
+  const size_t copy_reps = reps < 3 ? reps : 3;
+  const double copy_gb = 2.0 * 4.0 * (double)(rows * cols) * 1e-9;
+  bench_stats bw_copy[2] = {bench_stats_rate(bench_stats_of(t_copy[0], copy_reps), copy_gb),
+                            bench_stats_rate(bench_stats_of(t_copy[1], copy_reps), copy_gb)};
+  bench_text copy_ratio =
+      bench_textf("override %.1f\u00d7 the portable body", bw_copy[0].median / bw_copy[1].median);
+  row("3. copy_strided, pitched 4096-float rows: CPU override (rows with memcpy)", bw_copy[0],
+      "GB/s", copy_ratio.s, "\u2265 1.1\u00d7 to keep it",
+      verdict(bw_copy[0].median >= 1.1 * bw_copy[1].median));
+  row("3. copy_strided, the same: portable kernel-language body", bw_copy[1], "GB/s", "", "", "");
   note(run,
        "3: n = %llu floats (%.0f MiB per array), %zu repetitions alternating triad, add \u00d7 2, "
        "saxpy \u00d7 2, reduce, triad on 4 KiB pages; bandwidth = 3 \u00d7 4 B \u00d7 n / time "
@@ -737,6 +773,9 @@ static void section_bandwidth(bench_run *run) {
   free(t_triad);
   free(t_triad_small);
   free(t_reduce);
+  free(t_copy[0]);
+  free(t_copy[1]);
+  cubert_handle_release(copied);
   cubert_handle_release(partial);
   for (int g = 0; g < 2; ++g) {
     free(t_add[g]);
