@@ -97,6 +97,11 @@ typedef struct cubert_ocl_server cubert_ocl_server;
 /* The validate record of kernel-language kernels (cubert/cube_prelude.cl gives the layout), and
    how many distinct kernels a stream may launch in validate mode between two reads of it. */
 #define CUBERT_OCL_RECORD_WORDS 16
+/* A bit on the execution mode passed to cubert_ocl_kernel_get: the launch's units all lie below
+   every buffer's length (in the declared element type), so a kernel-language kernel is built
+   with -DCUBERT_OWN_SAFE=1 and its LOAD_UNIT/STORE_UNIT carry no check. A separate program per
+   variant, cached like the modes. */
+#define CUBERT_OCL_OWN_SAFE 4
 #define CUBERT_OCL_VALIDATE_KERNELS 64
 
 struct cubert_server_stream {

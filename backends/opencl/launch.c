@@ -233,11 +233,30 @@ cubert_status cubert_ocl_record_check(cubert_server_stream *stream) {
   return s;
 }
 
+/* The kernel variant for `launch`: its mode, plus CUBERT_OCL_OWN_SAFE when it is a checked or
+   validate launch of a kernel-language kernel with a static count whose units all lie below
+   every buffer's length, so each unit's own element is in range. A few multiplications per
+   launch; the variant's program is built once. */
+static cubert_execution_mode launch_variant(const cubert_launch *launch) {
+  const cubert_kernel_signature *sig = launch->kernel->signature;
+  if (!sig || launch->mode == CUBERT_EXECUTION_UNCHECKED || launch->dynamic_count ||
+      sig->buffer_count != launch->binding_count)
+    return launch->mode;
+  uint64_t units = (uint64_t)launch->cube_dim.x * launch->cube_dim.y * launch->cube_dim.z;
+  for (int i = 0; i < 3; ++i)
+    if (__builtin_mul_overflow(units, (uint64_t)launch->cube_count[i], &units)) return launch->mode;
+  for (uint32_t i = 0; i < sig->buffer_count; ++i)
+    if (sig->buffers[i].elem_bytes == 0 ||
+        launch->bindings[i].size / sig->buffers[i].elem_bytes < units)
+      return launch->mode;
+  return (cubert_execution_mode)(launch->mode | CUBERT_OCL_OWN_SAFE);
+}
+
 cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *stream,
                                 const cubert_launch *launch) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   cubert_ocl_kernel *k = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch->mode, &k));
+  CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch_variant(launch), &k));
   const int language = launch->kernel->signature != NULL;
   /* Kernel-language kernels: info words and validate record first, then the buffers. */
   const uint32_t first = language ? 2u : 0u;

@@ -55,7 +55,8 @@ cubert_status cubert_ocl_check_kernel_features(const cubert_device_properties *p
   return NULL;
 }
 
-char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution_mode mode) {
+char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution_mode variant) {
+  const cubert_execution_mode mode = (cubert_execution_mode)(variant & ~CUBERT_OCL_OWN_SAFE);
   /* Checked kernels bound-check their accesses; VALIDATE additionally reports them. Kernels
      test the macros with #if, so UNCHECKED leaves them undefined. */
   const char *mode_flags = mode == CUBERT_EXECUTION_UNCHECKED ? ""
@@ -64,8 +65,9 @@ char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution
                                : " -DCUBERT_CHECKED=1";
   const char *user = kernel->opencl_options ? kernel->opencl_options : "";
   /* Kernel-language sources (cubert/cube_prelude.cl) read the mode as one number. */
-  char mode_number[24];
-  snprintf(mode_number, sizeof mode_number, " -DCUBERT_MODE=%d", (int)mode);
+  char mode_number[48];
+  snprintf(mode_number, sizeof mode_number, " -DCUBERT_MODE=%d%s", (int)mode,
+           variant & CUBERT_OCL_OWN_SAFE ? " -DCUBERT_OWN_SAFE=1" : "");
   size_t size =
       strlen("-cl-std=CL1.2") + strlen(mode_flags) + strlen(mode_number) + 1 + strlen(user) + 1;
   char *options = malloc(size);

@@ -246,9 +246,6 @@
 #define CUBERT_CUBE_BPARAM_1(i, T, n)
 #define CUBERT_CUBE_BARG_0(i, T, n) , n, cubert_info_[2 + (i)] / sizeof(T), (uint32_t)(i)
 #define CUBERT_CUBE_BARG_1(i, T, n)
-#define CUBERT_CUBE_MINLEN_0(i, T, n) \
-  cubert_min_len_ = min(cubert_min_len_, (ulong)(cubert_info_[2 + (i)] / sizeof(T)));
-#define CUBERT_CUBE_MINLEN_1(i, T, n)
 #define CUBERT_CUBE_SHARED_PARAM_(T, n) , __local T *restrict n
 #define CUBERT_CUBE_SHARED_DECL_(T, n) \
   __local T cubert_shared_storage_;    \
@@ -272,35 +269,26 @@
     if (cubert_unit_id_() >= name##_active_(cubert_info_, cubert_rec_, CUBERT_MODE_,               \
                                             0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__)))     \
       return;                                                                                      \
-    /* A cube whose units all lie below every buffer's length runs LOAD_UNIT/STORE_UNIT            \
-       unchecked: the test is the same for the whole cube, so the body stays branch-free and       \
-       vectorises (PoCL), as on the CPU server. */                                                 \
-    ulong cubert_min_len_ = (ulong)-1;                                                             \
-    CUBERT_PP_EACH(CUBERT_CUBE_MINLEN_, __VA_ARGS__)                                               \
-    if (CUBERT_MODE_ != 2 &&                                                                       \
-        (cubert_cube_pos_() + 1) *                                                                 \
-                (ulong)(get_local_size(0) * get_local_size(1) * get_local_size(2)) <=              \
-            cubert_min_len_)                                                                       \
-      name##_body_(cubert_info_, cubert_rec_, CUBERT_MODE_, 1,                                     \
-                   0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));                              \
-    else                                                                                           \
-      name##_body_(cubert_info_, cubert_rec_, CUBERT_MODE_, 0,                                     \
-                   0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));                              \
+    /* CUBERT_OWN_SAFE: the server built this variant for a launch whose units all lie below       \
+       every buffer's length, so LOAD_UNIT/STORE_UNIT need no check (one body, no branch: a        \
+       second, checked copy in the same kernel keeps PoCL from vectorising it). */                 \
+    name##_body_(cubert_info_, cubert_rec_, CUBERT_MODE_, CUBERT_OWN_SAFE_,                        \
+                 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));                                \
   }                                                                                                \
   static inline void name##_body_(                                                                 \
       CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__))
 
-#define CUBERT_CUBE_KERNEL_OCL_(name, shared, ...)                                                 \
-  static inline void name##_body_(                                                                 \
-      CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__)   \
-                                   CUBERT_CUBE_SHARED_PARAM_ shared);                              \
-  CUBERT_CUBE_ENTRY_(name, __VA_ARGS__) {                                                          \
-    CUBERT_CUBE_SHARED_DECL_ shared name##_body_(cubert_info_, cubert_rec_, CUBERT_MODE_, 0,       \
-                                                 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), \
-                                                 &cubert_shared_storage_);                         \
-  }                                                                                                \
-  static inline void name##_body_(                                                                 \
-      CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__)   \
+#define CUBERT_CUBE_KERNEL_OCL_(name, shared, ...)                                               \
+  static inline void name##_body_(                                                               \
+      CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__) \
+                                   CUBERT_CUBE_SHARED_PARAM_ shared);                            \
+  CUBERT_CUBE_ENTRY_(name, __VA_ARGS__) {                                                        \
+    CUBERT_CUBE_SHARED_DECL_ shared name##_body_(                                                \
+        cubert_info_, cubert_rec_, CUBERT_MODE_, CUBERT_OWN_SAFE_,                               \
+        0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), &cubert_shared_storage_);              \
+  }                                                                                              \
+  static inline void name##_body_(                                                               \
+      CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__) \
                                    CUBERT_CUBE_SHARED_PARAM_ shared)
 #define CUBE_KERNEL(name, shared, ...) CUBERT_CUBE_KERNEL_OCL_(name, shared, __VA_ARGS__)
 #define PHASED_KERNEL(name, shared, ...) CUBERT_CUBE_KERNEL_OCL_(name, shared, __VA_ARGS__)

@@ -1,7 +1,8 @@
 /* cubert kernel language: the OpenCL C 1.2 prelude placed in front of every flattened kernel
    file (cubert/cube.h describes the language; docs/KERNELS.md the calling convention).
 
-   The OpenCL server builds the program with -DCUBERT_MODE=0|1|2 (checked, validate, unchecked).
+   The OpenCL server builds the program with -DCUBERT_MODE=0|1|2 (checked, validate, unchecked)
+   and -DCUBERT_OWN_SAFE=1 for launches whose units all lie below every buffer's length.
    Kernels receive:
      cubert_info_  ulong[2 + buffers + user words]: [0] the user's info word count in the low
                    32 bits, the index of the first user word (2 + buffers) in the high 32 bits,
@@ -21,6 +22,12 @@
 #define CUBERT_MODE 0
 #endif
 #define CUBERT_MODE_ CUBERT_MODE
+/* 1 in the variant the server builds for launches whose units all lie below every buffer's
+   length: LOAD_UNIT/STORE_UNIT are then compiled without their check. */
+#ifndef CUBERT_OWN_SAFE
+#define CUBERT_OWN_SAFE 0
+#endif
+#define CUBERT_OWN_SAFE_ CUBERT_OWN_SAFE
 
 typedef uchar uint8_t;
 typedef char int8_t;
