@@ -22,7 +22,9 @@ static cl_ulong global_mem_of(cubert_server *server) {
 Test(opencl_memory, pages_beyond_the_global_memory_are_refused) {
   cubert_server *server = ocl_test_server();
   cl_ulong global = global_mem_of(server);
+  /* 256 MiB pages, or larger ones on big devices so that 256 pages always pass the limit. */
   uint64_t page = 256 * MIB;
+  if (page < global / 64) page = global / 64;
   if (page > server->properties.memory.max_page_size)
     page = server->properties.memory.max_page_size;
   enum { MAX_PAGES = 256 };
@@ -37,11 +39,19 @@ Test(opencl_memory, pages_beyond_the_global_memory_are_refused) {
                      (unsigned long long)page, (unsigned long long)global);
   cr_expect_eq(cubert_status_code(s), CUBERT_CODE_OUT_OF_MEMORY, "%s", cubert_status_message(s));
   cr_expect_eq(cubert_status_size(s), page, "%s", cubert_status_message(s));
-  cr_expect_eq((uint64_t)count, global / page, "%d pages of %llu bytes on %llu bytes", count,
-               (unsigned long long)page, (unsigned long long)global);
-  char limit[32];
-  snprintf(limit, sizeof(limit), "%llu", (unsigned long long)global);
-  cr_expect(strstr(cubert_status_message(s), limit), "%s", cubert_status_message(s));
+  /* Refused by cubert's accounting at the device's global memory, or earlier by the driver at
+     the page's first use (a GPU's usable memory is below CL_DEVICE_GLOBAL_MEM_SIZE: the
+     driver's own reservations): either way inside storage_alloc, never in a later kernel. */
+  const int by_driver = strstr(cubert_status_message(s), "first use") != NULL;
+  if (by_driver) {
+    cr_expect_leq((uint64_t)count, global / page, "%s", cubert_status_message(s));
+  } else {
+    cr_expect_eq((uint64_t)count, global / page, "%d pages of %llu bytes on %llu bytes", count,
+                 (unsigned long long)page, (unsigned long long)global);
+    char limit[32];
+    snprintf(limit, sizeof(limit), "%llu", (unsigned long long)global);
+    cr_expect(strstr(cubert_status_message(s), limit), "%s", cubert_status_message(s));
+  }
   cubert_status_free(s);
   /* Freeing one page makes room for exactly one more. */
   server->vtable->storage_free(server, &pages[--count]);
