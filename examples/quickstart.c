@@ -83,8 +83,9 @@ int main(int argc, char **argv) {
          3.0 * n * sizeof(float) / t_saxpy / 1e9, bad ? "MISMATCH" : "verified");
 
   /* Reduction: per-cube partial sums of y on the device, then the partials on the host. */
-  /* A GPU wants many cubes of many units; the CPU server runs a cube's units in turn on one
-     core, so fewer, bigger cubes with fewer units (fewer barrier switches) suit it. */
+  /* A GPU wants many cubes; the CPU server runs each cube on one core (reduce_sum_f32 is a
+     phased kernel: each row of a cube's block is one vectorised loop over its units), so fewer,
+     bigger blocks suit it. Both use cubes of `dim` units. */
   const int cpu_server = p->hardware.num_cpu_cores != 0;
   const uint64_t per_cube = cpu_server ? 65536 : 4096;
   uint64_t parts = cubert_kernel_reduce_cube_count(n, per_cube);
@@ -93,8 +94,7 @@ int main(int argc, char **argv) {
   uint64_t rinfo[2] = {n, per_cube};
   cubert_handle *rbufs[2] = {hy, hpart};
   cubert_kernel_args rargs = {rbufs, 2, rinfo, 2};
-  uint32_t rdim_x = cpu_server ? 16 : dim;
-  cubert_cube_dim rdim = cubert_cube_dim_new_3d(rdim_x, 1, 1);
+  cubert_cube_dim rdim = cubert_cube_dim_new_3d(dim, 1, 1);
   CHECK(cubert_client_launch(client, &cubert_kernel_reduce_sum_f32, cubes_for(client, parts, 1),
                              rdim, &rargs)); /* warm-up */
   CHECK(cubert_client_sync(client));
