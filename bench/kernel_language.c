@@ -21,8 +21,9 @@
    before it is timed; statistics are medians and min–max over --reps repetitions after one
    warm-up.
 
-   Usage: bench_kernel_language [--quick] [--reps=R] [--n=N] [--rows=ROWS] [--cols=COLS]
+   Usage: bench_kernel_language [--quick] [--only=12] [--reps=R] [--n=N] [--rows=ROWS] [--cols=COLS]
      --quick   N = 512, 2048 rows, 3 repetitions (a smoke test, not for the record)
+     --only    the sections to run (default both: 1 SGEMM, 2 softmax)
    Children (internal): --sgemm-child DEVICE N REPS, --openblas-child N REPS THREADS. */
 #include <float.h>
 #include <math.h>
@@ -453,7 +454,9 @@ static void section_softmax(const config *cfg, bench_notes *notes) {
 }
 
 static int usage(const char *argv0) {
-  fprintf(stderr, "usage: %s [--quick] [--reps=R] [--n=N] [--rows=ROWS] [--cols=COLS]\n", argv0);
+  fprintf(stderr,
+          "usage: %s [--quick] [--only=12] [--reps=R] [--n=N] [--rows=ROWS] [--cols=COLS]\n",
+          argv0);
   return 2;
 }
 
@@ -464,11 +467,14 @@ int main(int argc, char **argv) {
     return child_openblas((uint32_t)atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 
   config cfg = {.n = 1024, .rows = 4096, .cols = 1024, .reps = 7};
+  const char *only = "12";
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       cfg.n = 512;
       cfg.rows = 2048;
       cfg.reps = 3;
+    } else if (strncmp(argv[i], "--only=", 7) == 0) {
+      only = argv[i] + 7;
     } else if (strncmp(argv[i], "--reps=", 7) == 0) {
       cfg.reps = atoi(argv[i] + 7);
     } else if (strncmp(argv[i], "--n=", 4) == 0) {
@@ -499,8 +505,8 @@ int main(int argc, char **argv) {
   bench_notes notes;
   memset(&notes, 0, sizeof(notes));
   bench_compare_header(stdout);
-  section_sgemm(&cfg, threads, &notes);
-  section_softmax(&cfg, &notes);
+  if (strchr(only, '1')) section_sgemm(&cfg, threads, &notes);
+  if (strchr(only, '2')) section_softmax(&cfg, &notes);
   bench_notes_print(stdout, &notes);
   return 0;
 }
