@@ -44,6 +44,8 @@
 
 /* The example kernels, compiled into this program (bench/CMakeLists.txt). */
 extern const cubert_kernel_def sgemm_tiled, sgemm_tiled_fibers, softmax_rows, softmax_rows_fibers;
+/* sgemm_tiled again, its kernel file compiled with -march=native (bench/sgemm_native.cube.c). */
+extern const cubert_kernel_def native_sgemm_tiled;
 
 typedef struct config {
   uint32_t n;          /* SGEMM size */
@@ -326,24 +328,25 @@ static void section_sgemm(const config *cfg, int threads, bench_notes *notes) {
   gemm_setup(&g, client, n, a, b);
   gemm_warm_and_verify(&g, &sgemm_tiled, a, b);
   gemm_warm_and_verify(&g, &sgemm_tiled_fibers, a, b);
-  double t_phased[MAX_REPS], t_fibers[MAX_REPS];
-  for (int r = 0; r < cfg->reps; ++r) {
-    if (r % 2) {
-      t_fibers[r] = gemm_time(&g, &sgemm_tiled_fibers);
-      t_phased[r] = gemm_time(&g, &sgemm_tiled);
-    } else {
-      t_phased[r] = gemm_time(&g, &sgemm_tiled);
-      t_fibers[r] = gemm_time(&g, &sgemm_tiled_fibers);
+  gemm_warm_and_verify(&g, &native_sgemm_tiled, a, b);
+  /* Variants alternate within each repetition, the order reversed every other one. */
+  const cubert_kernel_def *const kernels[3] = {&sgemm_tiled, &sgemm_tiled_fibers,
+                                               &native_sgemm_tiled};
+  double t[3][MAX_REPS];
+  for (int r = 0; r < cfg->reps; ++r)
+    for (int i = 0; i < 3; ++i) {
+      const int v = r % 2 ? 2 - i : i;
+      t[v][r] = gemm_time(&g, kernels[v]);
     }
-  }
   gemm_release(&g);
   cubert_client_release(client);
   free(a);
   free(b);
 
   const size_t reps = (size_t)cfg->reps;
-  bench_stats phased = bench_stats_rate(bench_stats_of(t_phased, reps), gflop);
-  bench_stats fibers = bench_stats_rate(bench_stats_of(t_fibers, reps), gflop);
+  bench_stats phased = bench_stats_rate(bench_stats_of(t[0], reps), gflop);
+  bench_stats fibers = bench_stats_rate(bench_stats_of(t[1], reps), gflop);
+  bench_stats native = bench_stats_rate(bench_stats_of(t[2], reps), gflop);
   bench_stats pocl_s = bench_stats_rate(bench_stats_of(pocl.samples, pocl.count), gflop);
   char what[160];
   snprintf(what, sizeof(what), "SGEMM %u\u00b3 f32, tiled 16\u00d716, CPU server, PHASED_KERNEL",
@@ -362,11 +365,22 @@ static void section_sgemm(const config *cfg, int threads, bench_notes *notes) {
     r = blas[i].count ? ratio_text(phased.median / bs.median) : bench_textf("n/a");
     bench_row(what, "GFLOP/s", phased, peer_name, bs, r.s, "informative", "");
   }
-  bench_note(notes,
-             "SGEMM: %d repetitions per variant after one warm-up (checked against double on "
-             "512 sampled elements); phased and fibers alternate in this process; PoCL and "
-             "OpenBLAS each run in a child process of their own.",
-             cfg->reps);
+  snprintf(what, sizeof(what),
+           "SGEMM %u\u00b3 f32, tiled 16\u00d716, CPU server, PHASED_KERNEL, kernel file built "
+           "with -march=native",
+           n);
+  r = ratio_text(native.median / phased.median);
+  bench_row(what, "GFLOP/s", native, "the same, baseline ISA (cubert_add_kernels' default)", phased,
+            r.s, "informative", "");
+  r = pocl.count ? ratio_text(native.median / pocl_s.median) : bench_textf("n/a");
+  bench_row(what, "GFLOP/s", native, "same kernel on \"opencl\" (PoCL)", pocl_s, r.s, "informative",
+            "");
+  bench_note(
+      notes,
+      "SGEMM: %d repetitions per variant after one warm-up (checked against double on "
+      "512 sampled elements); the three CPU server variants alternate in this process; PoCL and "
+      "OpenBLAS each run in a child process of their own.",
+      cfg->reps);
   if (pocl.comment[0]) bench_note(notes, "PoCL child: %s", pocl.comment);
   for (int i = 0; i < blas_runs; ++i)
     if (blas[i].comment[0]) bench_note(notes, "OpenBLAS child %d: %s", i + 1, blas[i].comment);
