@@ -43,9 +43,10 @@
 #define MAX_REPS 64
 
 /* The example kernels, compiled into this program (bench/CMakeLists.txt). */
-extern const cubert_kernel_def sgemm_tiled, sgemm_tiled_fibers, softmax_rows, softmax_rows_fibers;
-/* sgemm_tiled again, its kernel file compiled with -march=native (bench/sgemm_native.cube.c). */
-extern const cubert_kernel_def native_sgemm_tiled;
+extern const cubert_kernel_def sgemm_tiled, sgemm_tiled_fibers, sgemm_tiled_4rows, softmax_rows,
+    softmax_rows_fibers;
+/* The SGEMM kernels again, their file compiled with -march=native (bench/sgemm_native.cube.c). */
+extern const cubert_kernel_def native_sgemm_tiled, native_sgemm_tiled_4rows;
 
 typedef struct config {
   uint32_t n;          /* SGEMM size */
@@ -112,6 +113,11 @@ static void gemm_release(gemm *g) {
   cubert_handle_release(g->c);
 }
 
+/* The register-blocked kernel runs 16 x 4 units per 16 x 16 tile, the others 16 x 16. */
+static uint32_t gemm_dim_y(const cubert_kernel_def *kernel) {
+  return kernel == &sgemm_tiled_4rows || kernel == &native_sgemm_tiled_4rows ? 4 : 16;
+}
+
 /* One launch + sync of `kernel`; seconds. */
 static double gemm_time(gemm *g, const cubert_kernel_def *kernel) {
   cubert_handle *bufs[3] = {g->a, g->b, g->c};
@@ -120,7 +126,7 @@ static double gemm_time(gemm *g, const cubert_kernel_def *kernel) {
   const uint32_t tiles = (g->n + 15) / 16;
   uint64_t t0 = bench_now_ns();
   BENCH_CHECK(cubert_client_launch(g->client, kernel, cubert_cube_count_new_3d(tiles, tiles, 1),
-                                   cubert_cube_dim_new_3d(16, 16, 1), &args));
+                                   cubert_cube_dim_new_3d(16, gemm_dim_y(kernel), 1), &args));
   BENCH_CHECK(cubert_client_sync(g->client));
   return bench_seconds_since(t0);
 }
@@ -141,9 +147,10 @@ static void gemm_warm_and_verify(gemm *g, const cubert_kernel_def *kernel, const
   free(c);
 }
 
-/* --sgemm-child DEVICE N REPS: sgemm_tiled on DEVICE; prints "# <device>" and the seconds of
-   each repetition. */
-static int child_sgemm(const char *device, uint32_t n, int reps) {
+/* --sgemm-child DEVICE N REPS KERNEL: sgemm_tiled (KERNEL "tiled") or sgemm_tiled_4rows
+   ("4rows") on DEVICE; prints "# <device>" and the seconds of each repetition. */
+static int child_sgemm(const char *device, uint32_t n, int reps, const char *which) {
+  const cubert_kernel_def *kernel = strcmp(which, "4rows") == 0 ? &sgemm_tiled_4rows : &sgemm_tiled;
   cubert_client *client = NULL;
   cubert_status s = cubert_client_create(device, &client);
   if (s) {
@@ -155,9 +162,9 @@ static int child_sgemm(const char *device, uint32_t n, int reps) {
   gemm_inputs(n, &a, &b);
   gemm g;
   gemm_setup(&g, client, n, a, b);
-  gemm_warm_and_verify(&g, &sgemm_tiled, a, b);
+  gemm_warm_and_verify(&g, kernel, a, b);
   double samples[MAX_REPS];
-  for (int r = 0; r < reps; ++r) samples[r] = gemm_time(&g, &sgemm_tiled);
+  for (int r = 0; r < reps; ++r) samples[r] = gemm_time(&g, kernel);
   const cubert_device_properties *p = cubert_client_properties(client);
   printf("# %s (%s backend, %u compute units)\n", p->name, p->backend,
          p->hardware.num_compute_units);
@@ -295,9 +302,12 @@ static void section_sgemm(const config *cfg, int threads, bench_notes *notes) {
   snprintf(sn, sizeof(sn), "%u", n);
   snprintf(sr, sizeof(sr), "%d", cfg->reps);
   snprintf(st, sizeof(st), "%d", threads);
-  peer pocl;
-  const char *pocl_args[] = {"bench_kernel_language", "--sgemm-child", "opencl", sn, sr, NULL};
+  peer pocl, pocl4;
+  const char *pocl_args[] = {
+      "bench_kernel_language", "--sgemm-child", "opencl", sn, sr, "tiled", NULL};
   peer_run(&pocl, pocl_args, NULL);
+  pocl_args[5] = "4rows";
+  peer_run(&pocl4, pocl_args, NULL);
 
   fprintf(stderr, "sgemm %u^3: OpenBLAS child...\n", n);
   peer blas[2];
@@ -328,14 +338,18 @@ static void section_sgemm(const config *cfg, int threads, bench_notes *notes) {
   gemm_setup(&g, client, n, a, b);
   gemm_warm_and_verify(&g, &sgemm_tiled, a, b);
   gemm_warm_and_verify(&g, &sgemm_tiled_fibers, a, b);
+  gemm_warm_and_verify(&g, &sgemm_tiled_4rows, a, b);
   gemm_warm_and_verify(&g, &native_sgemm_tiled, a, b);
+  gemm_warm_and_verify(&g, &native_sgemm_tiled_4rows, a, b);
   /* Variants alternate within each repetition, the order reversed every other one. */
-  const cubert_kernel_def *const kernels[3] = {&sgemm_tiled, &sgemm_tiled_fibers,
-                                               &native_sgemm_tiled};
-  double t[3][MAX_REPS];
+  enum { VARIANTS = 5 };
+  const cubert_kernel_def *const kernels[VARIANTS] = {&sgemm_tiled, &sgemm_tiled_fibers,
+                                                      &sgemm_tiled_4rows, &native_sgemm_tiled,
+                                                      &native_sgemm_tiled_4rows};
+  double t[VARIANTS][MAX_REPS];
   for (int r = 0; r < cfg->reps; ++r)
-    for (int i = 0; i < 3; ++i) {
-      const int v = r % 2 ? 2 - i : i;
+    for (int i = 0; i < VARIANTS; ++i) {
+      const int v = r % 2 ? VARIANTS - 1 - i : i;
       t[v][r] = gemm_time(&g, kernels[v]);
     }
   gemm_release(&g);
@@ -346,7 +360,10 @@ static void section_sgemm(const config *cfg, int threads, bench_notes *notes) {
   const size_t reps = (size_t)cfg->reps;
   bench_stats phased = bench_stats_rate(bench_stats_of(t[0], reps), gflop);
   bench_stats fibers = bench_stats_rate(bench_stats_of(t[1], reps), gflop);
-  bench_stats native = bench_stats_rate(bench_stats_of(t[2], reps), gflop);
+  bench_stats rows4 = bench_stats_rate(bench_stats_of(t[2], reps), gflop);
+  bench_stats native = bench_stats_rate(bench_stats_of(t[3], reps), gflop);
+  bench_stats native4 = bench_stats_rate(bench_stats_of(t[4], reps), gflop);
+  bench_stats pocl4_s = bench_stats_rate(bench_stats_of(pocl4.samples, pocl4.count), gflop);
   bench_stats pocl_s = bench_stats_rate(bench_stats_of(pocl.samples, pocl.count), gflop);
   char what[160];
   snprintf(what, sizeof(what), "SGEMM %u\u00b3 f32, tiled 16\u00d716, CPU server, PHASED_KERNEL",
@@ -366,6 +383,17 @@ static void section_sgemm(const config *cfg, int threads, bench_notes *notes) {
     bench_row(what, "GFLOP/s", phased, peer_name, bs, r.s, "informative", "");
   }
   snprintf(what, sizeof(what),
+           "SGEMM %u\u00b3 f32, tiled 16\u00d716, CPU server, sgemm_tiled_4rows (PHASED_KERNEL, "
+           "16\u00d74 units, 4 rows each)",
+           n);
+  r = ratio_text(rows4.median / phased.median);
+  bench_row(what, "GFLOP/s", rows4, "sgemm_tiled (PHASED_KERNEL, 16\u00d716 units)", phased, r.s,
+            "informative", "");
+  r = pocl4.count ? ratio_text(rows4.median / pocl4_s.median) : bench_textf("n/a");
+  bench_row(what, "GFLOP/s", rows4, "sgemm_tiled_4rows on \"opencl\" (PoCL)", pocl4_s, r.s,
+            "CPU server faster",
+            pocl4.count ? bench_verdict(rows4.median > pocl4_s.median) : "n/a");
+  snprintf(what, sizeof(what),
            "SGEMM %u\u00b3 f32, tiled 16\u00d716, CPU server, PHASED_KERNEL, kernel file built "
            "with -march=native",
            n);
@@ -375,13 +403,25 @@ static void section_sgemm(const config *cfg, int threads, bench_notes *notes) {
   r = pocl.count ? ratio_text(native.median / pocl_s.median) : bench_textf("n/a");
   bench_row(what, "GFLOP/s", native, "same kernel on \"opencl\" (PoCL)", pocl_s, r.s, "informative",
             "");
+  snprintf(what, sizeof(what),
+           "SGEMM %u\u00b3 f32, tiled 16\u00d716, CPU server, sgemm_tiled_4rows, kernel file "
+           "built with -march=native",
+           n);
+  r = ratio_text(native4.median / rows4.median);
+  bench_row(what, "GFLOP/s", native4, "the same, baseline ISA", rows4, r.s, "informative", "");
+  bench_stats best_blas = bench_stats_rate(
+      bench_stats_of(blas[blas_runs - 1].samples, blas[blas_runs - 1].count), gflop);
+  r = blas[blas_runs - 1].count ? ratio_text(native4.median / best_blas.median)
+                                : bench_textf("n/a");
+  bench_row(what, "GFLOP/s", native4, "OpenBLAS (last OpenBLAS row above)", best_blas, r.s,
+            "informative", "");
   bench_note(
       notes,
       "SGEMM: %d repetitions per variant after one warm-up (checked against double on "
-      "512 sampled elements); the three CPU server variants alternate in this process; PoCL and "
+      "512 sampled elements); the five CPU server variants alternate in this process; PoCL and "
       "OpenBLAS each run in a child process of their own.",
       cfg->reps);
-  if (pocl.comment[0]) bench_note(notes, "PoCL child: %s", pocl.comment);
+  if (pocl.comment[0]) bench_note(notes, "PoCL children: %s", pocl.comment);
   for (int i = 0; i < blas_runs; ++i)
     if (blas[i].comment[0]) bench_note(notes, "OpenBLAS child %d: %s", i + 1, blas[i].comment);
   if (blas_runs == 2)
@@ -475,8 +515,8 @@ static int usage(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 5 && strcmp(argv[1], "--sgemm-child") == 0)
-    return child_sgemm(argv[2], (uint32_t)atoi(argv[3]), atoi(argv[4]));
+  if (argc >= 6 && strcmp(argv[1], "--sgemm-child") == 0)
+    return child_sgemm(argv[2], (uint32_t)atoi(argv[3]), atoi(argv[4]), argv[5]);
   if (argc >= 5 && strcmp(argv[1], "--openblas-child") == 0)
     return child_openblas((uint32_t)atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 

@@ -24,12 +24,12 @@
   } while (0)
 
 /* The kernels of examples/sgemm.cube.c (cubert_add_kernels compiles it into this program). */
-extern const cubert_kernel_def sgemm_tiled, sgemm_tiled_fibers;
+extern const cubert_kernel_def sgemm_tiled, sgemm_tiled_fibers, sgemm_tiled_4rows;
 
 /* Runs one kernel on the device and returns the largest scaled error against the reference. */
-static double run(cubert_client *client, const cubert_kernel_def *kernel, cubert_handle *ha,
-                  cubert_handle *hb, uint32_t m, uint32_t n, uint32_t k, const double *ref,
-                  const double *scale) {
+static double run(cubert_client *client, const cubert_kernel_def *kernel, uint32_t dim_y,
+                  cubert_handle *ha, cubert_handle *hb, uint32_t m, uint32_t n, uint32_t k,
+                  const double *ref, const double *scale) {
   cubert_handle *hc = NULL;
   CHECK(cubert_client_empty(client, (size_t)m * n * sizeof(float), &hc));
   cubert_handle *bufs[3] = {ha, hb, hc};
@@ -37,7 +37,7 @@ static double run(cubert_client *client, const cubert_kernel_def *kernel, cubert
   const cubert_kernel_args args = {bufs, 3, info, 3};
   CHECK(cubert_client_launch(client, kernel,
                              cubert_cube_count_new_3d((n + 15) / 16, (m + 15) / 16, 1),
-                             cubert_cube_dim_new_3d(16, 16, 1), &args));
+                             cubert_cube_dim_new_3d(16, dim_y, 1), &args));
   float *c = malloc((size_t)m * n * sizeof(float));
   if (!c) exit(1);
   CHECK(cubert_client_read(client, hc, c, (size_t)m * n * sizeof(float)));
@@ -91,13 +91,15 @@ int main(int argc, char **argv) {
   CHECK(cubert_client_create_buffer(client, a, (size_t)m * k * sizeof(float), &ha));
   CHECK(cubert_client_create_buffer(client, b, (size_t)k * n * sizeof(float), &hb));
   const double tolerance = k * (double)FLT_EPSILON;
-  const cubert_kernel_def *kernels[2] = {&sgemm_tiled, &sgemm_tiled_fibers};
+  /* Each kernel with its cube dim: 16 x 16 units, or 16 x 4 for the register-blocked one. */
+  const cubert_kernel_def *kernels[3] = {&sgemm_tiled, &sgemm_tiled_fibers, &sgemm_tiled_4rows};
+  const uint32_t dim_y[3] = {16, 16, 4};
   int bad = 0;
-  for (int i = 0; i < 2; ++i) {
-    double err = run(client, kernels[i], ha, hb, m, n, k, ref, scale);
+  for (int i = 0; i < 3; ++i) {
+    double err = run(client, kernels[i], dim_y[i], ha, hb, m, n, k, ref, scale);
     int ok = err <= tolerance;
     bad |= !ok;
-    printf("  %-18s max error %.2e x sum|a*b| (tolerance %.2e): %s\n", kernels[i]->name, err,
+    printf("  %-19s max error %.2e x sum|a*b| (tolerance %.2e): %s\n", kernels[i]->name, err,
            tolerance, ok ? "verified" : "MISMATCH");
   }
 
