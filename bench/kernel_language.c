@@ -3,16 +3,19 @@
 
    1. Tiled 16x16 SGEMM (examples/sgemm.cube.c), N x N x N f32 (default N = 1024), GFLOP/s
       (2 N^3 / time):
-      - sgemm_tiled (PHASED_KERNEL) on the CPU server; target >= 10x
-      - sgemm_tiled_fibers (CUBE_KERNEL, the same body on fibers) on the CPU server, interleaved
-        with it in this process;
-      - sgemm_tiled on the "opencl" device (PoCL here; the same flattened kernel); target: the
-        CPU server faster. In a child process, so PoCL's worker threads never coexist with the
-        CPU server's;
+      - sgemm_tiled (PHASED_KERNEL, 16x16 units) on the CPU server; target >= 10x
+      - sgemm_tiled_fibers (CUBE_KERNEL, the same body on fibers) on the CPU server;
+      - sgemm_tiled_4rows (the phased kernel register-blocked: 16x4 units, 4 rows each);
+      - sgemm_tiled and sgemm_tiled_4rows with their kernel file built with -march=native
+        (bench/sgemm_native.cube.c; cubert_add_kernels builds for the baseline ISA);
+        these five alternate in this process, the order reversed every other repetition;
+      - sgemm_tiled and sgemm_tiled_4rows on the "opencl" device (PoCL here; the same flattened
+        kernels); target: the CPU server faster. In child processes, so PoCL's worker threads
+        never coexist with the CPU server's;
       - OpenBLAS cblas_sgemm with as many threads as the CPU server has workers (informative),
-        in a child process. When its median is below 100 GFLOP/s and OPENBLAS_CORETYPE is unset,
-        it runs again with OPENBLAS_CORETYPE chosen from the CPU's flags (SkylakeX with
-        AVX-512, else Zen on AMD, else Haswell), and both rows are reported.
+        in a child process. When its median is below 100 GFLOP/s, it runs again with
+        OPENBLAS_CORETYPE chosen from the CPU's flags (SkylakeX with AVX-512, else Zen on AMD,
+        else Haswell) unless that is already the inherited value, and both rows are reported.
    2. Row softmax (examples/softmax.cube.c), ROWS x COLS f32 (default 4096 x 1024), one cube per
       row, softmax_rows (PHASED_KERNEL) at 32, 64, ..., 1024 units per cube, and
       softmax_rows_fibers (CUBE_KERNEL) at 256, all interleaved in this process; ms per launch.
@@ -24,7 +27,8 @@
    Usage: bench_kernel_language [--quick] [--only=12] [--reps=R] [--n=N] [--rows=ROWS] [--cols=COLS]
      --quick   N = 512, 2048 rows, 3 repetitions (a smoke test, not for the record)
      --only    the sections to run (default both: 1 SGEMM, 2 softmax)
-   Children (internal): --sgemm-child DEVICE N REPS, --openblas-child N REPS THREADS. */
+   Children (internal): --sgemm-child DEVICE N REPS tiled|4rows, --openblas-child N REPS THREADS.
+   The machine's load matters: the report prints the load average at its start and end. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
