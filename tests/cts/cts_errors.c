@@ -136,7 +136,7 @@ Test(errors, allocation_failing_inside_a_queued_launch_is_reported) {
   ASSERT_OK(cubert_client_empty(c, 256 * 4, &marker));
   ASSERT_OK(fill(c, marker, 256, 1));
   ASSERT_OK(cubert_client_sync(c));
-  cubert_cpu_debug_fail_allocations(c->device->server, 1);
+  cubert_cpu_debug_fail_allocations(cubert_client_device(c)->server, 1);
   cubert_kernel_args args = {&out, 1, NULL, 0};
   ASSERT_OK(cubert_client_launch(c, &barrier_kernel, cubert_cube_count_new_3d(4, 1, 1),
                                  cubert_cube_dim_new_3d(8, 1, 1), &args));
