@@ -179,9 +179,11 @@ static cubert_status reserve_once(cubert_memory_manager *mm, uint64_t size, uint
     if (!st) {
       if (full && !full->capacity_warned) {
         /* A capped pool spilled into a later one; say so once per pool and layout, since a
-           planned layout that spills usually means the plan is out of date. */
+           planned layout that spills usually means the plan is out of date. Info, not a
+           warning: the allocation succeeded, nothing is wrong for the user (the default log
+           level stays silent). */
         full->capacity_warned = 1;
-        cubert_log(CUBERT_LOG_WARN, "memory", "memory pool %zu spills into pool %zu: %s",
+        cubert_log(CUBERT_LOG_INFO, "memory", "memory pool %zu spills into pool %zu: %s",
                    (size_t)(full - mm->pools), i, cubert_status_message(capacity_error));
       }
       cubert_status_free(capacity_error);
