@@ -98,7 +98,6 @@ static cubert_status profile_end(cubert_device *device, cubert_profile_token tok
   cubert_timing_method method = CUBERT_TIMING_SYSTEM;
   cubert_status s = server->vtable->profile_end(server, slot->stream, token.id, &ns, &method);
   cubert_status errors = cubert_stream_take_errors(device, entry.stream, slot);
-  if (errors) cubert_profiles_fail(device, entry.stream, errors);
   cubert_device_unlock(device);
   if (!errors)
     errors = entry.failure;

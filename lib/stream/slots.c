@@ -60,8 +60,20 @@ cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj
   return NULL;
 }
 
+static cubert_status take_errors(cubert_device *device, cubert_stream_id stream,
+                                 cubert_stream_slot *slot);
+
 cubert_status cubert_stream_take_errors(cubert_device *device, cubert_stream_id stream,
                                         cubert_stream_slot *slot) {
+  cubert_status errors = take_errors(device, stream, slot);
+  /* Whoever collects them (a sync, a read, a profile's end), every profile open on the stream
+     saw the failure too. */
+  if (errors && device->profile_count) cubert_profiles_fail(device, stream, errors);
+  return errors;
+}
+
+static cubert_status take_errors(cubert_device *device, cubert_stream_id stream,
+                                 cubert_stream_slot *slot) {
   cubert_status own =
       slot && slot->owner == stream ? cubert_stream_errors_take(slot->errors) : NULL;
   size_t count = 0;

@@ -16,12 +16,12 @@
 #define INTERPOSE 1
 #endif
 
+static atomic_long calls, fail_at = -1;
+
 #if INTERPOSE
 void *__libc_malloc(size_t size);
 void *__libc_calloc(size_t count, size_t size);
 void *__libc_realloc(void *ptr, size_t size);
-
-static atomic_long calls, fail_at = -1;
 
 static int should_fail(void) {
   long at = atomic_load_explicit(&fail_at, memory_order_relaxed);
