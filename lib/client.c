@@ -7,6 +7,7 @@
    call holds a reference on the client, and on each handle it uses, for its whole duration,
    so a release on another thread (or inside an exclusive() callback) takes effect when the
    call returns, and a released client or handle reads as NOT_FOUND. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -494,12 +495,19 @@ static cubert_status launch(cubert_client_obj *c, const cubert_kernel_def *kerne
   /* Every handle is held until the launch is queued (the server then holds the slices). */
   cubert_status s = NULL;
   uint32_t held = 0;
-  for (; held < n && !s; ++held) {
-    char what[48];
-    snprintf(what, sizeof(what), "args->buffers[%u]", held);
-    cubert_handle_obj *h = NULL;
-    s = cubert_handle_check(c, args->buffers[held], what, &h);
-    if (s) break;
+  for (; held < n; ++held) {
+    cubert_handle_obj *h = cubert_handle_acquire(args->buffers[held]);
+    if (!h || h->device != device) {
+      /* The slow path names the argument; formatting it for every buffer would cost more than
+         the check itself on the launch path. */
+      if (h) cubert_handle_release(args->buffers[held]);
+      char what[48];
+      snprintf(what, sizeof(what), "args->buffers[%u]", held);
+      /* Fails again with the named error: a dead token never revives, a device never changes. */
+      s = cubert_handle_check(c, args->buffers[held], what, &h);
+      assert(s);
+      break;
+    }
     bindings[held] = cubert_handle_binding(h);
   }
   uint32_t resolved = n;

@@ -131,7 +131,8 @@ CUBERT_API cubert_status cubert_client_read_async(cubert_client *client, cubert_
 CUBERT_API cubert_status cubert_future_wait(cubert_future *future);
 /* Sets *out_ready to 1 when the read completed. Never blocks. */
 CUBERT_API cubert_status cubert_future_poll(cubert_future *future, int *out_ready);
-/* Waits if needed, then frees. Accepts NULL. */
+/* Waits if needed, then frees. Accepts NULL. A future is a plain heap object, unlike clients
+   and handles: using or releasing it again afterwards is undefined (C cannot detect it). */
 CUBERT_API void cubert_future_release(cubert_future *future);
 
 /* ---- launches ---------------------------------------------------------------------------- */

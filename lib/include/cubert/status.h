@@ -7,7 +7,9 @@
    an optional compiler build log and, when CUBERT_BACKTRACE=1, a backtrace.
 
    Thread safety: a status object is a plain value; different statuses may be used from
-   different threads, one status must not be freed while another thread reads it. */
+   different threads, one status must not be freed while another thread reads it. A status is a
+   plain heap object: using or freeing it after cubert_status_free is undefined (C cannot
+   detect it; clients and handles, by contrast, report NOT_FOUND when used after release). */
 #ifndef CUBERT_STATUS_H
 #define CUBERT_STATUS_H
 
