@@ -72,7 +72,8 @@ typedef struct bench_ocl {
 
 static inline cubert_status bench_ocl_of_locked_(cubert_client *client, void *user) {
   bench_ocl *out = user;
-  return cubert_ocl_server_context(client->device->server, &out->context, &out->device);
+  return cubert_ocl_server_context(cubert_client_device(client)->server, &out->context,
+                                   &out->device);
 }
 
 /* The context and device of an OpenCL client (not retained: they live as long as the

@@ -82,7 +82,8 @@ static int raw_open(void) {
   const cubert_device_properties *p = cubert_client_properties(client);
   if (strcmp(p->backend, "opencl") != 0) return 0;
   cl_device_id device;
-  cubert_status s = cubert_ocl_server_context(client->device->server, &raw_context, &device);
+  cubert_status s =
+      cubert_ocl_server_context(cubert_client_device(client)->server, &raw_context, &device);
   if (s) {
     cubert_status_free(s);
     return 0;

@@ -1,11 +1,18 @@
 /* cubert — the client: argument validation, handles, stream slots and the calls into the
    server. One recursive lock per device serialises access to the server (DESIGN §4: a lock
    around the server rather than a device thread, since a thread hop costs microseconds on
-   the launch path); re-entrancy lets exclusive()/profile() callbacks use the client. */
+   the launch path); re-entrancy lets exclusive()/profile() callbacks use the client.
+
+   Lifetime: a public cubert_client is a token of the object table (object_table.h). Every
+   call holds a reference on the client, and on each handle it uses, for its whole duration,
+   so a release on another thread (or inside an exclusive() callback) takes effect when the
+   call returns, and a released client or handle reads as NOT_FOUND. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_internal.h"
+#include "object_table.h"
 #include "profile_log.h"
 #include "registry.h"
 #include "trace.h"
@@ -33,9 +40,11 @@ static void device_destroy(cubert_device *device) {
     device->server->vtable->destroy(device->server);
   }
   free(device->slots); /* NULL after cubert_slots_destroy */
-  cubert_handle_quarantine_free(device);
+  cubert_parked_free(device);
   free(device->pool_override);
   free(device->pool_override_list);
+  for (size_t i = 0; i < device->profile_count; ++i)
+    cubert_status_free(device->profiles[i].failure);
   free(device->profiles);
   cubert_profile_log_free(device);
   pthread_mutex_destroy(&device->lock);
@@ -52,6 +61,7 @@ void cubert_device_release(cubert_device *device) {
 }
 
 static cubert_status device_create(const char *selector, cubert_device **out) {
+  static _Atomic uint64_t serials;
   *out = NULL;
   cubert_device *device = calloc(1, sizeof(*device));
   if (!device) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
@@ -61,11 +71,11 @@ static cubert_status device_create(const char *selector, cubert_device **out) {
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&device->lock, &attr);
   pthread_mutexattr_destroy(&attr);
+  device->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
   device->max_streams = cubert_config_get()->max_streams;
   if (device->max_streams == 0) device->max_streams = 32;
   device->slots = calloc(device->max_streams, sizeof(*device->slots));
-  device->quarantine = calloc(4096, sizeof(*device->quarantine));
-  if (!device->slots || !device->quarantine) {
+  if (!device->slots) {
     device_destroy(device);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
@@ -92,23 +102,46 @@ static cubert_status device_create(const char *selector, cubert_device **out) {
 
 /* ---- client views ------------------------------------------------------------------------ */
 
-cubert_status cubert_client_check(const cubert_client *client) {
+static uintptr_t client_token(const cubert_client *client) {
+  return (uintptr_t)client;
+}
+
+cubert_status cubert_client_acquire(const cubert_client *client, cubert_client_obj **out) {
+  *out = NULL;
   if (!client) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "client is NULL");
-  if (client->magic != CUBERT_CLIENT_MAGIC)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "client is not a live cubert_client");
+  cubert_client_obj *c = cubert_object_acquire(client_token(client), CUBERT_OBJECT_CLIENT);
+  if (!c)
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
+                              "client was released (or is not a cubert_client)");
+  *out = c;
   return NULL;
 }
 
+cubert_device *cubert_client_device(const cubert_client *client) {
+  cubert_client_obj *c = cubert_object_get(client_token(client));
+  return c ? c->device : NULL;
+}
+
+/* Drops the reference a call took with cubert_client_acquire. */
+static void client_done(const cubert_client *client) {
+  cubert_client_release((cubert_client *)client);
+}
+
+/* A new client view on `device`; takes over one device reference on success. */
 static cubert_status client_new(cubert_device *device, int pinned, cubert_stream_id stream,
                                 cubert_client **out) {
-  cubert_client *client = calloc(1, sizeof(*client));
+  cubert_client_obj *client = calloc(1, sizeof(*client));
   if (!client) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  atomic_init(&client->refcount, 1);
-  client->magic = CUBERT_CLIENT_MAGIC;
   client->device = device;
   client->pinned = pinned;
   client->stream = stream;
-  *out = client;
+  uintptr_t token = 0;
+  cubert_status s = cubert_object_register(CUBERT_OBJECT_CLIENT, client, &token);
+  if (s) {
+    free(client);
+    return s;
+  }
+  *out = (cubert_client *)token;
   return NULL;
 }
 
@@ -126,48 +159,64 @@ cubert_status cubert_client_with_stream(cubert_client *client, cubert_stream_id 
                                         cubert_client **out) {
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  cubert_device_retain(client->device);
-  cubert_status s = client_new(client->device, 1, id, out);
-  if (s) cubert_device_release(client->device);
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_device_retain(c->device);
+  cubert_status s = client_new(c->device, 1, id, out);
+  if (s) cubert_device_release(c->device);
+  client_done(client);
   return s;
 }
 
 cubert_stream_id cubert_client_stream(const cubert_client *client) {
-  if (!client) return 0;
-  return client->pinned ? client->stream : cubert_stream_id_current();
+  cubert_client_obj *c = NULL;
+  cubert_status s = cubert_client_acquire(client, &c);
+  if (s) {
+    cubert_status_free(s);
+    return 0;
+  }
+  cubert_stream_id id = c->pinned ? c->stream : cubert_stream_id_current();
+  client_done(client);
+  return id;
 }
 
 cubert_client *cubert_client_retain(cubert_client *client) {
-  if (client) atomic_fetch_add_explicit(&client->refcount, 1, memory_order_relaxed);
+  /* Retaining a released client changes nothing: there is nothing left to keep alive. */
+  cubert_object_acquire(client_token(client), CUBERT_OBJECT_CLIENT);
   return client;
 }
 
 void cubert_client_release(cubert_client *client) {
-  if (!client || client->magic != CUBERT_CLIENT_MAGIC) return;
-  if (atomic_fetch_sub_explicit(&client->refcount, 1, memory_order_acq_rel) != 1) return;
-  client->magic = 0;
-  cubert_device *device = client->device;
-  free(client);
+  cubert_client_obj *c = cubert_object_release(client_token(client), CUBERT_OBJECT_CLIENT);
+  if (!c) return;
+  cubert_device *device = c->device;
+  free(c);
   cubert_device_release(device);
 }
 
 const cubert_device_properties *cubert_client_properties(const cubert_client *client) {
-  if (!client || client->magic != CUBERT_CLIENT_MAGIC) return NULL;
-  return &client->device->server->properties;
+  cubert_client_obj *c = cubert_object_acquire(client_token(client), CUBERT_OBJECT_CLIENT);
+  if (!c) return NULL;
+  const cubert_device_properties *p = &c->device->server->properties;
+  client_done(client);
+  return p;
 }
 
 /* ---- buffers ----------------------------------------------------------------------------- */
 
-/* Reserves `size` bytes on the calling stream and wraps them in a handle. Lock held. */
-cubert_status cubert_client_reserve(cubert_client *client, uint64_t size, uint32_t *out_slot,
+/* The reference reports a failed allocation from create/empty as IoError::OutOfMemory. */
+static cubert_status as_io(cubert_status s) {
+  return cubert_status_set_kind(s, CUBERT_KIND_IO);
+}
+
+cubert_status cubert_client_reserve(cubert_client_obj *client, uint64_t size, uint32_t *out_slot,
                                     cubert_handle **out) {
   cubert_device *device = client->device;
-  uint32_t index = cubert_client_slot_index(client);
+  uint32_t index = 0;
   cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_slot_get(device, index, &slot));
+  CUBERT_RETURN_IF_ERROR(as_io(cubert_slot_acquire(device, client, &index, &slot)));
   cubert_slice *slice = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_memory_reserve(slot->memory, size, &slice));
+  CUBERT_RETURN_IF_ERROR(as_io(cubert_memory_reserve(slot->memory, size, &slice)));
   cubert_status s = cubert_handle_new(device, slice, 0, size, index, out);
   if (s) cubert_slice_release(slice);
   if (out_slot) *out_slot = index;
@@ -179,8 +228,8 @@ static cubert_status write_binding(cubert_device *device, uint32_t index,
                                    const cubert_binding *binding, const void *src) {
   cubert_server *server = device->server;
   CUBERT_RETURN_IF_ERROR(cubert_slot_resolve(device, index, binding, 1));
-  CUBERT_RETURN_IF_ERROR(
-      server->vtable->write(server, device->slots[index]->stream, binding, src, binding->size));
+  CUBERT_RETURN_IF_ERROR(as_io(
+      server->vtable->write(server, device->slots[index]->stream, binding, src, binding->size)));
   cubert_slot_mark_used(device, index, binding, 1);
   return NULL;
 }
@@ -189,17 +238,21 @@ static cubert_status create_buffer(cubert_client *client, const void *data, size
                                    cubert_handle **out) {
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  cubert_device *device = client->device;
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_device *device = c->device;
   cubert_device_lock(device);
   uint32_t index = 0;
   cubert_handle *handle = NULL;
-  cubert_status s = cubert_client_reserve(client, size, &index, &handle);
+  cubert_status s = cubert_client_reserve(c, size, &index, &handle);
   if (!s && data && size) {
-    cubert_binding b = cubert_handle_binding(handle);
+    cubert_handle_obj *h = cubert_handle_acquire(handle);
+    cubert_binding b = cubert_handle_binding(h);
     s = write_binding(device, index, &b, data);
+    cubert_handle_release(handle);
   }
   cubert_device_unlock(device);
+  client_done(client);
   if (s) {
     cubert_handle_release(handle);
     return s;
@@ -220,7 +273,7 @@ cubert_status cubert_client_empty(cubert_client *client, size_t size, cubert_han
   return create_buffer(client, NULL, size, out);
 }
 
-static cubert_status check_range(const cubert_handle *handle, uint64_t offset, uint64_t size,
+static cubert_status check_range(const cubert_handle_obj *handle, uint64_t offset, uint64_t size,
                                  const char *what) {
   if (offset > handle->size || size > handle->size - offset)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
@@ -231,11 +284,11 @@ static cubert_status check_range(const cubert_handle *handle, uint64_t offset, u
   return NULL;
 }
 
-/* Waits for the slot's work and returns its asynchronous errors. Lock held. */
+/* Waits for the slot's work and returns the asynchronous errors of its owner. Lock held. */
 static cubert_status slot_sync(cubert_device *device, cubert_stream_slot *slot) {
   cubert_server *server = device->server;
   cubert_status s = server->vtable->sync(server, slot->stream);
-  cubert_status errors = cubert_slot_take_errors(slot);
+  cubert_status errors = cubert_stream_take_errors(device, slot->owner, slot);
   if (errors) {
     cubert_status_free(s);
     return errors;
@@ -243,19 +296,37 @@ static cubert_status slot_sync(cubert_device *device, cubert_stream_slot *slot) 
   return s;
 }
 
+/* Client and handle checked and held for a call on one buffer; released by io_end. */
+static cubert_status io_begin(cubert_client *client, cubert_handle *handle,
+                              cubert_client_obj **out_client, cubert_handle_obj **out_handle) {
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, out_client));
+  cubert_status s = cubert_handle_check(*out_client, handle, "handle", out_handle);
+  if (s) client_done(client);
+  return s;
+}
+
+static cubert_status io_end(cubert_client *client, cubert_handle *handle, cubert_status s) {
+  cubert_handle_release(handle);
+  client_done(client);
+  return s;
+}
+
 cubert_status cubert_client_read_range(cubert_client *client, cubert_handle *handle,
                                        uint64_t offset, void *dst, size_t size) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  CUBERT_RETURN_IF_ERROR(cubert_handle_check(client, handle, "handle"));
-  if (!dst && size) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL");
-  CUBERT_RETURN_IF_ERROR(check_range(handle, offset, size, "read"));
-  cubert_device *device = client->device;
+  cubert_client_obj *c = NULL;
+  cubert_handle_obj *h = NULL;
+  CUBERT_RETURN_IF_ERROR(io_begin(client, handle, &c, &h));
+  if (!dst && size)
+    return io_end(client, handle, cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL"));
+  cubert_status s = check_range(h, offset, size, "read");
+  if (s) return io_end(client, handle, s);
+  cubert_device *device = c->device;
   cubert_server *server = device->server;
   cubert_device_lock(device);
-  uint32_t index = cubert_client_slot_index(client);
+  uint32_t index = 0;
   cubert_stream_slot *slot = NULL;
-  cubert_binding b = cubert_handle_binding(handle);
-  cubert_status s = cubert_slot_get(device, index, &slot);
+  cubert_binding b = cubert_handle_binding(h);
+  s = cubert_slot_acquire(device, c, &index, &slot);
   if (!s) s = cubert_slot_resolve(device, index, &b, 1);
   /* Errors first: data from a stream with a pending error is never handed out. */
   if (!s) s = slot_sync(device, slot);
@@ -264,7 +335,7 @@ cubert_status cubert_client_read_range(cubert_client *client, cubert_handle *han
     s = server->vtable->read(server, slot->stream, &part, dst, size);
   }
   cubert_device_unlock(device);
-  return s;
+  return io_end(client, handle, s);
 }
 
 cubert_status cubert_client_read(cubert_client *client, cubert_handle *handle, void *dst,
@@ -274,23 +345,25 @@ cubert_status cubert_client_read(cubert_client *client, cubert_handle *handle, v
 
 cubert_status cubert_client_write(cubert_client *client, cubert_handle *handle, uint64_t offset,
                                   const void *src, size_t size) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  CUBERT_RETURN_IF_ERROR(cubert_handle_check(client, handle, "handle"));
-  if (!src && size) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "src is NULL");
-  CUBERT_RETURN_IF_ERROR(check_range(handle, offset, size, "write"));
-  if (!size) return NULL;
-  cubert_device *device = client->device;
+  cubert_client_obj *c = NULL;
+  cubert_handle_obj *h = NULL;
+  CUBERT_RETURN_IF_ERROR(io_begin(client, handle, &c, &h));
+  if (!src && size)
+    return io_end(client, handle, cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "src is NULL"));
+  cubert_status s = check_range(h, offset, size, "write");
+  if (s || !size) return io_end(client, handle, s);
+  cubert_device *device = c->device;
   cubert_device_lock(device);
-  uint32_t index = cubert_client_slot_index(client);
+  uint32_t index = 0;
   cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_get(device, index, &slot);
+  s = cubert_slot_acquire(device, c, &index, &slot);
   if (!s) {
-    cubert_binding b = cubert_handle_binding(handle);
+    cubert_binding b = cubert_handle_binding(h);
     cubert_binding part = {b.slice, b.offset + offset, size};
     s = write_binding(device, index, &part, src);
   }
   cubert_device_unlock(device);
-  return s;
+  return io_end(client, handle, s);
 }
 
 /* ---- launches ---------------------------------------------------------------------------- */
@@ -372,7 +445,7 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
 static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *slot,
                                      uint32_t slot_index, const cubert_launch *launch) {
   cubert_server *server = device->server;
-  uint64_t token = ++device->next_token;
+  uint64_t token = cubert_profile_token_next(device);
   uint64_t start = cubert_now_ns();
   CUBERT_RETURN_IF_ERROR(server->vtable->profile_begin(server, slot->stream, token));
   cubert_status s = server->vtable->launch(server, slot->stream, launch);
@@ -395,67 +468,110 @@ static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *
 
 enum { INLINE_BINDINGS = 16 };
 
-cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kernel_def *kernel,
-                                        cubert_cube_count count, cubert_cube_dim dim,
-                                        const cubert_kernel_args *args,
-                                        cubert_execution_mode mode) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  cubert_device *device = client->device;
+/* Drops the references a launch took on its buffer handles (the first `count`). */
+static void release_handles(cubert_handle *const *handles, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) cubert_handle_release(handles[i]);
+}
+
+static cubert_status launch(cubert_client_obj *c, const cubert_kernel_def *kernel,
+                            cubert_cube_count count, cubert_cube_dim dim,
+                            const cubert_kernel_args *args, cubert_execution_mode mode) {
+  if (mode != CUBERT_EXECUTION_CHECKED && mode != CUBERT_EXECUTION_VALIDATE &&
+      mode != CUBERT_EXECUTION_UNCHECKED)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "mode is %d; expected CUBERT_EXECUTION_CHECKED (0), _VALIDATE (1) or "
+                              "_UNCHECKED (2)",
+                              (int)mode);
+  cubert_device *device = c->device;
   CUBERT_RETURN_IF_ERROR(validate_launch(device, kernel, count, dim, args));
   if (!count.dynamic && (count.x == 0 || count.y == 0 || count.z == 0)) return NULL;
   uint32_t n = args ? args->buffer_count : 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    char what[48];
-    snprintf(what, sizeof(what), "args->buffers[%u]", i);
-    CUBERT_RETURN_IF_ERROR(cubert_handle_check(client, args->buffers[i], what));
-  }
-  CUBERT_RETURN_IF_ERROR(cubert_kernel_check_signature(kernel, args));
-  mode = cubert_kernel_effective_mode(mode);
-  if (count.dynamic) {
-    CUBERT_RETURN_IF_ERROR(cubert_handle_check(client, count.dynamic, "count.dynamic"));
-    if (count.dynamic->size < 12)
-      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                                "a dynamic cube count needs 12 bytes (3 u32), the handle has %llu",
-                                (unsigned long long)count.dynamic->size);
-  }
   cubert_binding inline_bindings[INLINE_BINDINGS + 1];
   cubert_binding *bindings = inline_bindings;
   if (n + 1 > INLINE_BINDINGS + 1) {
     bindings = malloc((n + 1) * sizeof(*bindings));
     if (!bindings) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
-  for (uint32_t i = 0; i < n; ++i) bindings[i] = cubert_handle_binding(args->buffers[i]);
-  uint32_t resolved = n;
-  if (count.dynamic) bindings[resolved++] = cubert_handle_binding(count.dynamic);
-
-  cubert_launch launch = {
-      .kernel = kernel,
-      .cube_count = {count.x, count.y, count.z},
-      .dynamic_count = count.dynamic ? &bindings[n] : NULL,
-      .cube_dim = dim,
-      .bindings = bindings,
-      .binding_count = n,
-      .info = args ? args->info : NULL,
-      .info_count = args ? args->info_count : 0,
-      .mode = mode,
-  };
-  cubert_server *server = device->server;
-  cubert_device_lock(device);
-  uint32_t index = cubert_client_slot_index(client);
-  cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_get(device, index, &slot);
-  if (!s) s = cubert_slot_resolve(device, index, bindings, resolved);
-  const cubert_config *config = cubert_config_get();
-  int level = config->profile_level;
-  if (!s && (level >= CUBERT_PROFILE_BASIC || config->trace_path)) {
-    s = launch_profiled(device, slot, index, &launch);
-  } else if (!s) {
-    s = server->vtable->launch(server, slot->stream, &launch);
-    if (!s && level == CUBERT_PROFILE_MINIMAL) cubert_profile_log_executing(kernel);
+  /* Every handle is held until the launch is queued (the server then holds the slices). */
+  cubert_status s = NULL;
+  uint32_t held = 0;
+  for (; held < n; ++held) {
+    cubert_handle_obj *h = cubert_handle_acquire(args->buffers[held]);
+    if (!h || h->device != device) {
+      /* The slow path names the argument; formatting it for every buffer would cost more than
+         the check itself on the launch path. */
+      if (h) cubert_handle_release(args->buffers[held]);
+      char what[48];
+      snprintf(what, sizeof(what), "args->buffers[%u]", held);
+      /* Fails again with the named error: a dead token never revives, a device never changes. */
+      s = cubert_handle_check(c, args->buffers[held], what, &h);
+      assert(s);
+      break;
+    }
+    bindings[held] = cubert_handle_binding(h);
   }
-  if (!s) cubert_slot_mark_used(device, index, bindings, resolved);
-  cubert_device_unlock(device);
+  uint32_t resolved = n;
+  int dynamic_held = 0;
+  if (!s && count.dynamic) {
+    cubert_handle_obj *h = NULL;
+    s = cubert_handle_check(c, count.dynamic, "count.dynamic", &h);
+    if (!s) {
+      dynamic_held = 1;
+      if (h->size < 12)
+        s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                               "a dynamic cube count needs 12 bytes (3 u32), the handle has %llu",
+                               (unsigned long long)h->size);
+      bindings[resolved++] = cubert_handle_binding(h);
+    }
+  }
+  /* Kernel-language kernels: the declared buffers against the bound ones. */
+  if (!s) s = cubert_kernel_check_signature(kernel, bindings, n);
+  mode = cubert_kernel_effective_mode(mode);
+  if (!s) {
+    cubert_launch launch = {
+        .kernel = kernel,
+        .cube_count = {count.x, count.y, count.z},
+        .dynamic_count = count.dynamic ? &bindings[n] : NULL,
+        .cube_dim = dim,
+        .bindings = bindings,
+        .binding_count = n,
+        .info = args ? args->info : NULL,
+        .info_count = args ? args->info_count : 0,
+        .mode = mode,
+    };
+    cubert_server *server = device->server;
+    cubert_device_lock(device);
+    uint32_t index = 0;
+    cubert_stream_slot *slot = NULL;
+    s = cubert_slot_acquire(device, c, &index, &slot);
+    if (!s) s = cubert_slot_resolve(device, index, bindings, resolved);
+    const cubert_config *config = cubert_config_get();
+    int level = config->profile_level;
+    if (!s && (level >= CUBERT_PROFILE_BASIC || config->trace_path)) {
+      s = launch_profiled(device, slot, index, &launch);
+    } else if (!s) {
+      s = server->vtable->launch(server, slot->stream, &launch);
+      if (!s && level == CUBERT_PROFILE_MINIMAL) cubert_profile_log_executing(kernel);
+    }
+    if (!s) cubert_slot_mark_used(device, index, bindings, resolved);
+    /* A failed launch fails every profile open on its stream. */
+    if (s && slot) cubert_profiles_fail(device, slot->owner, s);
+    cubert_device_unlock(device);
+  }
+  release_handles(args ? args->buffers : NULL, held);
+  if (dynamic_held) cubert_handle_release(count.dynamic);
   if (bindings != inline_bindings) free(bindings);
+  return s;
+}
+
+cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kernel_def *kernel,
+                                        cubert_cube_count count, cubert_cube_dim dim,
+                                        const cubert_kernel_args *args,
+                                        cubert_execution_mode mode) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_status s = launch(c, kernel, count, dim, args, mode);
+  client_done(client);
   return s;
 }
 
@@ -471,41 +587,62 @@ cubert_status cubert_client_launch_unchecked(cubert_client *client, const cubert
   return cubert_client_launch_mode(client, kernel, count, dim, args, CUBERT_EXECUTION_UNCHECKED);
 }
 
-/* Checks the client, takes the device lock and returns the calling stream's slot. On success
-   the caller holds the lock and must release it; on failure the lock is not held. */
-static cubert_status lock_current_slot(cubert_client *client, cubert_stream_slot **out) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  cubert_device_lock(client->device);
-  cubert_status s = cubert_slot_get(client->device, cubert_client_slot_index(client), out);
-  if (s) cubert_device_unlock(client->device);
+/* Takes the client, the device lock and the calling stream's slot. On success the caller
+   holds all three and gives them back with unlock_current_slot; on failure it holds none. */
+static cubert_status lock_current_slot(cubert_client *client, cubert_client_obj **out_client,
+                                       cubert_stream_slot **out) {
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, out_client));
+  cubert_device *device = (*out_client)->device;
+  cubert_device_lock(device);
+  cubert_status s = cubert_slot_acquire(device, *out_client, NULL, out);
+  if (s) {
+    cubert_device_unlock(device);
+    client_done(client);
+  }
+  return s;
+}
+
+static cubert_status unlock_current_slot(cubert_client *client, cubert_client_obj *c,
+                                         cubert_status s) {
+  cubert_device_unlock(c->device);
+  client_done(client);
   return s;
 }
 
 /* ---- synchronisation --------------------------------------------------------------------- */
 
 cubert_status cubert_client_flush(cubert_client *client) {
+  cubert_client_obj *c = NULL;
   cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
-  cubert_server *server = client->device->server;
+  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &c, &slot));
+  cubert_server *server = c->device->server;
   cubert_status s = server->vtable->flush(server, slot->stream);
-  if (!s) s = cubert_slot_take_errors(slot);
-  cubert_device_unlock(client->device);
-  return s;
+  if (!s) s = cubert_stream_take_errors(c->device, slot->owner, slot);
+  return unlock_current_slot(client, c, s);
 }
 
 cubert_status cubert_client_sync(cubert_client *client) {
+  cubert_client_obj *c = NULL;
   cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
-  cubert_status s = slot_sync(client->device, slot);
+  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &c, &slot));
+  cubert_status s = slot_sync(c->device, slot);
   if (cubert_config_get()->profile_level >= CUBERT_PROFILE_BASIC)
-    cubert_profile_log_summary(client->device);
-  cubert_device_unlock(client->device);
-  return s;
+    cubert_profile_log_summary(c->device);
+  return unlock_current_slot(client, c, s);
+}
+
+static int push_error(cubert_status **errors, size_t *count, cubert_status s) {
+  cubert_status *grown = realloc(*errors, (*count + 1) * sizeof(*grown));
+  if (!grown) return 0;
+  *errors = grown;
+  (*errors)[(*count)++] = s;
+  return 1;
 }
 
 cubert_status cubert_client_sync_all(cubert_client *client) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  cubert_device *device = client->device;
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_device *device = c->device;
   cubert_device_lock(device);
   cubert_status *errors = NULL;
   size_t count = 0;
@@ -513,16 +650,15 @@ cubert_status cubert_client_sync_all(cubert_client *client) {
     cubert_stream_slot *slot = device->slots[i];
     if (!slot) continue;
     cubert_status s = slot_sync(device, slot);
-    if (!s) continue;
-    cubert_status *grown = realloc(errors, (count + 1) * sizeof(*grown));
-    if (!grown) {
-      cubert_status_free(s);
-      continue;
-    }
-    errors = grown;
-    errors[count++] = s;
+    if (s && !push_error(&errors, &count, s)) cubert_status_free(s);
+  }
+  /* Errors parked for streams that lost their slot are theirs, and this waits for them too. */
+  while (device->parked_count) {
+    cubert_status s = cubert_stream_take_errors(device, device->parked[0].stream, NULL);
+    if (s && !push_error(&errors, &count, s)) cubert_status_free(s);
   }
   cubert_device_unlock(device);
+  client_done(client);
   if (count == 0) return NULL;
   if (count == 1) {
     cubert_status s = errors[0];
@@ -537,10 +673,14 @@ cubert_status cubert_client_sync_all(cubert_client *client) {
 /* ---- memory ------------------------------------------------------------------------------ */
 
 cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_usage *out) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  if (!out) {
+    client_done(client);
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  }
   memset(out, 0, sizeof(*out));
-  cubert_device *device = client->device;
+  cubert_device *device = c->device;
   cubert_device_lock(device);
   for (uint32_t i = 0; i < device->max_streams; ++i) {
     cubert_stream_slot *slot = device->slots[i];
@@ -553,26 +693,29 @@ cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_us
     out->bytes_reserved += u.bytes_reserved;
   }
   cubert_device_unlock(device);
+  client_done(client);
   return NULL;
 }
 
 cubert_status cubert_client_memory_report(cubert_client *client, cubert_memory_report *out) {
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof(*out));
+  cubert_client_obj *c = NULL;
   cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
+  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &c, &slot));
   cubert_memory_report_get(slot->memory, out);
-  cubert_device_unlock(client->device);
-  return NULL;
+  return unlock_current_slot(client, c, NULL);
 }
 
 cubert_status cubert_client_memory_cleanup(cubert_client *client) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  cubert_device *device = client->device;
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_device *device = c->device;
   cubert_device_lock(device);
   for (uint32_t i = 0; i < device->max_streams; ++i)
     if (device->slots[i]) cubert_memory_cleanup(device->slots[i]->memory, 1);
   cubert_device_unlock(device);
+  client_done(client);
   return NULL;
 }
 
@@ -581,23 +724,16 @@ cubert_status cubert_client_allocation_mode(cubert_client *client, cubert_alloca
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "mode is %d; expected CUBERT_ALLOCATION_AUTO (0) or _PERSISTENT (1)",
                               (int)mode);
+  cubert_client_obj *c = NULL;
   cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &slot));
-  cubert_memory_set_mode(slot->memory, mode);
-  cubert_device_unlock(client->device);
-  return NULL;
+  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &c, &slot));
+  cubert_status s = cubert_memory_set_mode(slot->memory, mode);
+  return unlock_current_slot(client, c, s);
 }
 
-cubert_status cubert_client_install_memory_pools(cubert_client *client,
-                                                 const cubert_memory_config *config) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  if (!config) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "config is NULL");
-  cubert_device *device = client->device;
-  /* Validate once on a scratch manager, so a bad layout changes nothing. */
-  cubert_memory_manager *probe = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_memory_manager_create(&device->storage, config, &probe));
-  cubert_memory_manager_destroy(probe);
-
+/* Copies `config` (and its pool list) for the device to keep. */
+static cubert_status config_copy(const cubert_memory_config *config, cubert_memory_config **out) {
+  *out = NULL;
   cubert_memory_config *copy = malloc(sizeof(*copy));
   cubert_pool_config *list = NULL;
   if (config->pool_count) list = malloc(config->pool_count * sizeof(*list));
@@ -609,6 +745,17 @@ cubert_status cubert_client_install_memory_pools(cubert_client *client,
   *copy = *config;
   if (list) memcpy(list, config->pools, config->pool_count * sizeof(*list));
   copy->pools = list;
+  *out = copy;
+  return NULL;
+}
+
+static cubert_status install_pools(cubert_device *device, const cubert_memory_config *config) {
+  /* Validate once on a scratch manager, so a bad layout changes nothing. */
+  cubert_memory_manager *probe = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_memory_manager_create(&device->storage, config, &probe));
+  cubert_memory_manager_destroy(probe);
+  cubert_memory_config *copy = NULL;
+  CUBERT_RETURN_IF_ERROR(config_copy(config, &copy));
 
   cubert_device_lock(device);
   /* All or nothing: refuse before touching any slot if one still has live dynamic memory. */
@@ -628,18 +775,46 @@ cubert_status cubert_client_install_memory_pools(cubert_client *client,
                                i, (unsigned long long)report.pools[p].usage.bytes_in_use),
             report.pools[p].usage.bytes_in_use);
   }
-  for (uint32_t i = 0; i < device->max_streams && !s; ++i)
-    if (device->slots[i]) s = cubert_memory_install_pools(device->slots[i]->memory, copy);
+  /* Build every slot's pools first and install them only when all were built, so a failure
+     (out of memory, say) leaves every stream, and the saved layout, as they were. */
+  cubert_memory_pools **built = NULL;
   if (!s) {
-    free(device->pool_override);
+    built = calloc(device->max_streams, sizeof(*built));
+    if (!built) s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  for (uint32_t i = 0; i < device->max_streams && !s; ++i)
+    if (device->slots[i]) s = cubert_memory_pools_build(device->slots[i]->memory, copy, &built[i]);
+  for (uint32_t i = 0; i < device->max_streams && !s; ++i) {
+    if (!device->slots[i]) continue;
+    /* Cannot fail: no slot holds live dynamic memory (checked above, under the lock). */
+    cubert_status in_use = cubert_memory_pools_install(device->slots[i]->memory, built[i]);
+    if (in_use)
+      cubert_status_free(in_use);
+    else
+      built[i] = NULL;
+  }
+  if (!s) {
     free(device->pool_override_list);
+    free(device->pool_override);
+    device->pool_override_list = (cubert_pool_config *)copy->pools;
     device->pool_override = copy;
-    device->pool_override_list = list;
+    copy = NULL;
   }
+  if (built)
+    for (uint32_t i = 0; i < device->max_streams; ++i) cubert_memory_pools_free(built[i]);
+  free(built);
   cubert_device_unlock(device);
-  if (s) {
-    free(copy);
-    free(list);
-  }
+  if (copy) free((void *)copy->pools);
+  free(copy);
+  return s;
+}
+
+cubert_status cubert_client_install_memory_pools(cubert_client *client,
+                                                 const cubert_memory_config *config) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_status s = config ? install_pools(c->device, config)
+                           : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "config is NULL");
+  client_done(client);
   return s;
 }

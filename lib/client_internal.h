@@ -12,6 +12,7 @@
 #include "cubert/server.h"
 #include "cubert/stream.h"
 #include "memory/memory_manager.h"
+#include "object_table.h"
 
 /* One stream slot: the server's queue, the stream's memory, its error queue and the cursors of
    the cross-stream protocol (stream/README.md). Created on first use. */
@@ -21,13 +22,26 @@ typedef struct cubert_stream_slot {
   cubert_stream_errors *errors;
   uint64_t cursor;       /* commands submitted on this slot so far */
   uint64_t *last_synced; /* [max_streams]: origin cursor this slot has waited for */
+  /* The stream id whose work the slot holds now. Ids share slots (id % max_streams); a slot
+     changes owner only after the previous owner's work finished, so every error on its queue
+     belongs to its owner. */
+  cubert_stream_id owner;
 } cubert_stream_slot;
 
 typedef struct cubert_kernel_stats cubert_kernel_stats; /* profile_log.c */
 
+/* An asynchronous error of stream `stream`, raised while it owned a slot that another stream
+   id has taken over since. */
+typedef struct cubert_parked_error {
+  cubert_stream_id stream;
+  cubert_status error;
+} cubert_parked_error;
+
 typedef struct cubert_profile_entry {
   uint64_t token;
   uint32_t slot;
+  cubert_stream_id stream;
+  cubert_status failure; /* an error of the stream raised while the profile was open, or NULL */
 } cubert_profile_entry;
 
 /* A device instance: one server, shared by every client view and handle made from it. */
@@ -44,10 +58,12 @@ typedef struct cubert_device {
   cubert_memory_config *pool_override; /* installed layout, used by later slots */
   cubert_pool_config *pool_override_list;
   uint64_t pitch_align; /* row alignment of optimized layouts (0: contiguous) */
-  /* Released handle objects, kept (marked dead) so a stale pointer reads as NOT_FOUND. */
-  struct cubert_handle **quarantine;
-  size_t quarantine_head, quarantine_count;
-  /* Open profile tokens. */
+  /* Errors raised by streams that lost their slot to another stream id (slots.c), kept until
+     their own stream collects them. */
+  cubert_parked_error *parked;
+  size_t parked_count, parked_cap;
+  /* Open profile tokens: serial << 32 | a counter, so a token of another device is told apart. */
+  uint64_t serial;
   uint64_t next_token;
   cubert_profile_entry *profiles;
   size_t profile_count, profile_cap;
@@ -59,27 +75,20 @@ typedef struct cubert_device {
   uint32_t trace_id;
 } cubert_device;
 
-#define CUBERT_CLIENT_MAGIC 0x434c4e54u /* "CLNT" */
-#define CUBERT_HANDLE_MAGIC 0x48444c45u /* "HDLE" */
-#define CUBERT_HANDLE_DEAD 0x44454144u  /* "DEAD" */
-
-struct cubert_client {
-  _Atomic uint32_t refcount;
-  uint32_t magic;
-  cubert_device *device;
-  int pinned; /* 1: every call goes to `stream` */
+/* The objects behind the public cubert_client and cubert_handle tokens (object_table.h). */
+typedef struct cubert_client_obj {
+  cubert_device *device; /* retained */
+  int pinned;            /* 1: every call goes to `stream` */
   cubert_stream_id stream;
-};
+} cubert_client_obj;
 
-struct cubert_handle {
-  _Atomic uint32_t refcount;
-  _Atomic uint32_t magic;
-  cubert_device *device;
-  cubert_slice *slice;
-  uint64_t offset; /* bytes from the slice start */
-  uint64_t size;   /* bytes */
-  uint32_t slot;   /* stream slot whose memory manager owns the slice */
-};
+typedef struct cubert_handle_obj {
+  cubert_device *device; /* retained */
+  cubert_slice *slice;   /* retained; counted in slice->handle_count */
+  uint64_t offset;       /* bytes from the slice start */
+  uint64_t size;         /* bytes */
+  uint32_t slot;         /* stream slot whose memory manager owns the slice */
+} cubert_handle_obj;
 
 /* device lifetime */
 void cubert_device_retain(cubert_device *device);
@@ -92,7 +101,15 @@ static inline void cubert_device_unlock(cubert_device *d) {
 }
 
 /* stream slots (stream/slots.c); call with the device lock held */
-uint32_t cubert_client_slot_index(const cubert_client *client);
+uint32_t cubert_client_slot_index(const cubert_client_obj *client);
+/* The calling stream's slot, created on first use, after taking it over for the calling
+   stream id when another id used it last (errors of that id are parked for it). */
+cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj *client,
+                                  uint32_t *out_index, cubert_stream_slot **out);
+/* Errors parked for `stream` (see cubert_parked_error) and those on its slot when the stream
+   owns it, as one SERVER_UNHEALTHY, or NULL. */
+cubert_status cubert_stream_take_errors(cubert_device *device, cubert_stream_id stream,
+                                        cubert_stream_slot *slot);
 cubert_status cubert_slot_get(cubert_device *device, uint32_t index, cubert_stream_slot **out);
 void cubert_slots_destroy(cubert_device *device);
 /* Makes slot `index` wait (on the device) for the last command that used each binding on
@@ -102,34 +119,51 @@ cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
 /* Records that a command on slot `index` used these bindings. */
 void cubert_slot_mark_used(cubert_device *device, uint32_t index, const cubert_binding *bindings,
                            uint32_t count);
-/* Errors kept on the slot since they were last returned, as one SERVER_UNHEALTHY, or NULL. */
-cubert_status cubert_slot_take_errors(cubert_stream_slot *slot);
+/* Frees errors parked for streams that never collected them (device destruction). */
+void cubert_parked_free(cubert_device *device);
 
 /* stream errors (stream/errors.c) */
 cubert_status cubert_stream_errors_create(cubert_stream_errors **out);
 void cubert_stream_errors_destroy(cubert_stream_errors *errors);
 cubert_status cubert_stream_errors_take(cubert_stream_errors *errors);
 
-/* handles (handle.c); call with the device lock held */
+/* handles (handle.c) */
 cubert_status cubert_handle_new(cubert_device *device, cubert_slice *slice, uint64_t offset,
                                 uint64_t size, uint32_t slot, cubert_handle **out);
-/* NOT_FOUND for a released, foreign or NULL handle; `what` names the argument. */
-cubert_status cubert_handle_check(const cubert_client *client, const cubert_handle *handle,
-                                  const char *what);
-static inline cubert_binding cubert_handle_binding(const cubert_handle *h) {
+/* The object behind a live handle, with a reference the caller drops with
+   cubert_handle_release(handle); NULL for a NULL, stale or non-handle token. */
+cubert_handle_obj *cubert_handle_acquire(const cubert_handle *handle);
+/* As acquire, for an argument: INVALID_ARGUMENT for NULL, NOT_FOUND for a released or foreign
+   handle; `what` names the argument. */
+cubert_status cubert_handle_check(const cubert_client_obj *client, const cubert_handle *handle,
+                                  const char *what, cubert_handle_obj **out);
+/* The object of a handle the caller holds a reference on (tests look inside this way). */
+static inline cubert_handle_obj *cubert_handle_object(const cubert_handle *handle) {
+  return (cubert_handle_obj *)cubert_object_get((uintptr_t)handle);
+}
+static inline cubert_binding cubert_handle_binding(const cubert_handle_obj *h) {
   cubert_binding b = {h->slice, h->slice->offset + h->offset, h->size};
   return b;
 }
-void cubert_handle_quarantine_free(cubert_device *device);
 
-/* client.c helpers shared with tensor.c / profile.c */
-cubert_status cubert_client_check(const cubert_client *client);
-cubert_status cubert_client_reserve(cubert_client *client, uint64_t size, uint32_t *out_slot,
+/* profiles (profile.c); lock held */
+uint64_t cubert_profile_token_next(cubert_device *device);
+/* Leaves a copy of `error` with every profile open on `stream` that has none yet. */
+void cubert_profiles_fail(cubert_device *device, cubert_stream_id stream, cubert_status error);
+
+/* clients (client.c) */
+/* The object behind a live client, with a reference the caller drops with
+   cubert_client_release(client): INVALID_ARGUMENT for NULL, NOT_FOUND for a released client. */
+cubert_status cubert_client_acquire(const cubert_client *client, cubert_client_obj **out);
+/* The device of a client the caller holds (tests and benchmarks reach the server this way). */
+cubert_device *cubert_client_device(const cubert_client *client);
+/* Reserves `size` bytes on the client's stream and wraps them in a handle. Lock held. */
+cubert_status cubert_client_reserve(cubert_client_obj *client, uint64_t size, uint32_t *out_slot,
                                     cubert_handle **out);
 
-/* kernel_check.c: a kernel-language kernel's declared buffers against the launch's (count and
-   element size); NULL for kernels without a signature. Handles already checked. */
+/* kernel_check.c: a kernel-language kernel's declared buffers against the launch's `count`
+   bindings (count and element size); NULL for kernels without a signature. */
 cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
-                                            const cubert_kernel_args *args);
+                                            const cubert_binding *bindings, uint32_t count);
 
 #endif /* CUBERT_CLIENT_INTERNAL_H */

@@ -21,11 +21,10 @@ static void describe_buffers(const cubert_kernel_signature *sig, char *out, size
 }
 
 cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
-                                            const cubert_kernel_args *args) {
+                                            const cubert_binding *bindings, uint32_t got) {
   const cubert_kernel_signature *sig = kernel->signature;
   if (!sig) return NULL;
   const char *name = kernel->name ? kernel->name : "(unnamed)";
-  uint32_t got = args ? args->buffer_count : 0;
   if (got != sig->buffer_count) {
     char decl[512];
     describe_buffers(sig, decl, sizeof decl);
@@ -35,7 +34,7 @@ cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
   }
   for (uint32_t i = 0; i < got; ++i) {
     const cubert_kernel_buffer_decl *d = &sig->buffers[i];
-    uint64_t size = args->buffers[i]->size;
+    uint64_t size = bindings[i].size;
     if (d->elem_bytes && size % d->elem_bytes != 0)
       return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                                 "kernel \"%s\" buffer %" PRIu32

@@ -70,6 +70,12 @@ static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_
   if (desc->elem_size == 0) {
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s.elem_size is 0", label);
   }
+  if (desc->strategy != CUBERT_LAYOUT_CONTIGUOUS && desc->strategy != CUBERT_LAYOUT_OPTIMIZED) {
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s.strategy is %d; expected CUBERT_LAYOUT_CONTIGUOUS (0) or "
+                              "_OPTIMIZED (1)",
+                              label, (int)desc->strategy);
+  }
   if (pitch_align > 1 && !is_pow2(pitch_align)) {
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "pitch_align is %llu, expected 0, 1 or a power of two",

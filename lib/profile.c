@@ -1,30 +1,48 @@
 /* cubert — exclusive access and profiling. Tokens nest and overlap: each open token remembers
-   its stream slot; the server measures between begin and end (device timestamps on OpenCL,
-   the host clock after syncing on the CPU server). */
+   its stream; the server measures between begin and end (device timestamps on OpenCL, the
+   host clock after syncing on the CPU server). A token is `device serial << 32 | counter`, so
+   a token of another device is recognised (NOT_FOUND) rather than ending a profile of this one
+   that happens to have the same counter. An error of a stream fails every profile open on it:
+   the first profile to end collects the stream's errors and leaves a copy with the others. */
 #include <stdlib.h>
 
 #include "client_internal.h"
 
+uint64_t cubert_profile_token_next(cubert_device *device) {
+  return device->serial << 32 | (++device->next_token & 0xffffffffu);
+}
+
+void cubert_profiles_fail(cubert_device *device, cubert_stream_id stream, cubert_status error) {
+  for (size_t i = 0; i < device->profile_count; ++i) {
+    cubert_profile_entry *e = &device->profiles[i];
+    if (e->stream == stream && !e->failure) e->failure = cubert_status_clone(error);
+  }
+}
+
 cubert_status cubert_client_exclusive(cubert_client *client, cubert_client_fn fn, void *user) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  if (!fn) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "fn is NULL");
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  if (!fn) {
+    cubert_client_release(client);
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "fn is NULL");
+  }
   /* The device lock is recursive: the callback may call back into the client freely, and no
-     other thread can use the device until it returns. */
-  cubert_device_lock(client->device);
+     other thread can use the device until it returns. The reference this call holds keeps
+     the client (and its device) alive even when the callback drops the caller's last one. */
+  cubert_device_lock(c->device);
   cubert_status s = fn(client, user);
-  cubert_device_unlock(client->device);
+  cubert_device_unlock(c->device);
+  cubert_client_release(client);
   return s;
 }
 
-cubert_status cubert_client_profile_start(cubert_client *client, cubert_profile_token *out) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
-  cubert_device *device = client->device;
+static cubert_status profile_start(cubert_client_obj *c, cubert_profile_token *out) {
+  cubert_device *device = c->device;
   cubert_server *server = device->server;
   cubert_device_lock(device);
-  uint32_t index = cubert_client_slot_index(client);
   cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_get(device, index, &slot);
+  uint32_t index = 0;
+  cubert_status s = cubert_slot_acquire(device, c, &index, &slot);
   if (!s && device->profile_count == device->profile_cap) {
     size_t cap = device->profile_cap ? device->profile_cap * 2 : 8;
     cubert_profile_entry *grown = realloc(device->profiles, cap * sizeof(*grown));
@@ -35,21 +53,32 @@ cubert_status cubert_client_profile_start(cubert_client *client, cubert_profile_
       device->profile_cap = cap;
     }
   }
-  uint64_t token = ++device->next_token;
+  uint64_t token = cubert_profile_token_next(device);
   if (!s) s = server->vtable->profile_begin(server, slot->stream, token);
   if (!s) {
-    device->profiles[device->profile_count++] = (cubert_profile_entry){token, index};
+    device->profiles[device->profile_count++] =
+        (cubert_profile_entry){token, index, slot->owner, NULL};
     out->id = token;
   }
   cubert_device_unlock(device);
   return s;
 }
 
-cubert_status cubert_client_profile_end(cubert_client *client, cubert_profile_token token,
-                                        cubert_profile_duration *out) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
-  cubert_device *device = client->device;
+cubert_status cubert_client_profile_start(cubert_client *client, cubert_profile_token *out) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_status s =
+      out ? profile_start(c, out) : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  cubert_client_release(client);
+  return s;
+}
+
+static cubert_status profile_end(cubert_device *device, cubert_profile_token token,
+                                 cubert_profile_duration *out) {
+  if (token.id >> 32 != device->serial)
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
+                              "profile token %llu belongs to another device instance",
+                              (unsigned long long)token.id);
   cubert_server *server = device->server;
   cubert_device_lock(device);
   size_t at = device->profile_count;
@@ -62,14 +91,18 @@ cubert_status cubert_client_profile_end(cubert_client *client, cubert_profile_to
                               "ended)",
                               (unsigned long long)token.id);
   }
-  uint32_t index = device->profiles[at].slot;
+  cubert_profile_entry entry = device->profiles[at];
   device->profiles[at] = device->profiles[--device->profile_count];
-  cubert_stream_slot *slot = device->slots[index];
+  cubert_stream_slot *slot = device->slots[entry.slot];
   uint64_t ns = 0;
   cubert_timing_method method = CUBERT_TIMING_SYSTEM;
   cubert_status s = server->vtable->profile_end(server, slot->stream, token.id, &ns, &method);
-  cubert_status errors = cubert_slot_take_errors(slot);
+  cubert_status errors = cubert_stream_take_errors(device, entry.stream, slot);
   cubert_device_unlock(device);
+  if (!errors)
+    errors = entry.failure;
+  else
+    cubert_status_free(entry.failure);
   if (errors) {
     cubert_status_free(s);
     return cubert_status_wrap(CUBERT_CODE_PROFILE_FAILED, errors,
@@ -81,21 +114,37 @@ cubert_status cubert_client_profile_end(cubert_client *client, cubert_profile_to
   return NULL;
 }
 
+cubert_status cubert_client_profile_end(cubert_client *client, cubert_profile_token token,
+                                        cubert_profile_duration *out) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_status s = out ? profile_end(c->device, token, out)
+                        : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  cubert_client_release(client);
+  return s;
+}
+
 cubert_status cubert_client_profile(cubert_client *client, cubert_client_fn fn, void *user,
                                     cubert_profile_duration *out) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  if (!fn || !out)
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  if (!fn || !out) {
+    cubert_client_release(client);
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "fn and out must be non-NULL");
-  cubert_device_lock(client->device);
+  }
+  cubert_device *device = c->device;
+  cubert_device_lock(device);
   cubert_profile_token token;
-  cubert_status s = cubert_client_profile_start(client, &token);
+  cubert_status s = profile_start(c, &token);
   if (s) {
-    cubert_device_unlock(client->device);
+    cubert_device_unlock(device);
+    cubert_client_release(client);
     return cubert_status_wrap(CUBERT_CODE_PROFILE_FAILED, s, "profiling could not start");
   }
   cubert_status inner = fn(client, user);
-  cubert_status end = cubert_client_profile_end(client, token, out);
-  cubert_device_unlock(client->device);
+  cubert_status end = profile_end(device, token, out);
+  cubert_device_unlock(device);
+  cubert_client_release(client);
   if (inner) {
     cubert_status_free(end);
     return cubert_status_wrap(CUBERT_CODE_PROFILE_FAILED, inner,

@@ -26,9 +26,11 @@
 
 struct cubert_status_s {
   cubert_code code;
-  bool is_static; /* the out-of-memory fallback: never mutated or freed */
-  char *reason;   /* caller's formatted text, may be NULL */
-  char *text;     /* full message, rebuilt by status_rebuild() */
+  cubert_kind kind;     /* CUBERT_KIND_OK: the code's own kind (cubert_status_set_kind) */
+  const char *headline; /* static text replacing the code's description, or NULL */
+  bool is_static;       /* the out-of-memory fallback: never mutated or freed */
+  char *reason;         /* caller's formatted text, may be NULL */
+  char *text;           /* full message, rebuilt by status_rebuild() */
   bool has_limits, has_size, has_dims;
   uint64_t requested, max, size;
   uint32_t dims_requested[3], dims_max[3];
@@ -182,7 +184,11 @@ static char *sb_take(strbuf *sb) {
 /* The first words of the message. Resource limits read like the reference's LaunchError
    ("Too many resources were requested during launch: <which limit>"); every other code uses
    its table description, capitalised. */
-static void append_headline(strbuf *sb, cubert_code code) {
+static void append_headline(strbuf *sb, cubert_code code, const char *headline) {
+  if (headline) {
+    sb_append(sb, headline);
+    return;
+  }
   if (cubert_code_kind(code) == CUBERT_KIND_RESOURCE_LIMIT) {
     sb_append(sb, "Too many resources were requested during launch");
     if (code != CUBERT_CODE_TOO_MANY_RESOURCES) {
@@ -232,7 +238,7 @@ static void append_numbers(strbuf *sb, const struct cubert_status_s *s) {
 static void status_rebuild(struct cubert_status_s *s) {
   if (s->is_static) return;
   strbuf sb = {0};
-  append_headline(&sb, s->code);
+  append_headline(&sb, s->code, s->headline);
   if (s->reason && s->reason[0]) {
     sb_append(&sb, ": ");
     sb_append(&sb, s->reason);
@@ -377,6 +383,22 @@ cubert_status cubert_status_set_limits(cubert_status status, uint64_t requested,
   return status;
 }
 
+cubert_status cubert_status_set_kind(cubert_status status, cubert_kind kind) {
+  if (!status || status->is_static) return status;
+  /* Only OUT_OF_MEMORY exists in two families (the reference's LaunchError and IoError). */
+  if (status->code == CUBERT_CODE_OUT_OF_MEMORY &&
+      (kind == CUBERT_KIND_LAUNCH || kind == CUBERT_KIND_IO))
+    status->kind = kind;
+  return status;
+}
+
+cubert_status cubert_status_set_headline(cubert_status status, const char *headline) {
+  if (!status || status->is_static) return status;
+  status->headline = headline;
+  status_rebuild(status);
+  return status;
+}
+
 cubert_status cubert_status_set_size(cubert_status status, uint64_t size) {
   if (!status || status->is_static) return status;
   status->has_size = true;
@@ -469,6 +491,7 @@ cubert_code cubert_status_code(cubert_status status) {
 }
 
 cubert_kind cubert_status_kind(cubert_status status) {
+  if (status && status->kind != CUBERT_KIND_OK) return status->kind;
   return cubert_code_kind(cubert_status_code(status));
 }
 

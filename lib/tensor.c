@@ -31,7 +31,9 @@ static cubert_status upload(cubert_client *client, cubert_handle *handle,
   uint64_t span = layout->size;
   char *staged = calloc(1, span ? span : 1);
   if (!staged)
-    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host staging allocation failed");
+    return cubert_status_set_kind(
+        cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host staging allocation failed"),
+        CUBERT_KIND_IO);
   for (uint64_t r = 0; r < rows; ++r) memcpy(staged + r * pitch, (const char *)data + r * row, row);
   cubert_status s = cubert_client_write(client, handle, 0, staged, span);
   free(staged);
@@ -41,17 +43,20 @@ static cubert_status upload(cubert_client *client, cubert_handle *handle,
 static cubert_status tensors_new(cubert_client *client, const void *const *data,
                                  const cubert_layout_desc *descs, size_t count,
                                  cubert_tensor *out) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
   if (!descs || !out || count == 0)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "descs and out must be non-NULL and count (%zu) at least 1", count);
   memset(out, 0, count * sizeof(*out));
-  cubert_device *device = client->device;
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  uint64_t pitch_align = c->device->pitch_align, alignment = c->device->storage.alignment;
+  cubert_client_release(client); /* the calls below check the client again */
   cubert_layout *layouts = calloc(count, sizeof(*layouts));
-  if (!layouts) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  if (!layouts)
+    return cubert_status_set_kind(
+        cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed"), CUBERT_KIND_IO);
   uint64_t total = 0;
-  cubert_status s = cubert_layout_plan(descs, count, device->pitch_align, device->storage.alignment,
-                                       layouts, &total);
+  cubert_status s = cubert_layout_plan(descs, count, pitch_align, alignment, layouts, &total);
   cubert_handle *whole = NULL;
   if (!s) s = cubert_client_empty(client, total, &whole);
   for (size_t i = 0; i < count && !s; ++i) {
@@ -92,49 +97,66 @@ cubert_status cubert_client_empty_tensors(cubert_client *client, const cubert_la
   return tensors_new(client, NULL, descs, count, out);
 }
 
-cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy_desc *desc,
-                                        void *dst, size_t dst_size) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_check(client));
-  if (!desc) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "desc is NULL");
-  CUBERT_RETURN_IF_ERROR(cubert_handle_check(client, desc->handle, "desc->handle"));
+/* Checks a copy descriptor against the handle of `handle_size` bytes: the element count
+   (returned in *out_elems) and the furthest byte the strides reach, all overflow-checked.
+   Zero strides on an axis longer than 1 would broadcast one element to several places of the
+   output, which a copy cannot express (the reference: UnsupportedStrides). */
+static cubert_status check_copy(const cubert_copy_desc *desc, uint64_t handle_size, size_t dst_size,
+                                uint64_t *out_elems) {
   if (desc->rank > CUBERT_MAX_RANK)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "desc->rank is %u, maximum %d",
                               desc->rank, CUBERT_MAX_RANK);
   if (desc->elem_size == 0)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "desc->elem_size is 0");
-  /* Element count and the furthest element the strides reach, overflow-checked. */
   uint64_t elems = 1, last = 0;
   for (uint32_t i = 0; i < desc->rank; ++i) {
-    uint64_t d = desc->shape[i];
-    if (d == 0) {
-      elems = 0;
-      break;
-    }
-    if (__builtin_mul_overflow(elems, d, &elems) ||
-        desc->strides[i] > UINT64_MAX / (d - 1 ? d - 1 : 1))
+    uint64_t d = desc->shape[i], step = 0;
+    if (__builtin_mul_overflow(elems, d, &elems))
       return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                                "desc shape/strides overflow 64 bits at dimension %u", i);
-    last += (d - 1) * desc->strides[i];
+                                "desc->shape overflows 64 bits at dimension %u (%llu elements)", i,
+                                (unsigned long long)d);
+    if (d > 1 && desc->strides[i] == 0)
+      return cubert_status_make(CUBERT_CODE_UNSUPPORTED_STRIDES,
+                                "desc->strides[%u] is 0 for a dimension of %llu elements: a copy "
+                                "cannot broadcast",
+                                i, (unsigned long long)d);
+    if (d && (__builtin_mul_overflow(d - 1, desc->strides[i], &step) ||
+              __builtin_add_overflow(last, step, &last)))
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "desc->strides[%u] (%llu) times the extent of dimension %u (%llu) "
+                                "overflows 64 bits",
+                                i, (unsigned long long)desc->strides[i], i, (unsigned long long)d);
   }
   uint64_t bytes;
-  if (__builtin_mul_overflow(elems, desc->elem_size, &bytes) || bytes != dst_size)
+  if (__builtin_mul_overflow(elems, desc->elem_size, &bytes))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "the tensor holds %llu elements of %llu bytes, more than 2^64 bytes",
+                              (unsigned long long)elems, (unsigned long long)desc->elem_size);
+  if (bytes != dst_size)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "dst_size is %zu bytes; the tensor holds %llu elements of %llu "
                               "bytes (%llu bytes)",
                               dst_size, (unsigned long long)elems,
-                              (unsigned long long)desc->elem_size,
-                              (unsigned long long)(elems * desc->elem_size));
+                              (unsigned long long)desc->elem_size, (unsigned long long)bytes);
+  *out_elems = elems;
   if (elems == 0) return NULL;
-  uint64_t reach = (last + 1) * desc->elem_size;
-  if (reach > desc->handle->size)
+  uint64_t reach;
+  if (__builtin_add_overflow(last, 1, &reach) ||
+      __builtin_mul_overflow(reach, desc->elem_size, &reach))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "the strides reach element %llu, whose byte offset overflows 64 bits",
+                              (unsigned long long)last);
+  if (reach > handle_size)
     return cubert_status_make(
         CUBERT_CODE_INVALID_ARGUMENT,
         "the strides reach byte %llu, past the end of the handle (%llu bytes)",
-        (unsigned long long)reach, (unsigned long long)desc->handle->size);
-  if (cubert_layout_is_contiguous(desc->rank, desc->shape, desc->strides))
-    return cubert_client_read(client, desc->handle, dst, dst_size);
+        (unsigned long long)reach, (unsigned long long)handle_size);
+  return NULL;
+}
 
-  /* Strided: gather on the device into a contiguous scratch buffer, then read that. */
+/* Gathers a strided tensor on the device into a contiguous scratch buffer, then reads that. */
+static cubert_status read_strided(cubert_client *client, const cubert_copy_desc *desc,
+                                  uint64_t elems, void *dst, size_t dst_size) {
   uint64_t info[3 + 2 * CUBERT_MAX_RANK];
   info[0] = desc->rank;
   info[1] = desc->elem_size;
@@ -144,7 +166,7 @@ cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy
     info[3 + desc->rank + i] = desc->strides[i];
   }
   cubert_handle *scratch = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, bytes, &scratch));
+  CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, dst_size, &scratch));
   cubert_handle *buffers[2] = {desc->handle, scratch};
   cubert_kernel_args args = {buffers, 2, info, 3 + 2 * desc->rank};
   const cubert_device_properties *p = cubert_client_properties(client);
@@ -165,5 +187,23 @@ cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy
                              cubert_cube_dim_new_3d(dim_x, 1, 1), &args);
   if (!s) s = cubert_client_read(client, scratch, dst, dst_size);
   cubert_handle_release(scratch);
+  return s;
+}
+
+cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy_desc *desc,
+                                        void *dst, size_t dst_size) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_handle_obj *h = NULL;
+  cubert_status s = desc ? cubert_handle_check(c, desc->handle, "desc->handle", &h)
+                         : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "desc is NULL");
+  uint64_t elems = 0;
+  if (!s) s = check_copy(desc, h->size, dst_size, &elems);
+  if (!s && elems && cubert_layout_is_contiguous(desc->rank, desc->shape, desc->strides))
+    s = cubert_client_read(client, desc->handle, dst, dst_size);
+  else if (!s && elems)
+    s = read_strided(client, desc, elems, dst, dst_size);
+  if (h) cubert_handle_release(desc->handle);
+  cubert_client_release(client);
   return s;
 }

@@ -17,8 +17,9 @@ typedef struct cubert_cpu_topology {
   size_t cpuset_bytes;
 } cubert_cpu_topology;
 
-/* Fills `out` (hwloc first, then the fallbacks). Returns OUT_OF_MEMORY only when the host cannot
-   hold the CPU sets; `out` is then still usable without pinning. */
+/* Fills `out` from the process's topology snapshot, taken by the first call (hwloc first, then
+   the fallbacks); `out` owns its copy of the CPU sets. Thread-safe. Returns OUT_OF_MEMORY only
+   when the host cannot hold the CPU sets; `out` is then still usable without pinning. */
 cubert_status cubert_cpu_topology_load(cubert_cpu_topology *out);
 /* Frees what load allocated; tolerates a zeroed topology. */
 void cubert_cpu_topology_free(cubert_cpu_topology *topology);

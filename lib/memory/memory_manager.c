@@ -179,9 +179,11 @@ static cubert_status reserve_once(cubert_memory_manager *mm, uint64_t size, uint
     if (!st) {
       if (full && !full->capacity_warned) {
         /* A capped pool spilled into a later one; say so once per pool and layout, since a
-           planned layout that spills usually means the plan is out of date. */
+           planned layout that spills usually means the plan is out of date. Info, not a
+           warning: the allocation succeeded, nothing is wrong for the user (the default log
+           level stays silent). */
         full->capacity_warned = 1;
-        cubert_log(CUBERT_LOG_WARN, "memory", "memory pool %zu spills into pool %zu: %s",
+        cubert_log(CUBERT_LOG_INFO, "memory", "memory pool %zu spills into pool %zu: %s",
                    (size_t)(full - mm->pools), i, cubert_status_message(capacity_error));
       }
       cubert_status_free(capacity_error);
@@ -260,6 +262,9 @@ void cubert_memory_usage_get(const cubert_memory_manager *mm, cubert_memory_usag
   cubert_mem_manager_totals(mm, out);
 }
 
+_Static_assert(CUBERT_POOL_LIST_LIMIT <= CUBERT_MAX_POOLS,
+               "a memory report must hold every pool of a layout and the persistent pool");
+
 void cubert_memory_report_get(const cubert_memory_manager *mm, cubert_memory_report *out) {
   cubert_memory_manager *m = (cubert_memory_manager *)mm;
   drain(m);
@@ -286,38 +291,74 @@ void cubert_memory_cleanup(cubert_memory_manager *mm, int explicit_cleanup) {
   mm->persistent.ops->cleanup(&mm->persistent, explicit_cleanup);
 }
 
-void cubert_memory_set_mode(cubert_memory_manager *mm, cubert_allocation_mode mode) {
+cubert_status cubert_memory_set_mode(cubert_memory_manager *mm, cubert_allocation_mode mode) {
   /* Windows nest: each PERSISTENT opens one, each AUTO closes the innermost. */
-  if (mode == CUBERT_ALLOCATION_PERSISTENT)
+  if (mode == CUBERT_ALLOCATION_PERSISTENT) {
     mm->persistent_depth++;
-  else if (mm->persistent_depth > 0)
-    mm->persistent_depth--;
+    return NULL;
+  }
+  if (mm->persistent_depth == 0)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "allocation_mode(AUTO) without an open PERSISTENT window on this "
+                              "stream");
+  mm->persistent_depth--;
+  return NULL;
 }
 
-cubert_status cubert_memory_install_pools(cubert_memory_manager *mm,
-                                          const cubert_memory_config *config) {
+struct cubert_memory_pools {
   mem_pool *pools;
   size_t count;
-  /* Validate first: a bad layout leaves everything as it was. */
-  CUBERT_RETURN_IF_ERROR(build_pools(mm, config, &pools, &count));
+};
+
+cubert_status cubert_memory_pools_build(cubert_memory_manager *mm,
+                                        const cubert_memory_config *config,
+                                        cubert_memory_pools **out) {
+  *out = NULL;
+  cubert_memory_pools *built = calloc(1, sizeof *built);
+  if (!built) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host out of memory: pools");
+  cubert_status st = build_pools(mm, config, &built->pools, &built->count);
+  if (st) {
+    free(built);
+    return st;
+  }
+  *out = built;
+  return NULL;
+}
+
+void cubert_memory_pools_free(cubert_memory_pools *built) {
+  if (!built) return;
+  free(built->pools);
+  free(built);
+}
+
+cubert_status cubert_memory_pools_install(cubert_memory_manager *mm, cubert_memory_pools *built) {
   cubert_memory_cleanup(mm, 1);
   uint64_t live = 0, in_use = 0;
   for (size_t i = 0; i < mm->pool_count; i++) {
     live += mm->pools[i].usage.number_allocs;
     in_use += mm->pools[i].usage.bytes_in_use;
   }
-  if (live) {
-    free(pools);
+  if (live)
     return cubert_status_set_size(
         cubert_status_make(CUBERT_CODE_POOLS_IN_USE,
                            "cannot install memory pools: %llu slices (%llu bytes) are still in "
                            "use; release them first",
                            (unsigned long long)live, (unsigned long long)in_use),
         in_use);
-  }
   for (size_t i = 0; i < mm->pool_count; i++) pool_free_pages(&mm->pools[i]);
   free(mm->pools);
-  mm->pools = pools;
-  mm->pool_count = count;
+  mm->pools = built->pools;
+  mm->pool_count = built->count;
+  free(built);
   return NULL;
+}
+
+cubert_status cubert_memory_install_pools(cubert_memory_manager *mm,
+                                          const cubert_memory_config *config) {
+  cubert_memory_pools *built = NULL;
+  /* Validate first: a bad layout leaves everything as it was. */
+  CUBERT_RETURN_IF_ERROR(cubert_memory_pools_build(mm, config, &built));
+  cubert_status st = cubert_memory_pools_install(mm, built);
+  if (st) cubert_memory_pools_free(built);
+  return st;
 }

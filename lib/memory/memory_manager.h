@@ -44,11 +44,22 @@ void cubert_memory_report_get(const cubert_memory_manager *mm, cubert_memory_rep
 /* explicit=1: frees every free page of every pool; explicit=0: the periodic cleanup of
    exclusive pools (run by reserve itself; exposed for tests). */
 void cubert_memory_cleanup(cubert_memory_manager *mm, int explicit_cleanup);
-/* Persistent windows nest: PERSISTENT enters, AUTO leaves. */
-void cubert_memory_set_mode(cubert_memory_manager *mm, cubert_allocation_mode mode);
+/* Persistent windows nest: PERSISTENT enters, AUTO leaves. INVALID_ARGUMENT for AUTO without
+   an open PERSISTENT window. */
+cubert_status cubert_memory_set_mode(cubert_memory_manager *mm, cubert_allocation_mode mode);
 /* Rebuilds the dynamic pools (explicit cleanup first). POOLS_IN_USE with bytes in use when a
    dynamic pool still has live slices; the old layout stays. */
 cubert_status cubert_memory_install_pools(cubert_memory_manager *mm,
                                           const cubert_memory_config *config);
+/* The same in two steps, for callers that install on several managers all or nothing:
+   build (may fail: layout errors, OUT_OF_MEMORY; nothing changes), then install, which fails
+   only with POOLS_IN_USE (the built pools then stay with the caller) and takes them over on
+   success. Free unused built pools with cubert_memory_pools_free (accepts NULL). */
+typedef struct cubert_memory_pools cubert_memory_pools;
+cubert_status cubert_memory_pools_build(cubert_memory_manager *mm,
+                                        const cubert_memory_config *config,
+                                        cubert_memory_pools **out);
+cubert_status cubert_memory_pools_install(cubert_memory_manager *mm, cubert_memory_pools *built);
+void cubert_memory_pools_free(cubert_memory_pools *built);
 
 #endif /* CUBERT_MEMORY_MANAGER_H */

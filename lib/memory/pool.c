@@ -127,6 +127,7 @@ void cubert_mem_block_hand_out(mem_pool *pool, mem_block *block, uint64_t size, 
   s->last_cursor = 0;
   s->pool_private = pool->mm;
   atomic_store_explicit(&s->refcount, 1, memory_order_relaxed);
+  atomic_store_explicit(&s->handle_count, 0, memory_order_relaxed);
   block->used = 1;
   pool->usage.number_allocs++;
   pool->usage.bytes_in_use += size;

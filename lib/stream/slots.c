@@ -1,13 +1,117 @@
 /* cubert — stream slots. Stream ids map onto max_streams slots (id % max_streams), as in the
    reference StreamPool; a slot is created the first time work is submitted to it and owns the
-   server's stream, the stream's memory manager and its error queue. */
+   server's stream, the stream's memory manager and its error queue.
+
+   Errors belong to the stream id that raised them, not to the slot: a slot serves one id at a
+   time (its owner). When another id submits to it, the core first waits for the owner's work,
+   then parks the errors on the slot's queue under the owner's id (the backend pushes to the
+   slot's queue and cannot tell ids apart) and hands the slot over. The wait costs something
+   only when more threads than slots submit at once; in exchange a stream never receives
+   another's error or has its work skipped because of it. */
 #include <stdlib.h>
 
 #include "client_internal.h"
 
-uint32_t cubert_client_slot_index(const cubert_client *client) {
-  cubert_stream_id id = client->pinned ? client->stream : cubert_stream_id_current();
-  return (uint32_t)(id % client->device->max_streams);
+static cubert_stream_id client_stream(const cubert_client_obj *client) {
+  return client->pinned ? client->stream : cubert_stream_id_current();
+}
+
+uint32_t cubert_client_slot_index(const cubert_client_obj *client) {
+  return (uint32_t)(client_stream(client) % client->device->max_streams);
+}
+
+static int parked_reserve(cubert_device *device, size_t more) {
+  if (device->parked_count + more <= device->parked_cap) return 1;
+  size_t cap = device->parked_cap ? device->parked_cap * 2 : 4;
+  while (cap < device->parked_count + more) cap *= 2;
+  cubert_parked_error *grown = realloc(device->parked, cap * sizeof(*grown));
+  if (!grown) return 0;
+  device->parked = grown;
+  device->parked_cap = cap;
+  return 1;
+}
+
+static void park(cubert_device *device, cubert_stream_id stream, cubert_status error) {
+  if (error) device->parked[device->parked_count++] = (cubert_parked_error){stream, error};
+}
+
+cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj *client,
+                                  uint32_t *out_index, cubert_stream_slot **out) {
+  *out = NULL;
+  cubert_stream_id id = client_stream(client);
+  uint32_t index = (uint32_t)(id % device->max_streams);
+  cubert_stream_slot *slot = NULL;
+  int created = device->slots[index] == NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_slot_get(device, index, &slot));
+  if (created) slot->owner = id;
+  if (slot->owner != id) {
+    /* Room first, so that a failure leaves the slot with its owner and its errors. */
+    if (!parked_reserve(device, 2))
+      return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                                "host allocation failed while stream %llu took over slot %u",
+                                (unsigned long long)id, index);
+    cubert_server *server = device->server;
+    park(device, slot->owner, server->vtable->sync(server, slot->stream));
+    park(device, slot->owner, cubert_stream_errors_take(slot->errors));
+    slot->owner = id;
+  }
+  if (out_index) *out_index = index;
+  *out = slot;
+  return NULL;
+}
+
+static cubert_status take_errors(cubert_device *device, cubert_stream_id stream,
+                                 cubert_stream_slot *slot);
+
+cubert_status cubert_stream_take_errors(cubert_device *device, cubert_stream_id stream,
+                                        cubert_stream_slot *slot) {
+  cubert_status errors = take_errors(device, stream, slot);
+  /* Whoever collects them (a sync, a read, a profile's end), every profile open on the stream
+     saw the failure too. */
+  if (errors && device->profile_count) cubert_profiles_fail(device, stream, errors);
+  return errors;
+}
+
+static cubert_status take_errors(cubert_device *device, cubert_stream_id stream,
+                                 cubert_stream_slot *slot) {
+  cubert_status own =
+      slot && slot->owner == stream ? cubert_stream_errors_take(slot->errors) : NULL;
+  size_t count = 0;
+  for (size_t i = 0; i < device->parked_count; ++i) count += device->parked[i].stream == stream;
+  if (count == 0) return own;
+  cubert_status *list = malloc((count + 1) * sizeof(*list));
+  if (!list) {
+    /* Keep the parked ones for the next call; report what we have now. */
+    return own ? own
+               : cubert_status_make(CUBERT_CODE_SERVER_UNHEALTHY,
+                                    "asynchronous errors are pending on stream %llu (no memory "
+                                    "to report them now)",
+                                    (unsigned long long)stream);
+  }
+  size_t n = 0, kept = 0;
+  for (size_t i = 0; i < device->parked_count; ++i) {
+    if (device->parked[i].stream == stream)
+      list[n++] = device->parked[i].error;
+    else
+      device->parked[kept++] = device->parked[i];
+  }
+  device->parked_count = kept;
+  if (own) list[n++] = own;
+  if (n == 1) {
+    cubert_status one = list[0];
+    free(list);
+    return one;
+  }
+  cubert_status all = cubert_status_unhealthy(list, n);
+  free(list);
+  return all;
+}
+
+void cubert_parked_free(cubert_device *device) {
+  for (size_t i = 0; i < device->parked_count; ++i) cubert_status_free(device->parked[i].error);
+  free(device->parked);
+  device->parked = NULL;
+  device->parked_count = device->parked_cap = 0;
 }
 
 static void slot_destroy(cubert_device *device, cubert_stream_slot *slot) {
@@ -61,8 +165,4 @@ void cubert_slots_destroy(cubert_device *device) {
   for (uint32_t i = 0; i < device->max_streams; ++i) slot_destroy(device, device->slots[i]);
   free(device->slots);
   device->slots = NULL;
-}
-
-cubert_status cubert_slot_take_errors(cubert_stream_slot *slot) {
-  return cubert_stream_errors_take(slot->errors);
 }

@@ -136,7 +136,7 @@ Test(errors, allocation_failing_inside_a_queued_launch_is_reported) {
   ASSERT_OK(cubert_client_empty(c, 256 * 4, &marker));
   ASSERT_OK(fill(c, marker, 256, 1));
   ASSERT_OK(cubert_client_sync(c));
-  cubert_cpu_debug_fail_allocations(c->device->server, 1);
+  cubert_cpu_debug_fail_allocations(cubert_client_device(c)->server, 1);
   cubert_kernel_args args = {&out, 1, NULL, 0};
   ASSERT_OK(cubert_client_launch(c, &barrier_kernel, cubert_cube_count_new_3d(4, 1, 1),
                                  cubert_cube_dim_new_3d(8, 1, 1), &args));
@@ -164,4 +164,43 @@ Test(errors, allocation_failing_inside_a_queued_launch_is_reported) {
   cubert_handle_release(out);
   cubert_handle_release(marker);
   cubert_client_release(c);
+}
+
+/* Issue 10, item 5: stream ids that share a slot (id % max_streams) keep their own errors. */
+Test(errors, errors_stay_with_their_stream_when_streams_share_a_slot) {
+  if (!cts_is_cpu()) cr_skip_test("kernels report failures through the CPU context only");
+  enum { N = 4096 };
+  uint32_t slots = cubert_client_device(cts_client)->max_streams;
+  cubert_client *a = NULL, *b = NULL;
+  ASSERT_OK(cubert_client_with_stream(cts_client, 1001, &a));
+  ASSERT_OK(cubert_client_with_stream(cts_client, 1001 + slots, &b)); /* the same slot */
+  cubert_handle *x = NULL;
+  ASSERT_OK(cubert_client_empty(b, N * 4, &x));
+  ASSERT_OK(fill(b, x, N, 1));
+  ASSERT_OK(cubert_client_sync(b));
+
+  ASSERT_OK(cubert_client_launch(a, &failing_kernel, cubert_cube_count_new_3d(4, 1, 1),
+                                 cubert_cube_dim_new_3d(1, 1, 1), NULL));
+  ASSERT_OK(fill(b, x, N, 9)); /* b's work: neither skipped nor failed because of a */
+  ASSERT_OK(cubert_client_sync(b));
+  uint32_t *v = malloc(N * 4);
+  ASSERT_OK(cubert_client_read(b, x, v, N * 4));
+  for (int i = 0; i < N; i += 97) cr_assert_eq(v[i], 9, "element %d: b's fill was skipped", i);
+  free(v);
+  ASSERT_OK(cubert_client_flush(b));
+
+  /* a's error went to a, once */
+  ASSERT_CODE(cubert_client_sync(a), CUBERT_CODE_SERVER_UNHEALTHY, "4711");
+  ASSERT_OK(cubert_client_sync(a));
+
+  /* and with a's failure still unreported while b works, sync_all reports it */
+  ASSERT_OK(cubert_client_launch(a, &failing_kernel, cubert_cube_count_new_3d(1, 1, 1),
+                                 cubert_cube_dim_new_3d(1, 1, 1), NULL));
+  ASSERT_OK(fill(b, x, N, 3));
+  ASSERT_OK(cubert_client_sync(b));
+  ASSERT_CODE(cubert_client_sync_all(cts_client), CUBERT_CODE_SERVER_UNHEALTHY, "4711");
+  ASSERT_OK(cubert_client_sync(a));
+  cubert_handle_release(x);
+  cubert_client_release(a);
+  cubert_client_release(b);
 }

@@ -36,7 +36,7 @@ static void teardown(void) {
 TestSuite(core_streams, .init = setup, .fini = teardown);
 
 static cubert_stream_slot *slot(uint32_t i) {
-  return root->device->slots[i];
+  return cubert_client_device(root)->slots[i];
 }
 
 static cubert_handle *fill(cubert_client *c, uint32_t value) {
@@ -60,7 +60,7 @@ static void add(cubert_client *c, cubert_handle *a, cubert_handle *b, cubert_han
 /* Streams 1 and 2 resolved once each; then [s1, s2, s1] on s1: only s2's binding is shared,
    s1 waits for slot 2 up to its cursor 1 and advances to 2; s2 is untouched. */
 Test(core_streams, resolve_state_after_a_shared_binding) {
-  cr_assert_eq(root->device->max_streams, 4);
+  cr_assert_eq(cubert_client_device(root)->max_streams, 4);
   cubert_handle *a = fill(s1, 1), *b = fill(s2, 2);
   cr_assert_eq(slot(1)->cursor, 1);
   cr_assert_eq(slot(2)->cursor, 1);
@@ -152,7 +152,7 @@ Test(core_streams, a_binding_used_by_another_stream_stays_pinned) {
   OK(cubert_client_empty(s1, 1024 * 4, &x)); /* never written: no wait needed */
   atomic_int gate = 0;
   launch_gated(s2, x, &gate, 9); /* the consumer holds x until the gate opens */
-  cubert_slice *slice = x->slice;
+  cubert_slice *slice = cubert_handle_object(x)->slice;
   cubert_handle_release(x);
   cubert_memory_usage u;
   cubert_memory_usage_get(slot(1)->memory, &u);
@@ -160,7 +160,8 @@ Test(core_streams, a_binding_used_by_another_stream_stays_pinned) {
   cr_assert_geq(atomic_load(&slice->refcount), 1);
   cubert_handle *again = NULL;
   OK(cubert_client_empty(s1, 1024 * 4, &again));
-  cr_assert_neq(again->slice, slice, "the origin stream reused a pinned slice");
+  cr_assert_neq(cubert_handle_object(again)->slice, slice,
+                "the origin stream reused a pinned slice");
   atomic_store(&gate, 1);
   OK(cubert_client_sync(s2));
   cubert_handle_release(again);

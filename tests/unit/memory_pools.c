@@ -210,8 +210,10 @@ Test(memory_pools, item15_persistent_windows_nest) {
   for (size_t i = 0; i + 1 < r.pool_count; i++) peaks += r.pools[i].pages_peak;
   cr_assert_eq(peaks, 1);
   cr_assert_eq(r.pools[1].pages_peak, 1, "1 KiB goes to the 8 MiB sliced pool");
-  /* More AUTO than PERSISTENT does not underflow. */
-  cubert_memory_set_mode(mm, CUBERT_ALLOCATION_AUTO);
+  /* More AUTO than PERSISTENT is refused and does not underflow. */
+  cubert_status st = cubert_memory_set_mode(mm, CUBERT_ALLOCATION_AUTO);
+  cr_assert_eq(cubert_status_code(st), CUBERT_CODE_INVALID_ARGUMENT);
+  cubert_status_free(st);
   cubert_slice *c = res(mm, 1024);
   cr_assert_eq(report(mm).pools[r.pool_count - 1].usage.number_allocs, 1);
   cubert_slice_release(a);
@@ -910,9 +912,10 @@ static void random_workload(const cubert_memory_config *cfg, uint64_t seed) {
     }
     uint64_t r = rng_next(&s);
     uint64_t size = (r % 4 == 0) ? r % (24 * MIB) : (r % 4 == 1) ? r % (2 * MIB) : r % (64 * KIB);
-    if (rng_next(&s) % 16 == 0) cubert_memory_set_mode(mm, CUBERT_ALLOCATION_PERSISTENT);
+    int persistent = rng_next(&s) % 16 == 0;
+    if (persistent) cubert_memory_set_mode(mm, CUBERT_ALLOCATION_PERSISTENT);
     live[i] = res(mm, size);
-    cubert_memory_set_mode(mm, CUBERT_ALLOCATION_AUTO);
+    if (persistent) cr_assert_null(cubert_memory_set_mode(mm, CUBERT_ALLOCATION_AUTO));
     cr_assert_eq(live[i]->offset % 32, 0);
     cr_assert_leq(live[i]->offset + live[i]->size + live[i]->padding, live[i]->page->size);
     tag[i] = (unsigned char)(step & 0xff);

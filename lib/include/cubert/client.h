@@ -3,7 +3,13 @@
    Any number of threads may use one client at once. Work submitted from a thread goes to that
    thread's stream (see stream.h) and runs in submission order on it; work on different
    streams runs concurrently, and a buffer written on one stream and used on another is
-   always seen complete. Clients are reference counted; handles retain their client. */
+   always seen complete. Clients are reference counted; handles retain their device.
+
+   Lifetime: like a handle (handle.h), a cubert_client pointer is an opaque token. Every
+   function given a released client returns NOT_FOUND (NULL from cubert_client_properties),
+   and retain/release of it change nothing, so a double release never touches the device or
+   another view. A call in progress holds its own reference: a release on another thread, or
+   inside an exclusive()/profile() callback, takes effect when the call returns. */
 #ifndef CUBERT_CLIENT_H
 #define CUBERT_CLIENT_H
 
@@ -28,22 +34,25 @@ typedef struct cubert_client cubert_client;
 /* Creates a client on a new instance of the selected device.
    Selectors: "cpu", "opencl" (first GPU, else first device), "opencl:N", "opencl:gpu",
    "opencl:cpu"; NULL means $CUBERT_DEVICE, else "cpu".
-   Errors: NOT_FOUND for an unknown selector or device index (the message lists the valid
-   ones), UNAVAILABLE when the backend was not built or has no device. */
+   Errors: INVALID_ARGUMENT for an empty selector ("", "opencl:", ":0"); NOT_FOUND for an
+   unknown selector or device index (the message lists the valid ones); UNAVAILABLE when the
+   backend was not built or has no device. */
 CUBERT_API cubert_status cubert_client_create(const char *device_selector, cubert_client **out);
 /* Adds a reference. Accepts NULL; returns its argument. */
 CUBERT_API cubert_client *cubert_client_retain(cubert_client *client);
 /* Drops a reference; the device is destroyed (after its work finished) when the last client
-   view and handle are gone. Accepts NULL. */
+   view and handle are gone. Accepts NULL and released clients (no effect). */
 CUBERT_API void cubert_client_release(cubert_client *client);
-/* Device properties; valid for the client's lifetime. */
+/* Device properties; valid while the device lives (any client view or handle of it).
+   NULL for NULL or a released client. */
 CUBERT_API const cubert_device_properties *cubert_client_properties(const cubert_client *client);
 
 /* ---- buffers ----------------------------------------------------------------------------- */
 
 /* New buffer of `size` bytes holding a copy of `data`. The copy is taken before returning.
    Errors: INVALID_ARGUMENT (NULL data with size > 0), BUFFER_TOO_BIG (no pool accepts the
-   size), OUT_OF_MEMORY (the device/host allocation failed after one cleanup and retry). */
+   size), OUT_OF_MEMORY of kind IO (the device/host allocation failed after one cleanup and
+   retry), NOT_FOUND (released client). */
 CUBERT_API cubert_status cubert_client_create_buffer(cubert_client *client, const void *data,
                                                      size_t size, cubert_handle **out);
 /* New uninitialised buffer of `size` bytes. Errors as create_buffer. */
@@ -104,8 +113,9 @@ typedef struct cubert_copy_desc {
 } cubert_copy_desc;
 /* Reads a strided tensor into `dst` as contiguous row-major data (dst_size must be
    product(shape) * elem_size). Uses the strided-copy kernel on the device.
-   Errors: UNSUPPORTED_STRIDES (zero/overlapping strides the copy cannot express),
-   INVALID_ARGUMENT (sizes), NOT_FOUND, SERVER_UNHEALTHY. */
+   Errors: UNSUPPORTED_STRIDES (a zero stride on a dimension longer than 1: a copy cannot
+   broadcast), INVALID_ARGUMENT (sizes; strides that reach past the handle, or whose extent
+   overflows 64 bits: the message names the dimension), NOT_FOUND, SERVER_UNHEALTHY. */
 CUBERT_API cubert_status cubert_client_read_tensor(cubert_client *client,
                                                    const cubert_copy_desc *desc, void *dst,
                                                    size_t dst_size);
@@ -121,7 +131,8 @@ CUBERT_API cubert_status cubert_client_read_async(cubert_client *client, cubert_
 CUBERT_API cubert_status cubert_future_wait(cubert_future *future);
 /* Sets *out_ready to 1 when the read completed. Never blocks. */
 CUBERT_API cubert_status cubert_future_poll(cubert_future *future, int *out_ready);
-/* Waits if needed, then frees. Accepts NULL. */
+/* Waits if needed, then frees. Accepts NULL. A future is a plain heap object, unlike clients
+   and handles: using or releasing it again afterwards is undefined (C cannot detect it). */
 CUBERT_API void cubert_future_release(cubert_future *future);
 
 /* ---- launches ---------------------------------------------------------------------------- */
@@ -142,6 +153,7 @@ CUBERT_API cubert_status cubert_client_launch_unchecked(cubert_client *client,
                                                         cubert_cube_count count,
                                                         cubert_cube_dim dim,
                                                         const cubert_kernel_args *args);
+/* As launch, in an explicit execution mode; INVALID_ARGUMENT for a mode out of the enum. */
 CUBERT_API cubert_status cubert_client_launch_mode(cubert_client *client,
                                                    const cubert_kernel_def *kernel,
                                                    cubert_cube_count count, cubert_cube_dim dim,
@@ -163,18 +175,22 @@ CUBERT_API cubert_status cubert_client_sync_all(cubert_client *client);
 /* Usage summed over all streams. Callable from any thread. */
 CUBERT_API cubert_status cubert_client_memory_usage(cubert_client *client,
                                                     cubert_memory_usage *out);
-/* Per-pool report of the calling stream's memory. */
+/* Per-pool report of the calling stream's memory: every pool of the installed layout, then
+   the persistent pool (CUBERT_MAX_POOLS holds the largest layout). */
 CUBERT_API cubert_status cubert_client_memory_report(cubert_client *client,
                                                      cubert_memory_report *out);
 /* Returns every free page of every stream to the device. */
 CUBERT_API cubert_status cubert_client_memory_cleanup(cubert_client *client);
 /* Enters (PERSISTENT) or leaves (AUTO) a persistent allocation window on the calling stream.
-   Windows nest. */
+   Windows nest. INVALID_ARGUMENT for a mode out of the enum and for AUTO without an open
+   window on the stream. */
 CUBERT_API cubert_status cubert_client_allocation_mode(cubert_client *client,
                                                        cubert_allocation_mode mode);
-/* Replaces the pool layout of every stream (and of streams created later). POOLS_IN_USE when
-   a pool still holds live allocations; the layout's own errors (EMPTY_POOL_LIST, ZERO_SIZE,
-   SLICE_LARGER_THAN_PAGE, CAP_SMALLER_THAN_PAGE, TOO_MANY_PAGES, TOO_MANY_POOLS). */
+/* Replaces the pool layout of every stream (and of streams created later), all or nothing:
+   on any error every stream keeps its pools and later streams the previous layout.
+   POOLS_IN_USE when a pool still holds live allocations; OUT_OF_MEMORY; the layout's own
+   errors (EMPTY_POOL_LIST, ZERO_SIZE, SLICE_LARGER_THAN_PAGE, CAP_SMALLER_THAN_PAGE,
+   TOO_MANY_PAGES, TOO_MANY_POOLS). */
 CUBERT_API cubert_status cubert_client_install_memory_pools(cubert_client *client,
                                                             const cubert_memory_config *config);
 
@@ -182,7 +198,8 @@ CUBERT_API cubert_status cubert_client_install_memory_pools(cubert_client *clien
 
 typedef cubert_status (*cubert_client_fn)(cubert_client *client, void *user);
 /* Runs fn(client, user) while no other thread can use the device. Re-entrant from the
-   holding thread. Returns fn's status. */
+   holding thread. Returns fn's status (fn may make its own with cubert_status_make). fn may
+   release the client, even its last reference: the client stays usable until fn returns. */
 CUBERT_API cubert_status cubert_client_exclusive(cubert_client *client, cubert_client_fn fn,
                                                  void *user);
 

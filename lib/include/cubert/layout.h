@@ -41,7 +41,7 @@ typedef struct cubert_layout {
    size in bytes rounded up to row_align, so padding never reaches the row size for rows of
    16 bytes or more. Rank <= 1, empty tensors, element sizes that are not a power of two and
    pitch_align below 16 stay contiguous. Errors: INVALID_ARGUMENT (rank, zero elem size,
-   alignment not a power of two), BUFFER_TOO_BIG on overflow. */
+   a strategy out of the enum, alignment not a power of two), BUFFER_TOO_BIG on overflow. */
 CUBERT_API cubert_status cubert_layout_compute(const cubert_layout_desc *desc, uint64_t pitch_align,
                                                cubert_layout *out);
 /* Packs `count` tensors into one allocation, each starting at a multiple of `alignment`.

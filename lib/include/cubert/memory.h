@@ -53,7 +53,8 @@ typedef struct cubert_pool_report {
   uint64_t pages, pages_peak, largest_alloc;
 } cubert_pool_report;
 
-#define CUBERT_MAX_POOLS 64
+/* Room for every pool a layout may have (at most 254 explicit pools) and the persistent one. */
+#define CUBERT_MAX_POOLS 256
 typedef struct cubert_memory_report {
   size_t pool_count;
   cubert_pool_report pools[CUBERT_MAX_POOLS]; /* dynamic pools in order, then persistent */

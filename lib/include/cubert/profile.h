@@ -27,8 +27,9 @@ typedef struct cubert_profile_duration {
 CUBERT_API cubert_status cubert_client_profile_start(cubert_client *client,
                                                      cubert_profile_token *out);
 /* Ends a profile: waits for the stream and returns the duration. NOT_REGISTERED for a token
-   that was never started or already ended; PROFILE_FAILED wrapping the cause when the work
-   inside failed. */
+   of this device that was never started or already ended; NOT_FOUND for a token of another
+   device instance; PROFILE_FAILED wrapping the cause when work on the stream failed while the
+   profile was open (every profile open on the stream fails, not only the first to end). */
 CUBERT_API cubert_status cubert_client_profile_end(cubert_client *client,
                                                    cubert_profile_token token,
                                                    cubert_profile_duration *out);

@@ -30,16 +30,19 @@ typedef struct cubert_stream_errors cubert_stream_errors; /* core per-stream err
 
 /* ---- status construction (backends and core) ------------------------------------------- */
 
-/* New error with a printf-style reason. Never returns NULL for code != OK (falls back to a
-   static out-of-memory status if the allocation fails). */
-cubert_status cubert_status_make(cubert_code code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* cubert_status_make is declared in status.h (it is public). */
 /* Attaches numbers / build log / cause. Each returns `status` for chaining; NULL-safe. */
 cubert_status cubert_status_set_limits(cubert_status status, uint64_t requested, uint64_t max);
 cubert_status cubert_status_set_size(cubert_status status, uint64_t size);
 cubert_status cubert_status_set_dims(cubert_status status, const uint32_t requested[3],
                                      const uint32_t max[3]);
 cubert_status cubert_status_set_build_log(cubert_status status, const char *log);
+/* Reports OUT_OF_MEMORY under `kind` (LAUNCH, the default, or IO for allocations made by
+   create/empty/write, as the reference's IoError::OutOfMemory). Ignored for other codes. */
+cubert_status cubert_status_set_kind(cubert_status status, cubert_kind kind);
+/* Replaces the first words of the message (the code's description) with `headline`, a static
+   string: for NOT_FOUND about something other than a handle, say. */
+cubert_status cubert_status_set_headline(cubert_status status, const char *headline);
 /* Wraps `cause` (ownership moves in) under a new error of `code`. */
 cubert_status cubert_status_wrap(cubert_code code, cubert_status cause, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -61,7 +64,8 @@ typedef struct cubert_storage {
 /* A slice of a page handed to kernels and copies. Backends may read `page`, `offset`, `size`
    and use the two cache fields; everything else in the slice belongs to the core. */
 struct cubert_slice {
-  _Atomic uint32_t refcount; /* handles + bindings (queued launches included); 0 = free */
+  _Atomic uint32_t refcount;     /* handles + bindings (queued launches included); 0 = free */
+  _Atomic uint32_t handle_count; /* core: the handles (views) among them */
   cubert_storage *page;
   uint64_t offset, size, padding; /* bytes */
   /* Backend cache tied to this slice's current (offset, size), e.g. an OpenCL sub-buffer.

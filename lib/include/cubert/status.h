@@ -7,7 +7,9 @@
    an optional compiler build log and, when CUBERT_BACKTRACE=1, a backtrace.
 
    Thread safety: a status object is a plain value; different statuses may be used from
-   different threads, one status must not be freed while another thread reads it. */
+   different threads, one status must not be freed while another thread reads it. A status is a
+   plain heap object: using or freeing it after cubert_status_free is undefined (C cannot
+   detect it; clients and handles, by contrast, report NOT_FOUND when used after release). */
 #ifndef CUBERT_STATUS_H
 #define CUBERT_STATUS_H
 
@@ -79,9 +81,20 @@ typedef enum cubert_code {
       CUBERT_CODE_COUNT_
 } cubert_code;
 
+/* New error of `code` with a printf-style reason, e.g. for a callback of
+   cubert_client_exclusive()/cubert_client_profile() that fails with its own error.
+   Returns NULL for CUBERT_CODE_OK; otherwise never NULL (falls back to a static OUT_OF_MEMORY
+   status, which cubert_status_free ignores, when it cannot allocate). The caller owns the
+   result. Thread-safe. */
+CUBERT_API cubert_status cubert_status_make(cubert_code code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Leaf code of the error; CUBERT_CODE_OK for NULL. */
 CUBERT_API cubert_code cubert_status_code(cubert_status status);
-/* Kind (family) of the error; CUBERT_KIND_OK for NULL. */
+/* Kind (family) of the error; CUBERT_KIND_OK for NULL. OUT_OF_MEMORY is LAUNCH kind when a
+   launch ran out of memory and IO kind when an allocation (create/empty/write) did. */
 CUBERT_API cubert_kind cubert_status_kind(cubert_status status);
 /* Full text: the message, its numbers, the cause chain, the collected errors of
    SERVER_UNHEALTHY, the build log and the backtrace when one was captured.

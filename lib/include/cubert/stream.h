@@ -1,6 +1,8 @@
 /* cubert — stream identity. Each OS thread gets its own stream id by default; a client view
    can be pinned to an explicit id. Ids map onto CUBERT_MAX_STREAMS slots (id % slots), as in
-   the reference StreamPool. */
+   the reference StreamPool. Ids sharing a slot take turns on it (a slot passes to another id
+   after the work of the previous one finished), so an asynchronous error is always returned
+   to the stream id that raised it and never skips another stream's work. */
 #ifndef CUBERT_STREAM_H
 #define CUBERT_STREAM_H
 
