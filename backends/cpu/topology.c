@@ -18,8 +18,11 @@
 #include <unistd.h>
 
 /* Copies `src` into `dst` (size `cap`), always NUL-terminated. */
+/* Copies `src` without trailing blanks (CPUID model names are padded with spaces). */
 static void copy_text(char *dst, size_t cap, const char *src) {
   snprintf(dst, cap, "%s", src ? src : "");
+  size_t len = strlen(dst);
+  while (len && (dst[len - 1] == ' ' || dst[len - 1] == '\t')) dst[--len] = '\0';
 }
 
 static void hwloc_version_text(char *dst, size_t cap) {
