@@ -1,0 +1,236 @@
+/* cubert — launches: the checks every launch gets before anything is queued (device limits,
+   handles, a kernel-language kernel's declared buffers, the execution mode), then the call into
+   the server on the calling stream, profiled when CUBERT_PROFILE or CUBERT_TRACE ask.
+
+   A launch holds a reference on the client and on each buffer handle until it is queued (the
+   server then holds the slices), so a release on another thread takes effect afterwards. */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_internal.h"
+#include "object_table.h"
+#include "profile_log.h"
+#include "trace.h"
+
+/* ---- launches ---------------------------------------------------------------------------- */
+
+static cubert_status validate_launch(const cubert_device *device, const cubert_kernel_def *kernel,
+                                     cubert_cube_count count, cubert_cube_dim dim,
+                                     const cubert_kernel_args *args) {
+  const cubert_device_properties *p = &device->server->properties;
+  const cubert_hardware_properties *hw = &p->hardware;
+  if (!kernel) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "kernel is NULL");
+  const char *name = kernel->name ? kernel->name : "(unnamed)";
+  int is_cpu = strcmp(p->backend, "cpu") == 0;
+  if (is_cpu ? !kernel->cpu : !kernel->opencl_source)
+    return cubert_status_make(CUBERT_CODE_COMPILATION,
+                              "kernel \"%s\" has no implementation for the %s backend", name,
+                              p->backend);
+  if (dim.x == 0 || dim.y == 0 || dim.z == 0)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "cube dim (%u, %u, %u) of kernel \"%s\" has a zero axis; every axis "
+                              "must be at least 1",
+                              dim.x, dim.y, dim.z, name);
+  if (dim.x > hw->max_cube_dim[0] || dim.y > hw->max_cube_dim[1] || dim.z > hw->max_cube_dim[2]) {
+    uint32_t req[3] = {dim.x, dim.y, dim.z};
+    return cubert_status_set_dims(
+        cubert_status_make(
+            CUBERT_CODE_CUBE_DIM,
+            "cube dim (%u, %u, %u) of kernel \"%s\" exceeds the maximum (%u, %u, %u)", dim.x, dim.y,
+            dim.z, name, hw->max_cube_dim[0], hw->max_cube_dim[1], hw->max_cube_dim[2]),
+        req, hw->max_cube_dim);
+  }
+  uint64_t units = cubert_cube_dim_num_elems(dim);
+  if (units > hw->max_units_per_cube)
+    return cubert_status_set_limits(
+        cubert_status_make(CUBERT_CODE_UNITS,
+                           "cube dim (%u, %u, %u) of kernel \"%s\" has %llu units, max units per "
+                           "cube is %u",
+                           dim.x, dim.y, dim.z, name, (unsigned long long)units,
+                           hw->max_units_per_cube),
+        units, hw->max_units_per_cube);
+  if (is_cpu && kernel->shared_bytes > hw->max_shared_memory_size)
+    return cubert_status_set_limits(
+        cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
+                           "kernel \"%s\" requests %llu bytes of shared memory, maximum %llu bytes",
+                           name, (unsigned long long)kernel->shared_bytes,
+                           (unsigned long long)hw->max_shared_memory_size),
+        kernel->shared_bytes, hw->max_shared_memory_size);
+  if (!count.dynamic) {
+    uint32_t c[3] = {count.x, count.y, count.z};
+    for (int i = 0; i < 3; ++i)
+      if (c[i] > hw->max_cube_count[i])
+        return cubert_status_set_limits(
+            cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                               "cube count (%u, %u, %u) of kernel \"%s\" exceeds the maximum "
+                               "(%u, %u, %u) on axis %c",
+                               count.x, count.y, count.z, name, hw->max_cube_count[0],
+                               hw->max_cube_count[1], hw->max_cube_count[2], "xyz"[i]),
+            c[i], hw->max_cube_count[i]);
+  }
+  if (args) {
+    if (args->buffer_count && !args->buffers)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "args->buffers is NULL but buffer_count is %u", args->buffer_count);
+    if (args->info_count && !args->info)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "args->info is NULL but info_count is %u", args->info_count);
+    if (args->buffer_count > hw->max_bindings)
+      return cubert_status_set_limits(
+          cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                             "kernel \"%s\" binds %u buffers, maximum %u", name, args->buffer_count,
+                             hw->max_bindings),
+          args->buffer_count, hw->max_bindings);
+  }
+  return NULL;
+}
+
+/* CUBERT_PROFILE=basic|full or CUBERT_TRACE: the launch inside a profile region of its own
+   (serialising, as the reference does at these levels), logged and added to the summary
+   and/or the trace. Lock held. */
+static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *slot,
+                                     uint32_t slot_index, const cubert_launch *launch) {
+  cubert_server *server = device->server;
+  uint64_t token = cubert_profile_token_next(device);
+  uint64_t start = cubert_now_ns();
+  CUBERT_RETURN_IF_ERROR(server->vtable->profile_begin(server, slot->stream, token));
+  cubert_status s = server->vtable->launch(server, slot->stream, launch);
+  uint64_t ns = 0;
+  cubert_timing_method method;
+  cubert_status end = server->vtable->profile_end(server, slot->stream, token, &ns, &method);
+  if (s) {
+    cubert_status_free(end);
+    return s;
+  }
+  if (end) return end;
+  if (cubert_config_get()->profile_level >= CUBERT_PROFILE_BASIC)
+    cubert_profile_log_launch(device, launch, ns);
+  if (cubert_config_get()->trace_path) {
+    const char *name = launch->kernel->name;
+    cubert_trace_record(device, name, start, ns, slot_index);
+  }
+  return NULL;
+}
+
+enum { INLINE_BINDINGS = 16 };
+
+/* Drops the references a launch took on its buffer handles (the first `count`). */
+static void release_handles(cubert_handle *const *handles, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) cubert_handle_release(handles[i]);
+}
+
+static cubert_status launch(cubert_client_obj *c, const cubert_kernel_def *kernel,
+                            cubert_cube_count count, cubert_cube_dim dim,
+                            const cubert_kernel_args *args, cubert_execution_mode mode) {
+  if (mode != CUBERT_EXECUTION_CHECKED && mode != CUBERT_EXECUTION_VALIDATE &&
+      mode != CUBERT_EXECUTION_UNCHECKED)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "mode is %d; expected CUBERT_EXECUTION_CHECKED (0), _VALIDATE (1) or "
+                              "_UNCHECKED (2)",
+                              (int)mode);
+  cubert_device *device = c->device;
+  CUBERT_RETURN_IF_ERROR(validate_launch(device, kernel, count, dim, args));
+  if (!count.dynamic && (count.x == 0 || count.y == 0 || count.z == 0)) return NULL;
+  uint32_t n = args ? args->buffer_count : 0;
+  cubert_binding inline_bindings[INLINE_BINDINGS + 1];
+  cubert_binding *bindings = inline_bindings;
+  if (n + 1 > INLINE_BINDINGS + 1) {
+    bindings = malloc((n + 1) * sizeof(*bindings));
+    if (!bindings) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  /* Every handle is held until the launch is queued (the server then holds the slices). */
+  cubert_status s = NULL;
+  uint32_t held = 0;
+  for (; held < n; ++held) {
+    cubert_handle_obj *h = cubert_handle_acquire(args->buffers[held]);
+    if (!h || h->device != device) {
+      /* The slow path names the argument; formatting it for every buffer would cost more than
+         the check itself on the launch path. */
+      if (h) cubert_handle_release(args->buffers[held]);
+      char what[48];
+      snprintf(what, sizeof(what), "args->buffers[%u]", held);
+      /* Fails again with the named error: a dead token never revives, a device never changes. */
+      s = cubert_handle_check(c, args->buffers[held], what, &h);
+      assert(s);
+      break;
+    }
+    bindings[held] = cubert_handle_binding(h);
+  }
+  uint32_t resolved = n;
+  int dynamic_held = 0;
+  if (!s && count.dynamic) {
+    cubert_handle_obj *h = NULL;
+    s = cubert_handle_check(c, count.dynamic, "count.dynamic", &h);
+    if (!s) {
+      dynamic_held = 1;
+      if (h->size < 12)
+        s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                               "a dynamic cube count needs 12 bytes (3 u32), the handle has %llu",
+                               (unsigned long long)h->size);
+      bindings[resolved++] = cubert_handle_binding(h);
+    }
+  }
+  /* Kernel-language kernels: the declared buffers against the bound ones. */
+  if (!s) s = cubert_kernel_check_signature(kernel, bindings, n);
+  mode = cubert_kernel_effective_mode(mode);
+  if (!s) {
+    cubert_launch launch = {
+        .kernel = kernel,
+        .cube_count = {count.x, count.y, count.z},
+        .dynamic_count = count.dynamic ? &bindings[n] : NULL,
+        .cube_dim = dim,
+        .bindings = bindings,
+        .binding_count = n,
+        .info = args ? args->info : NULL,
+        .info_count = args ? args->info_count : 0,
+        .mode = mode,
+    };
+    cubert_server *server = device->server;
+    cubert_device_lock(device);
+    uint32_t index = 0;
+    cubert_stream_slot *slot = NULL;
+    s = cubert_slot_acquire(device, c, &index, &slot);
+    if (!s) s = cubert_slot_resolve(device, index, bindings, resolved);
+    const cubert_config *config = cubert_config_get();
+    int level = config->profile_level;
+    if (!s && (level >= CUBERT_PROFILE_BASIC || config->trace_path)) {
+      s = launch_profiled(device, slot, index, &launch);
+    } else if (!s) {
+      s = server->vtable->launch(server, slot->stream, &launch);
+      if (!s && level == CUBERT_PROFILE_MINIMAL) cubert_profile_log_executing(kernel);
+    }
+    if (!s) cubert_slot_mark_used(device, index, bindings, resolved);
+    /* A failed launch fails every profile open on its stream. */
+    if (s && slot) cubert_profiles_fail(device, slot->owner, s);
+    cubert_device_unlock(device);
+  }
+  release_handles(args ? args->buffers : NULL, held);
+  if (dynamic_held) cubert_handle_release(count.dynamic);
+  if (bindings != inline_bindings) free(bindings);
+  return s;
+}
+
+cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kernel_def *kernel,
+                                        cubert_cube_count count, cubert_cube_dim dim,
+                                        const cubert_kernel_args *args,
+                                        cubert_execution_mode mode) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_status s = launch(c, kernel, count, dim, args, mode);
+  cubert_client_release(client); /* the reference cubert_client_acquire took */
+  return s;
+}
+
+cubert_status cubert_client_launch(cubert_client *client, const cubert_kernel_def *kernel,
+                                   cubert_cube_count count, cubert_cube_dim dim,
+                                   const cubert_kernel_args *args) {
+  return cubert_client_launch_mode(client, kernel, count, dim, args, CUBERT_EXECUTION_CHECKED);
+}
+
+cubert_status cubert_client_launch_unchecked(cubert_client *client, const cubert_kernel_def *kernel,
+                                             cubert_cube_count count, cubert_cube_dim dim,
+                                             const cubert_kernel_args *args) {
+  return cubert_client_launch_mode(client, kernel, count, dim, args, CUBERT_EXECUTION_UNCHECKED);
+}
