@@ -1,5 +1,6 @@
-/* cubert — the client: argument validation, handles, stream slots and the calls into the
-   server. One recursive lock per device serialises access to the server (DESIGN §4: a lock
+/* cubert — the client: devices, client views, buffers, reads and writes, synchronisation and
+   memory control, with their argument validation and calls into the server (launches are in
+   launch.c). One recursive lock per device serialises access to the server (DESIGN §4: a lock
    around the server rather than a device thread, since a thread hop costs microseconds on
    the launch path); re-entrancy lets exclusive()/profile() callbacks use the client.
 
