@@ -69,8 +69,8 @@ static void gemm_inputs(uint32_t n, float **out_a, float **out_b) {
     exit(1);
   }
   srand(7);
-  for (size_t i = 0; i < count; ++i) a[i] = (float)rand() / RAND_MAX * 2 - 1;
-  for (size_t i = 0; i < count; ++i) b[i] = (float)rand() / RAND_MAX * 2 - 1;
+  for (size_t i = 0; i < count; ++i) a[i] = (float)((double)rand() / RAND_MAX * 2 - 1);
+  for (size_t i = 0; i < count; ++i) b[i] = (float)((double)rand() / RAND_MAX * 2 - 1);
   *out_a = a;
   *out_b = b;
 }
@@ -448,7 +448,7 @@ static void section_softmax(const config *cfg, bench_notes *notes) {
   float *x = malloc(count * sizeof(float)), *y = malloc(count * sizeof(float));
   if (!x || !y) exit(1);
   srand(11);
-  for (size_t i = 0; i < count; ++i) x[i] = (float)rand() / RAND_MAX * 16 - 8;
+  for (size_t i = 0; i < count; ++i) x[i] = (float)((double)rand() / RAND_MAX * 16 - 8);
   BENCH_CHECK(cubert_client_create_buffer(s.client, x, count * sizeof(float), &s.x));
   BENCH_CHECK(cubert_client_empty(s.client, count * sizeof(float), &s.y));
   cubert_cube_count_selection sel;

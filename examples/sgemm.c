@@ -77,8 +77,8 @@ int main(int argc, char **argv) {
          *scale = calloc((size_t)m * n, sizeof(double));
   if (!a || !b || !ref || !scale) return 1;
   srand(1);
-  for (size_t i = 0; i < (size_t)m * k; ++i) a[i] = (float)rand() / RAND_MAX * 2 - 1;
-  for (size_t i = 0; i < (size_t)k * n; ++i) b[i] = (float)rand() / RAND_MAX * 2 - 1;
+  for (size_t i = 0; i < (size_t)m * k; ++i) a[i] = (float)((double)rand() / RAND_MAX * 2 - 1);
+  for (size_t i = 0; i < (size_t)k * n; ++i) b[i] = (float)((double)rand() / RAND_MAX * 2 - 1);
   for (uint32_t i = 0; i < m; ++i)
     for (uint32_t p = 0; p < k; ++p)
       for (uint32_t j = 0; j < n; ++j) {

@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
   double *ref = malloc(count * sizeof(double));
   if (!x || !y || !ref) return 1;
   srand(2);
-  for (size_t i = 0; i < count; ++i) x[i] = (float)rand() / RAND_MAX * 16 - 8;
+  for (size_t i = 0; i < count; ++i) x[i] = (float)((double)rand() / RAND_MAX * 16 - 8);
   for (uint32_t r = 0; r < rows; ++r) {
     const float *xr = x + (size_t)r * cols;
     double mx = xr[0], sum = 0;

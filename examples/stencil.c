@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
   if (!grid || !out || !ref || !next) return 1;
   srand(3);
   for (size_t i = 0; i < count; ++i)
-    grid[i] = i % nx == 0 ? 100.0f : i % nx == nx - 1 ? 0.0f : (float)rand() / RAND_MAX;
+    grid[i] = i % nx == 0 ? 100.0f : i % nx == nx - 1 ? 0.0f : (float)((double)rand() / RAND_MAX);
   for (size_t i = 0; i < count; ++i) ref[i] = grid[i];
   for (uint32_t t = 0; t < steps; ++t) {
     for (uint32_t y = 0; y < ny; ++y)
