@@ -8,6 +8,7 @@
 #include "client_internal.h"
 #include "profile_log.h"
 #include "registry.h"
+#include "tune/tune_internal.h"
 #include "trace.h"
 
 /* ---- device ------------------------------------------------------------------------------ */
@@ -38,6 +39,7 @@ static void device_destroy(cubert_device *device) {
   free(device->pool_override_list);
   free(device->profiles);
   cubert_profile_log_free(device);
+  cubert_tuner_destroy(device->tuner);
   pthread_mutex_destroy(&device->lock);
   free(device);
 }
