@@ -139,17 +139,29 @@ SHAPE_FN(6)
 SHAPE_FN(7)
 SHAPE_FN(8)
 
-static int shape_valid(const cubert_client *client, const cubert_tune_key *key, const void *a) {
-  (void)key, (void)a, (void)client;
-  return 1;
-}
+/* The cube dim must fit the device: each candidate's predicate checks its own shape. */
+#define SHAPE_VALID(i)                                                                          \
+  static int valid##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
+    (void)key, (void)a;                                                                         \
+    return shapes[i].dim <= cubert_client_properties(client)->hardware.max_units_per_cube;      \
+  }
+SHAPE_VALID(0)
+SHAPE_VALID(1)
+SHAPE_VALID(2)
+SHAPE_VALID(3)
+SHAPE_VALID(4)
+SHAPE_VALID(5)
+SHAPE_VALID(6)
+SHAPE_VALID(7)
+SHAPE_VALID(8)
 
+/* Group 0 (CUBERT_AUTOTUNE=minimal): one shape per family, the hand-picked ones included. */
 static const cubert_tune_candidate reduce_candidates[] = {
-    {"e4096_d256", shape0, shape_valid, 0},   {"e16384_d256", shape1, shape_valid, 0},
-    {"e65536_d256", shape2, shape_valid, 1},  {"e16384_d16", shape3, shape_valid, 1},
-    {"e65536_d16", shape4, shape_valid, 0},   {"e262144_d16", shape5, shape_valid, 1},
-    {"e65536_d64", shape6, shape_valid, 1},   {"e262144_d64", shape7, shape_valid, 0},
-    {"e1048576_d64", shape8, shape_valid, 1},
+    {"e4096_d256", shape0, valid0, 0},   {"e16384_d256", shape1, valid1, 0},
+    {"e65536_d256", shape2, valid2, 1},  {"e16384_d16", shape3, valid3, 1},
+    {"e65536_d16", shape4, valid4, 0},   {"e262144_d16", shape5, valid5, 1},
+    {"e65536_d64", shape6, valid6, 1},   {"e262144_d64", shape7, valid7, 0},
+    {"e1048576_d64", shape8, valid8, 1},
 };
 static const cubert_tune_set reduce_set = {"bench.reduce_sum_f32", reduce_candidates, SHAPE_COUNT,
                                            0};
@@ -157,6 +169,7 @@ static const cubert_tune_set reduce_set = {"bench.reduce_sum_f32", reduce_candid
 typedef struct winner_query {
   const cubert_tune_key *key;
   char name[64];
+  uint32_t index;
 } winner_query;
 
 /* The disk cache's winner for the reduce set and this key. */
@@ -166,20 +179,21 @@ static void find_winner(const cubert_tune_entry *e, void *user) {
       memcmp(e->key.fields, q->key->fields, e->key.count * sizeof(uint64_t)) != 0)
     return;
   snprintf(q->name, sizeof(q->name), "%s", e->winner_name);
+  q->index = e->winner;
 }
 
-/* Median ns of one launch + sync of fn, REPS times. */
-static double time_of(cubert_client *client, cubert_tune_launch_fn fn, const reduce_args *a,
-                      const cubert_tune_key *key) {
-  double t[REPS];
-  for (int r = 0; r < REPS; ++r) {
-    uint64_t t0 = cubert_now_ns();
-    BENCH_CHECK(key ? cubert_tune_execute(client, &reduce_set, key, a) : fn(client, a));
-    BENCH_CHECK(cubert_client_sync(client));
-    t[r] = (double)(cubert_now_ns() - t0);
-  }
-  qsort(t, REPS, sizeof(double), compare_double);
-  return t[REPS / 2];
+static int valid_shape(cubert_client *client, size_t i) {
+  return i == SHAPE_COUNT || reduce_candidates[i].valid(client, NULL, NULL);
+}
+
+/* ns of one launch + sync: of candidate `i`, or through the tuner when i == SHAPE_COUNT. */
+static double time_once(cubert_client *client, size_t i, const reduce_args *a,
+                        const cubert_tune_key *key) {
+  uint64_t t0 = cubert_now_ns();
+  BENCH_CHECK(i == SHAPE_COUNT ? cubert_tune_execute(client, &reduce_set, key, a)
+                               : reduce_candidates[i].launch(client, a));
+  BENCH_CHECK(cubert_client_sync(client));
+  return (double)(cubert_now_ns() - t0);
 }
 
 static void reduce_bench(cubert_client *client) {
@@ -190,8 +204,13 @@ static void reduce_bench(cubert_client *client) {
   for (size_t i = 0; i < SHAPE_COUNT; ++i)
     if (shapes[i].per_cube == today.per_cube && shapes[i].dim == today.dim) today_index = i;
   printf(
-      "\n| floats | tuned choice | tuned ms | best fixed | best ms | today (%u x %u) ms | "
-      "tuned / best | tuned / today | tuning ms |\n|---|---|---|---|---|---|---|---|---|\n",
+      "\n## reduce_sum_f32: tuned (elements per cube x cube dim) vs every fixed choice, ms, "
+      "median of %d launch + sync, all interleaved\n\n",
+      REPS);
+  printf(
+      "| floats | tuned choice | tuned | choice's fixed time | best fixed | best | today (%u x "
+      "%u) | choice / best (≤ 1.05) | tuned / today (≤ 1) | tuning ms |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n",
       today.per_cube, today.dim);
   const uint64_t sizes[] = {1u << 20, 16u << 20, 64u << 20};
   for (size_t z = 0; z < 3; ++z) {
@@ -211,19 +230,27 @@ static void reduce_bench(cubert_client *client) {
     BENCH_CHECK(cubert_tune_execute(client, &reduce_set, &key, &a));
     BENCH_CHECK(cubert_client_sync(client));
     double tuning_ms = (double)(cubert_now_ns() - t0) / 1e6;
-    double fixed[SHAPE_COUNT];
+    /* Round-robin over the fixed choices and the tuned call, so load changes hit all alike. */
+    static double t[SHAPE_COUNT + 1][REPS];
+    for (int r = 0; r < REPS; ++r)
+      for (size_t i = 0; i <= SHAPE_COUNT; ++i)
+        t[i][r] = valid_shape(client, i) ? time_once(client, i, &a, &key) : 1e30;
+    double median[SHAPE_COUNT + 1];
     size_t best = 0;
-    for (size_t i = 0; i < SHAPE_COUNT; ++i) {
-      fixed[i] = time_of(client, reduce_candidates[i].launch, &a, NULL);
-      if (fixed[i] < fixed[best]) best = i;
+    for (size_t i = 0; i <= SHAPE_COUNT; ++i) {
+      qsort(t[i], REPS, sizeof(double), compare_double);
+      median[i] = t[i][REPS / 2];
+      if (i < SHAPE_COUNT && median[i] < median[best]) best = i;
     }
-    double tuned = time_of(client, NULL, &a, &key);
-    winner_query q = {&key, "(not on disk)"};
+    double tuned = median[SHAPE_COUNT];
+    winner_query q = {&key, "(not on disk)", 0};
     BENCH_CHECK(cubert_tune_cache_foreach(client, find_winner, &q, NULL));
-    printf("| %lluM | %s | %.3f | %s | %.3f | %.3f | %.3f | %.3f | %.0f |\n",
-           (unsigned long long)(a.n >> 20), q.name, tuned / 1e6, reduce_candidates[best].name,
-           fixed[best] / 1e6, fixed[today_index] / 1e6, tuned / fixed[best],
-           tuned / fixed[today_index], tuning_ms);
+    double ratio = median[q.index] / median[best], vs_today = tuned / median[today_index];
+    printf("| %lluM | %s | %.3f | %.3f | %s | %.3f | %.3f | %.3f %s | %.3f %s | %.0f |\n",
+           (unsigned long long)(a.n >> 20), q.name, tuned / 1e6, median[q.index] / 1e6,
+           reduce_candidates[best].name, median[best] / 1e6, median[today_index] / 1e6, ratio,
+           ratio <= 1.05 ? "**pass**" : "**miss**", vs_today,
+           vs_today <= 1.0 ? "**pass**" : "**miss**", tuning_ms);
     cubert_handle_release(a.in);
     cubert_handle_release(a.out);
   }

@@ -5,8 +5,10 @@
    leaves a half-written file behind), and reads that refuse anything but a bounded regular
    file, so that a FIFO, a device node or a huge file planted at a cache path cannot block or
    exhaust the process. Parsing and validating the contents is each cache's business. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,4 +141,30 @@ int cubert_cache_file_write(const char *path, const void *const *parts, const si
   }
   if (!ok) unlink(tmp);
   return ok ? 0 : error;
+}
+
+void cubert_cache_file_remove_stale(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return;
+  char dir[4096], prefix[512];
+  size_t dir_len = (size_t)(slash - path);
+  if (dir_len == 0 || dir_len >= sizeof(dir)) return;
+  memcpy(dir, path, dir_len);
+  dir[dir_len] = 0;
+  int n = snprintf(prefix, sizeof(prefix), "%s.tmp.", slash + 1);
+  if (n < 0 || (size_t)n >= sizeof(prefix)) return;
+  DIR *d = opendir(dir);
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (strncmp(e->d_name, prefix, (size_t)n) != 0) continue;
+    char *end = NULL;
+    long pid = strtol(e->d_name + n, &end, 10);
+    if (pid <= 0 || !end || *end != '.' || pid == (long)getpid()) continue;
+    /* Only the files of dead processes: a live writer may be about to rename its file. */
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char victim[4600];
+    if ((size_t)snprintf(victim, sizeof(victim), "%s/%s", dir, e->d_name) < sizeof(victim))
+      unlink(victim);
+  }
+  closedir(d);
 }

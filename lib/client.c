@@ -8,8 +8,8 @@
 #include "client_internal.h"
 #include "profile_log.h"
 #include "registry.h"
-#include "tune/tune_internal.h"
 #include "trace.h"
+#include "tune/tune_internal.h"
 
 /* ---- device ------------------------------------------------------------------------------ */
 
@@ -390,6 +390,12 @@ static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *
     cubert_profile_log_launch(device, launch, ns);
   if (cubert_config_get()->trace_path) {
     const char *name = launch->kernel->name;
+    const char *tuning = cubert_tune_measuring();
+    char labelled[256];
+    if (tuning) {
+      snprintf(labelled, sizeof(labelled), "%s (tuning %s)", name ? name : "(unnamed)", tuning);
+      name = labelled;
+    }
     cubert_trace_record(device, name, start, ns, slot_index);
   }
   return NULL;

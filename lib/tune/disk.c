@@ -278,6 +278,9 @@ int cubert_tune_disk_update(const char *dir, const char *path, const char *ident
     const void *parts[] = {text};
     error = cubert_cache_file_write(path, parts, &size, 1);
   }
+  /* Writers of this file hold the lock, so temporary files seen now are left over from killed
+     writers. */
+  if (!error) cubert_cache_file_remove_stale(path);
   free(text);
   if (lock_fd >= 0) close(lock_fd); /* releases the flock */
   if (!error && out_records) {

@@ -49,6 +49,10 @@ int cubert_tune_disk_update(const char *dir, const char *path, const char *ident
                             cubert_tune_record **out_records, size_t *out_count,
                             const char **out_rejected);
 
+/* "<set>/<candidate>" while this thread runs a candidate for measurement, else NULL:
+   CUBERT_PROFILE and CUBERT_TRACE label those launches as tuning runs. */
+const char *cubert_tune_measuring(void);
+
 /* The checksum of a set: its candidates' names (in order) and its source checksum. */
 uint64_t cubert_tune_set_checksum(const cubert_tune_set *set);
 

@@ -180,11 +180,15 @@ static cubert_status run_default(cubert_client *client, const cubert_tune_set *s
 typedef struct candidate_run {
   const cubert_tune_candidate *candidate;
   const void *args;
+  const char *label;
 } candidate_run;
+
+static cubert_status launch_labelled(cubert_client *client, const cubert_tune_candidate *c,
+                                     const void *args, const char *label);
 
 static cubert_status run_profiled(cubert_client *client, void *user) {
   const candidate_run *run = user;
-  return run->candidate->launch(client, run->args);
+  return launch_labelled(client, run->candidate, run->args, run->label);
 }
 
 static int compare_u64(const void *a, const void *b) {
@@ -192,22 +196,40 @@ static int compare_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* One warm-up run (launch + sync, so compile errors and execution errors both surface with
-   the candidate's own status) then CUBERT_TUNE_SAMPLES profiled runs; the median in *out_ns. */
-static cubert_status measure(cubert_client *client, const cubert_tune_candidate *c,
-                             const void *args, uint64_t *out_ns) {
+/* The label of the candidate this thread is measuring (cubert_tune_measuring). */
+static _Thread_local const char *measuring;
+
+const char *cubert_tune_measuring(void) {
+  return measuring;
+}
+
+/* Runs one candidate for measurement under its label; a candidate that itself tunes another
+   key nests, so the previous label is restored. */
+static cubert_status launch_labelled(cubert_client *client, const cubert_tune_candidate *c,
+                                     const void *args, const char *label) {
+  const char *outer = measuring;
+  measuring = label;
   cubert_status s = c->launch(client, args);
-  if (!s) s = cubert_client_sync(client);
-  if (s) return s;
-  uint64_t samples[CUBERT_TUNE_SAMPLES];
-  candidate_run run = {c, args};
-  for (int i = 0; i < CUBERT_TUNE_SAMPLES; ++i) {
-    cubert_profile_duration d;
-    CUBERT_RETURN_IF_ERROR(cubert_client_profile(client, run_profiled, &run, &d));
-    samples[i] = d.duration_ns;
-  }
-  qsort(samples, CUBERT_TUNE_SAMPLES, sizeof(samples[0]), compare_u64);
-  *out_ns = samples[CUBERT_TUNE_SAMPLES / 2];
+  measuring = outer;
+  return s;
+}
+
+/* The warm-up run: launch + sync, so that compile errors and execution errors both surface
+   with the candidate's own status (and one-time costs such as a kernel build stay out of the
+   samples). */
+static cubert_status warm_up(cubert_client *client, const cubert_tune_candidate *c,
+                             const void *args, const char *label) {
+  CUBERT_RETURN_IF_ERROR(launch_labelled(client, c, args, label));
+  return cubert_client_sync(client);
+}
+
+/* One timed run inside cubert_client_profile (device timing where the device has it). */
+static cubert_status sample(cubert_client *client, const cubert_tune_candidate *c, const void *args,
+                            const char *label, uint64_t *out_ns) {
+  candidate_run run = {c, args, label};
+  cubert_profile_duration d;
+  CUBERT_RETURN_IF_ERROR(cubert_client_profile(client, run_profiled, &run, &d));
+  *out_ns = d.duration_ns;
   return NULL;
 }
 
@@ -314,30 +336,49 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
     for (uint32_t i = 0; i < set->candidate_count; ++i)
       if (set->candidates[i].priority != 0) eligible[i] = 0;
 
+  /* Samples are taken round-robin over the candidates rather than candidate after candidate,
+     so that a change in the machine's load while tuning (other processes, frequency) spreads
+     over every candidate instead of favouring whichever ran in the quiet moment. */
+  uint64_t *samples = calloc((size_t)set->candidate_count * CUBERT_TUNE_SAMPLES, sizeof(uint64_t));
+  if (!samples) {
+    free(eligible);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
   cubert_status last = NULL;
   uint32_t best = UINT32_MAX;
   uint64_t best_ns = UINT64_MAX, measured = 0, failed = 0;
-  for (uint32_t i = 0; i < set->candidate_count; ++i) {
-    if (!eligible[i]) continue;
-    const cubert_tune_candidate *c = &set->candidates[i];
-    uint64_t ns = 0;
-    ++measured;
-    cubert_status s = measure(client, c, args, &ns);
-    if (s) {
+  for (int round = -1; round < CUBERT_TUNE_SAMPLES; ++round) {
+    for (uint32_t i = 0; i < set->candidate_count; ++i) {
+      if (!eligible[i]) continue;
+      const cubert_tune_candidate *c = &set->candidates[i];
+      measured += round < 0;
+      char label[2 * CUBERT_TUNE_NAME_BYTES + 2];
+      snprintf(label, sizeof(label), "%s/%s", set->name, c->name);
+      cubert_status s = round < 0 ? warm_up(client, c, args, label)
+                                  : sample(client, c, args, label,
+                                           &samples[(size_t)i * CUBERT_TUNE_SAMPLES + round]);
+      if (!s) continue;
       ++failed;
+      eligible[i] = 0;
       cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s skipped: %s", set->name, c->name,
                  cubert_status_message(s));
       cubert_status_free(last);
       last = s;
-      continue;
     }
-    cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s median %llu ns", set->name, c->name,
-               (unsigned long long)ns);
+  }
+  for (uint32_t i = 0; i < set->candidate_count; ++i) {
+    if (!eligible[i]) continue;
+    uint64_t *mine = &samples[(size_t)i * CUBERT_TUNE_SAMPLES];
+    qsort(mine, CUBERT_TUNE_SAMPLES, sizeof(uint64_t), compare_u64);
+    uint64_t ns = mine[CUBERT_TUNE_SAMPLES / 2];
+    cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s median %llu ns", set->name,
+               set->candidates[i].name, (unsigned long long)ns);
     if (ns < best_ns) {
       best_ns = ns;
       best = i;
     }
   }
+  free(samples);
   free(eligible);
 
   pthread_mutex_lock(&t->lock);

@@ -2,10 +2,11 @@
    test that needs a device runs on both servers, "cpu" and "opencl", skipping an absent one.
 
    The synthetic candidates spin on the host for a known time inside their launch, which the
-   CPU server's host clock measures, and also fill spin_ns 4-byte elements of a buffer, which
+   CPU server's host clock measures, and also fill spin_ns / 2 elements of a buffer, which
    OpenCL's device timestamps measure (they do not see host time): on both servers a longer
    spin is a slower candidate. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "config_internal.h"
+#include "core_capture.h"
 #include "cubert/cubert.h"
 #include "cubert/server.h"
 #include "tune/tune_internal.h"
@@ -32,15 +34,18 @@ typedef struct spin_args {
 } spin_args;
 
 #define MAX_FILL (4u << 20)
+/* The spins and fills are long enough (milliseconds) that the scheduler preempting a sample
+   on a loaded machine cannot reorder candidates whose times differ by 2x or more. */
+#define SPIN_SCALE 4
 
 static cubert_status spin(const spin_args *a, int i) {
   atomic_fetch_add(&((spin_args *)a)->calls[i], 1);
   if (a->fail[i]) return cubert_status_make((cubert_code)a->fail[i], "candidate %d fails", i);
-  uint64_t end = cubert_now_ns() + a->spin_ns[i];
+  uint64_t end = cubert_now_ns() + a->spin_ns[i] * SPIN_SCALE;
   while (cubert_now_ns() < end) {
   }
   if (!a->buf) return NULL;
-  uint64_t n = a->spin_ns[i] < MAX_FILL ? a->spin_ns[i] : MAX_FILL;
+  uint64_t n = a->spin_ns[i] / 2 < MAX_FILL ? a->spin_ns[i] / 2 : MAX_FILL;
   if (n == 0) return NULL;
   uint64_t info[2] = {n, 7};
   cubert_handle *bufs[1] = {a->buf};
@@ -462,6 +467,19 @@ Test(tune, file_is_never_half_written_when_the_writer_is_killed, .timeout = 120)
       free(records);
     }
     cr_expect_gt(saved_max, 6, "%s: the children saved entries", selectors[d]);
+    /* The next save removes what the killed writers left behind. */
+    cr_expect_eq(tune_in_child(selectors[d], &set3, 77), 3);
+    char dir[4096], prefix[512];
+    snprintf(dir, sizeof(dir), "%s", path);
+    *strrchr(dir, '/') = 0;
+    snprintf(prefix, sizeof(prefix), "%s.tmp.", strrchr(path, '/') + 1);
+    DIR *listing = opendir(dir);
+    cr_assert_not_null(listing);
+    int leftovers = 0;
+    for (struct dirent *e; (e = readdir(listing));)
+      leftovers += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(listing);
+    cr_expect_eq(leftovers, 0, "%s: %d temporary files left", selectors[d], leftovers);
     free(identity);
   }
 }
@@ -539,4 +557,39 @@ Test(tune, cache_can_be_disabled) {
   cr_assert_eq(tune_in_child("cpu", &set3, 10), 3);
   cr_expect_eq(tune_in_child("cpu", &set3, 10), 3, "nothing was read from disk");
   unsetenv("CUBERT_AUTOTUNE_CACHE");
+}
+
+/* CUBERT_PROFILE lines, CUBERT_TRACE events and CUBERT_LOG=info,tune show tuning runs as such. */
+Test(tune, profile_trace_and_log_label_tuning_runs) {
+  char trace[1200];
+  env_setup(NULL);
+  snprintf(trace, sizeof(trace), "%s/trace.json", cache_root);
+  setenv("CUBERT_PROFILE", "basic", 1);
+  setenv("CUBERT_TRACE", trace, 1);
+  setenv("CUBERT_LOG", "info,tune", 1);
+  cubert_config_reload_for_tests();
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.spin_ns = {20000, 10000, 30000}};
+  args_attach(client, &args);
+  cubert_tune_key key = key1(3);
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  cubert_status s = cubert_tune_execute(client, &set3, &key, &args);
+  const char *text = core_capture_end(&cap);
+  expect_ok(s);
+  cr_expect(strstr(text, "fill_u32 (tuning test.spin/spin0)"), "%s", text);
+  cr_expect(strstr(text, "test.spin: spin1 wins"), "%s", text);
+  args_done(&args);
+  cubert_client_release(client);
+  FILE *f = fopen(trace, "r");
+  cr_assert_not_null(f);
+  static char json[1 << 16];
+  size_t n = fread(json, 1, sizeof(json) - 1, f);
+  json[n] = 0;
+  fclose(f);
+  cr_expect(strstr(json, "(tuning test.spin/spin2)"), "trace: %.400s", json);
+  unsetenv("CUBERT_PROFILE");
+  unsetenv("CUBERT_TRACE");
+  unsetenv("CUBERT_LOG");
 }

@@ -278,6 +278,9 @@ unsigned char *cubert_cache_file_read(const char *path, size_t min_bytes, size_t
    failure. */
 int cubert_cache_file_write(const char *path, const void *const *parts, const size_t *sizes,
                             size_t count);
+/* Removes the temporary files that writers of `path` killed mid-write left behind (those whose
+   process no longer exists). Best effort; for callers that serialise their writers. */
+void cubert_cache_file_remove_stale(const char *path);
 
 CUBERT_EXTERN_C_END
 

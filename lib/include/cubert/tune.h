@@ -89,11 +89,11 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    from both caches and the key is tuned again without it.
 
    Unknown key: every valid candidate (see CUBERT_AUTOTUNE) is run once to warm up and then
-   timed CUBERT_TUNE_SAMPLES times through cubert_client_profile() on the calling stream
-   (device timestamps on OpenCL, host clock after a sync on the CPU server; each run is
-   synchronised, other streams keep their work and results); the median decides. A candidate
-   that fails is skipped and logged at info; the winner is cached and then launched once more,
-   and that launch's status is returned. When every candidate fails, the last failure is
+   timed CUBERT_TUNE_SAMPLES times, round-robin over the candidates, through cubert_client_profile()
+   on the calling stream (device timestamps on OpenCL, host clock after a sync on the CPU server;
+   each run is synchronised, other streams keep their work and results); the median decides. A
+   candidate that fails is skipped and logged at info; the winner is cached and then launched once
+   more, and that launch's status is returned. When every candidate fails, the last failure is
    returned and nothing is cached.
 
    Thread-safety: any number of threads may call this for one client or device. When several
