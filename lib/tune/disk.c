@@ -53,7 +53,7 @@ char *cubert_tune_disk_identity(const cubert_client *client) {
   char text[1024] = "";
   const char *parts[] = {p->backend, p->name, p->driver_version, p->platform_version};
   for (size_t i = 0; i < 4; ++i) {
-    if (i) append_clean(text, sizeof(text), "|");
+    if (i) strncat(text, "|", sizeof(text) - strlen(text) - 1);
     /* Control characters would break the line format; '|' the field boundaries. */
     char field[300] = "";
     append_clean(field, sizeof(field), parts[i]);

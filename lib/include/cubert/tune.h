@@ -57,6 +57,9 @@ typedef struct cubert_tune_candidate {
   uint32_t priority;
 } cubert_tune_candidate;
 
+/* In memory a set is identified by its address (the hit path compares pointers, not names):
+   it must stay valid and unchanged while any client of a device that ran it lives, which static
+   tables are; on disk it is identified by its name and checksum. */
 typedef struct cubert_tune_set {
   /* Names the operation in the caches: 1..63 characters of [A-Za-z0-9_.:-], unique in the
      program (two sets with one name and different candidates simply invalidate each other's
