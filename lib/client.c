@@ -17,6 +17,7 @@
 #include "profile_log.h"
 #include "registry.h"
 #include "trace.h"
+#include "tune/tune_internal.h"
 
 /* ---- device ------------------------------------------------------------------------------ */
 
@@ -48,6 +49,7 @@ static void device_destroy(cubert_device *device) {
     cubert_status_free(device->profiles[i].failure);
   free(device->profiles);
   cubert_profile_log_free(device);
+  cubert_tuner_destroy(device->tuner);
   pthread_mutex_destroy(&device->lock);
   free(device);
 }

@@ -73,6 +73,8 @@ typedef struct cubert_device {
   /* CUBERT_TRACE: this device's track group (pid) in the process's trace; 0 until its first
      launch was recorded (trace.c). */
   uint32_t trace_id;
+  /* The autotune state (lib/tune/tuner.c), created at its first use; has its own lock. */
+  _Atomic(struct cubert_tuner *) tuner;
 } cubert_device;
 
 /* The objects behind the public cubert_client and cubert_handle tokens (object_table.h). */

@@ -143,15 +143,15 @@ static void parse_log(void) {
   }
 }
 
-static int parse_flag(const char *name) {
+static int parse_flag(const char *name, int fallback) {
   static const char *const names[] = {"0", "1", "false", "true", "off", "on", "no", "yes"};
   const char *value = env(name);
-  if (!value) return 0;
+  if (!value) return fallback;
   int index = name_index(value, strlen(value), names, sizeof(names) / sizeof(names[0]));
   if (index >= 0) return index % 2;
-  add_warning("%s=\"%s\" is not valid: expected 0|1 (or true|false, on|off, yes|no); using 0", name,
-              value);
-  return 0;
+  add_warning("%s=\"%s\" is not valid: expected 0|1 (or true|false, on|off, yes|no); using %d",
+              name, value, fallback);
+  return fallback;
 }
 
 static void config_load(void) {
@@ -177,7 +177,10 @@ static void config_load(void) {
   config.check_mode = env_choice("CUBERT_CHECK_MODE", check_names, 3, 0);
   config.max_streams =
       env_uint("CUBERT_MAX_STREAMS", 1, MAX_STREAMS_LIMIT, DEFAULT_MAX_STREAMS, "");
-  config.backtrace = parse_flag("CUBERT_BACKTRACE");
+  config.backtrace = parse_flag("CUBERT_BACKTRACE", 0);
+  static const char *const autotune_names[] = {"off", "minimal", "full"};
+  config.autotune = env_choice("CUBERT_AUTOTUNE", autotune_names, 3, CUBERT_AUTOTUNE_FULL);
+  config.autotune_cache = parse_flag("CUBERT_AUTOTUNE_CACHE", 1);
 }
 
 const cubert_config *cubert_config_get(void) {

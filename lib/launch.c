@@ -13,6 +13,7 @@
 #include "object_table.h"
 #include "profile_log.h"
 #include "trace.h"
+#include "tune/tune_internal.h"
 
 /* ---- launches ---------------------------------------------------------------------------- */
 
@@ -109,6 +110,12 @@ static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *
     cubert_profile_log_launch(device, launch, ns);
   if (cubert_config_get()->trace_path) {
     const char *name = launch->kernel->name;
+    const char *tuning = cubert_tune_measuring();
+    char labelled[256];
+    if (tuning) {
+      snprintf(labelled, sizeof(labelled), "%s (tuning %s)", name ? name : "(unnamed)", tuning);
+      name = labelled;
+    }
     cubert_trace_record(device, name, start, ns, slot_index);
   }
   return NULL;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "tune/tune_internal.h"
 
 struct cubert_kernel_stats {
   const cubert_kernel_def *kernel;
@@ -33,19 +34,31 @@ static const char *name_of(const cubert_kernel_def *k) {
   return k->name ? k->name : "(unnamed)";
 }
 
+/* Launches made while autotune measures a candidate say so: they are not the program's own. */
+static void tuning_suffix(char *out, size_t size) {
+  const char *label = cubert_tune_measuring();
+  if (label)
+    snprintf(out, size, " (tuning %s)", label);
+  else
+    out[0] = 0;
+}
+
 void cubert_profile_log_executing(const cubert_kernel_def *kernel) {
-  fprintf(stderr, "Executing %s\n", name_of(kernel));
+  char tuning[160];
+  tuning_suffix(tuning, sizeof tuning);
+  fprintf(stderr, "Executing %s%s\n", name_of(kernel), tuning);
 }
 
 void cubert_profile_log_launch(cubert_device *device, const cubert_launch *launch, uint64_t ns) {
-  char d[32];
+  char d[32], tuning[160];
   format_duration(d, sizeof d, ns);
+  tuning_suffix(tuning, sizeof tuning);
   if (cubert_config_get()->profile_level >= CUBERT_PROFILE_FULL)
-    fprintf(stderr, "| %s | %s: CubeCount (%u, %u, %u) CubeDim (%u, %u, %u)\n", d,
-            name_of(launch->kernel), launch->cube_count[0], launch->cube_count[1],
+    fprintf(stderr, "| %s | %s%s: CubeCount (%u, %u, %u) CubeDim (%u, %u, %u)\n", d,
+            name_of(launch->kernel), tuning, launch->cube_count[0], launch->cube_count[1],
             launch->cube_count[2], launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z);
   else
-    fprintf(stderr, "| %s | %s\n", d, name_of(launch->kernel));
+    fprintf(stderr, "| %s | %s%s\n", d, name_of(launch->kernel), tuning);
   for (size_t i = 0; i < device->kernel_stats_count; ++i)
     if (device->kernel_stats[i].kernel == launch->kernel) {
       device->kernel_stats[i].total_ns += ns;

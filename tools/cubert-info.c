@@ -1,9 +1,12 @@
 /* cubert-info: lists every device of every backend compiled into the library, with its
-   properties; unavailable devices are listed with the reason. */
+   properties; unavailable devices are listed with the reason.
+   cubert-info --tune: also lists, per available device, its autotune cache file and the
+   winners recorded there (set, key fields, winner, median). */
 #include <cubert/cubert.h>
 #include <cubert/server.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void print_properties(const cubert_device_properties *p) {
   const cubert_hardware_properties *h = &p->hardware;
@@ -34,7 +37,42 @@ static void print_properties(const cubert_device_properties *p) {
          p->timing_method == CUBERT_TIMING_DEVICE ? "device" : "system");
 }
 
-int main(void) {
+static void print_tune_entry(const cubert_tune_entry *e, void *user) {
+  (void)user;
+  printf("    %-28s key (", e->set_name);
+  for (uint32_t i = 0; i < e->key.count; ++i)
+    printf("%s%llu", i ? ", " : "", (unsigned long long)e->key.fields[i]);
+  printf(") -> [%u] %s, %.3f us\n", e->winner, e->winner_name, (double)e->winner_ns / 1e3);
+}
+
+static void print_tune_cache(const char *selector) {
+  cubert_client *client = NULL;
+  cubert_status s = cubert_client_create(selector, &client);
+  char path[4096];
+  size_t count = 0;
+  if (!s) s = cubert_tune_cache_path(client, path, sizeof(path));
+  if (!s) {
+    printf("    autotune cache       %s\n", path);
+    s = cubert_tune_cache_foreach(client, print_tune_entry, NULL, &count);
+  }
+  if (s)
+    printf("    autotune cache       unavailable: %s\n", cubert_status_message(s));
+  else if (!count)
+    printf("    (no entries)\n");
+  cubert_status_free(s);
+  cubert_client_release(client);
+}
+
+int main(int argc, char **argv) {
+  int tune = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--tune") == 0) {
+      tune = 1;
+    } else {
+      fprintf(stderr, "usage: %s [--tune]\n", argv[0]);
+      return 2;
+    }
+  }
   const cubert_backend *const *backends = cubert_backends();
   int listed = 0;
   for (size_t b = 0; backends[b]; ++b) {
@@ -62,6 +100,7 @@ int main(void) {
       }
       print_properties(&infos[i].properties);
       if (backends[b]->describe) backends[b]->describe(i, stdout);
+      if (tune) print_tune_cache(infos[i].selector);
       listed++;
     }
     free(infos);

@@ -68,23 +68,7 @@ static void warn_once(const char *dir, const char *what, int error) {
 }
 
 char *cubert_ocl_default_cache_dir(void) {
-  const cubert_config *config = cubert_config_get();
-  const char *base = config ? config->cache_dir : NULL;
-  const char *suffix = "/opencl";
-  char buf[4096];
-  if (base && base[0]) {
-    snprintf(buf, sizeof(buf), "%s%s", base, suffix);
-  } else {
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    if (xdg && xdg[0] == '/')
-      snprintf(buf, sizeof(buf), "%s/cubert%s", xdg, suffix);
-    else if (home && home[0])
-      snprintf(buf, sizeof(buf), "%s/.cache/cubert%s", home, suffix);
-    else
-      return NULL;
-  }
-  return strdup(buf);
+  return cubert_cache_dir("opencl");
 }
 
 char *cubert_ocl_disk_key(const cubert_ocl_server *server, uint64_t source_hash, size_t source_len,
@@ -145,59 +129,6 @@ const char *cubert_ocl_disk_parse(const unsigned char *data, size_t size, const 
   return NULL;
 }
 
-/* Reads a whole cache file into memory (malloc'd; *out_size bytes) or returns NULL with
-   *out_reason set; *out_missing is set when there is simply no file. Only regular files of at
-   most CUBERT_OCL_DISK_MAX_FILE_BYTES are read, and the open never blocks: a FIFO (or a device
-   node) at the path would otherwise wait for a writer or stream forever (issue 10 #10). */
-static unsigned char *read_file(const char *path, size_t *out_size, const char **out_reason,
-                                int *out_missing) {
-  *out_missing = 0;
-  *out_size = 0;
-  struct stat st;
-  /* Checked before the open as well as after it: opening some device nodes has effects. */
-  if (stat(path, &st) != 0) {
-    *out_missing = errno == ENOENT;
-    *out_reason = "cannot stat";
-    return NULL;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *out_reason = "not a regular file";
-    return NULL;
-  }
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) {
-    *out_missing = errno == ENOENT;
-    *out_reason = "cannot open";
-    return NULL;
-  }
-  unsigned char *data = NULL;
-  *out_reason = NULL;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    *out_reason = "not a regular file";
-  } else if (st.st_size < HEADER_BYTES || (uint64_t)st.st_size > CUBERT_OCL_DISK_MAX_FILE_BYTES) {
-    *out_reason = st.st_size < HEADER_BYTES ? "truncated header" : "larger than any valid file";
-  } else if (!(data = malloc((size_t)st.st_size))) {
-    *out_reason = "out of host memory";
-  } else {
-    size_t done = 0, want = (size_t)st.st_size;
-    while (done < want) {
-      ssize_t n = read(fd, data + done, want - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += (size_t)n;
-    }
-    if (done != want) *out_reason = "short read";
-    *out_size = done;
-  }
-  close(fd);
-  if (*out_reason) {
-    free(data);
-    *out_size = 0;
-    return NULL;
-  }
-  return data;
-}
-
 cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, const char *options,
                                 size_t *out_size) {
   *out_size = 0;
@@ -206,7 +137,8 @@ cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, cons
   size_t file_size = 0, offset = 0, size = 0;
   const char *reason = NULL;
   int missing = 0;
-  unsigned char *data = read_file(path, &file_size, &reason, &missing);
+  unsigned char *data = cubert_cache_file_read(path, HEADER_BYTES, CUBERT_OCL_DISK_MAX_FILE_BYTES,
+                                               &file_size, &reason, &missing);
   if (data) reason = cubert_ocl_disk_parse(data, file_size, key, &offset, &size);
   if (reason) {
     free(data);
@@ -237,26 +169,8 @@ cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, cons
   return program;
 }
 
-/* mkdir -p; 0 on success, else errno. */
-static int make_dirs(const char *dir) {
-  char path[4096];
-  size_t len = strlen(dir);
-  if (len == 0 || len >= sizeof(path)) return ENAMETOOLONG;
-  memcpy(path, dir, len + 1);
-  for (size_t i = 1; i <= len; ++i) {
-    if (path[i] != '/' && path[i] != '\0') continue;
-    char saved = path[i];
-    path[i] = '\0';
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) return errno;
-    path[i] = saved;
-  }
-  struct stat st;
-  if (stat(dir, &st) != 0) return errno;
-  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-}
-
 void cubert_ocl_disk_refresh(cubert_ocl_server *server, cubert_ocl_program *program) {
-  char path[4096], tmp[4200];
+  char path[4096];
   program->refresh = 0;
   const char *key = program->disk_key;
   if (!key || !cubert_ocl_disk_path(server, key, path, sizeof(path))) return;
@@ -275,17 +189,9 @@ void cubert_ocl_disk_refresh(cubert_ocl_server *server, cubert_ocl_program *prog
     free(binary);
     return;
   }
-  int error = make_dirs(server->cache_dir);
+  int error = cubert_cache_make_dirs(server->cache_dir);
   if (error) {
     warn_once(server->cache_dir, "mkdir", error);
-    free(binary);
-    return;
-  }
-  static atomic_uint counter;
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1u));
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    warn_once(server->cache_dir, "create a file", errno);
     free(binary);
     return;
   }
@@ -296,17 +202,11 @@ void cubert_ocl_disk_refresh(cubert_ocl_server *server, cubert_ocl_program *prog
   put_u32(header + 12, (uint32_t)key_len);
   put_u64(header + 16, size);
   put_u64(header + 24, cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, binary, size));
-  int ok = fwrite(header, 1, HEADER_BYTES, f) == HEADER_BYTES &&
-           fwrite(key, 1, key_len, f) == key_len && fwrite(binary, 1, size, f) == size;
-  error = errno;
-  if (fclose(f) != 0) {
-    ok = 0;
-    error = errno;
-  }
+  const void *parts[] = {header, key, binary};
+  const size_t sizes[] = {HEADER_BYTES, key_len, size};
+  error = cubert_cache_file_write(path, parts, sizes, 3);
   free(binary);
-  if (!ok || rename(tmp, path) != 0) {
-    if (ok) error = errno;
-    unlink(tmp);
+  if (error) {
     warn_once(server->cache_dir, "write a file", error);
     return;
   }

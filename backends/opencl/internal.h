@@ -374,8 +374,10 @@ void cubert_ocl_kernel_note_local(cubert_ocl_server *server, cubert_ocl_kernel *
    the stream's work completed, so the launches that marked them were compiled). */
 void cubert_ocl_programs_refresh(cubert_ocl_server *server);
 /* FNV-1a 64 over bytes, chained from `seed` (use CUBERT_OCL_FNV_SEED to start). */
-#define CUBERT_OCL_FNV_SEED 0xcbf29ce484222325ull
-uint64_t cubert_ocl_fnv1a(uint64_t seed, const void *data, size_t size);
+#define CUBERT_OCL_FNV_SEED CUBERT_FNV1A64_SEED
+static inline uint64_t cubert_ocl_fnv1a(uint64_t seed, const void *data, size_t size) {
+  return cubert_fnv1a64(seed, data, size);
+}
 
 /* Disk cache of program binaries. The key text names the program and the device
    (cubert_ocl_disk_key). load: a built program from a valid file, NULL when missing or

@@ -26,16 +26,6 @@
 
 #include "internal.h"
 
-uint64_t cubert_ocl_fnv1a(uint64_t seed, const void *data, size_t size) {
-  const unsigned char *p = data;
-  uint64_t h = seed;
-  for (size_t i = 0; i < size; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 static const char *kernel_name(const cubert_kernel_def *kernel) {
   return kernel->name ? kernel->name : (kernel->opencl_entry ? kernel->opencl_entry : "(unnamed)");
 }

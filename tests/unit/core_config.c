@@ -10,9 +10,9 @@
 #include "cubert/server.h"
 
 static const char *const all_vars[] = {
-    "CUBERT_DEVICE",     "CUBERT_CPU_THREADS", "CUBERT_CACHE_DIR",
-    "CUBERT_LOG",        "CUBERT_PROFILE",     "CUBERT_TRACE",
-    "CUBERT_CHECK_MODE", "CUBERT_MAX_STREAMS", "CUBERT_BACKTRACE",
+    "CUBERT_DEVICE",    "CUBERT_CPU_THREADS", "CUBERT_CACHE_DIR",      "CUBERT_LOG",
+    "CUBERT_PROFILE",   "CUBERT_TRACE",       "CUBERT_CHECK_MODE",     "CUBERT_MAX_STREAMS",
+    "CUBERT_BACKTRACE", "CUBERT_AUTOTUNE",    "CUBERT_AUTOTUNE_CACHE",
 };
 
 static void clear_env(void) {
@@ -126,6 +126,20 @@ Test(core_config, enum_values_bad_warn_with_choices) {
 
   cr_assert_eq(with_env("CUBERT_CHECK_MODE", "enforce")->check_mode, 1);
   cr_assert_eq(with_env("CUBERT_PROFILE", "full")->profile_level, 3);
+}
+
+Test(core_config, autotune_values) {
+  clear_env();
+  cubert_config_reload_for_tests();
+  cr_assert_eq(cubert_config_get()->autotune, CUBERT_AUTOTUNE_FULL);
+  cr_assert_eq(cubert_config_get()->autotune_cache, 1);
+  cr_assert_eq(with_env("CUBERT_AUTOTUNE", "off")->autotune, CUBERT_AUTOTUNE_OFF);
+  cr_assert_eq(with_env("CUBERT_AUTOTUNE", "Minimal")->autotune, CUBERT_AUTOTUNE_MINIMAL);
+  cr_assert_eq(with_env("CUBERT_AUTOTUNE", "sometimes")->autotune, CUBERT_AUTOTUNE_FULL);
+  assert_one_warning("CUBERT_AUTOTUNE", "\"sometimes\"", "off|minimal|full");
+  cr_assert_eq(with_env("CUBERT_AUTOTUNE_CACHE", "0")->autotune_cache, 0);
+  cr_assert_eq(with_env("CUBERT_AUTOTUNE_CACHE", "later")->autotune_cache, 1);
+  assert_one_warning("CUBERT_AUTOTUNE_CACHE", "\"later\"", "using 1");
 }
 
 Test(core_config, backtrace_flag_values) {

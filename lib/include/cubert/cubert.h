@@ -13,6 +13,7 @@
 #include "cubert/profile.h"
 #include "cubert/status.h"
 #include "cubert/stream.h"
+#include "cubert/tune.h"
 
 #define CUBERT_VERSION_MAJOR 0
 #define CUBERT_VERSION_MINOR 1

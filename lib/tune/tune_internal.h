@@ -1,0 +1,59 @@
+/* cubert — autotune internals shared by the files of lib/tune, the device (client.c) and the tests.
+   Not installed. */
+#ifndef CUBERT_TUNE_INTERNAL_H
+#define CUBERT_TUNE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cubert/tune.h"
+
+#define CUBERT_TUNE_NAME_BYTES 64 /* set and candidate names: at most 63 characters */
+
+/* One winner as the disk file records it. */
+typedef struct cubert_tune_record {
+  char set_name[CUBERT_TUNE_NAME_BYTES];
+  uint64_t checksum;
+  cubert_tune_key key;
+  uint32_t winner;
+  char winner_name[CUBERT_TUNE_NAME_BYTES];
+  uint64_t winner_ns;
+} cubert_tune_record;
+
+/* A device's tuner (tuner.c): its in-memory cache, counters and disk state. Created at the
+   first cubert_tune_execute() on the device, destroyed with it. */
+typedef struct cubert_tuner cubert_tuner;
+void cubert_tuner_destroy(cubert_tuner *tuner);
+
+/* disk.c. The identity names the device, its driver and cubert's version; a file whose
+   identity differs is foreign. */
+char *cubert_tune_disk_identity(const cubert_client *client);
+/* The cache file of an identity under `dir` (malloc'd), or NULL. */
+char *cubert_tune_disk_path(const char *dir, const char *identity);
+/* Validates and parses a file's bytes (text, NUL-terminated at size). NULL on success with
+   *out_records (malloc'd, may be NULL when empty) and *out_count; else the reason it was
+   rejected. */
+const char *cubert_tune_disk_parse(const char *text, size_t size, const char *identity,
+                                   cubert_tune_record **out_records, size_t *out_count);
+/* Reads and parses `path`. Returns NULL (with zero records when there is no file) or the
+   reason the file was rejected (and zero records). */
+const char *cubert_tune_disk_load(const char *path, const char *identity,
+                                  cubert_tune_record **out_records, size_t *out_count);
+/* Under an advisory lock on the file (other processes and threads wait): reads the current
+   file (a rejected one counts as empty), replaces or adds `put` (same set name and key) and/or
+   drops `drop` (same set name, checksum and key), and rewrites it by temp + rename. Returns 0
+   or an errno value; on success *out_records and *out_count (when non-NULL) get the merged
+   contents and *out_rejected the reason an old file was discarded (or NULL). */
+int cubert_tune_disk_update(const char *dir, const char *path, const char *identity,
+                            const cubert_tune_record *put, const cubert_tune_record *drop,
+                            cubert_tune_record **out_records, size_t *out_count,
+                            const char **out_rejected);
+
+/* "<set>/<candidate>" while this thread runs a candidate for measurement, else NULL:
+   CUBERT_PROFILE and CUBERT_TRACE label those launches as tuning runs. */
+const char *cubert_tune_measuring(void);
+
+/* The checksum of a set: its candidates' names (in order) and its source checksum. */
+uint64_t cubert_tune_set_checksum(const cubert_tune_set *set);
+
+#endif /* CUBERT_TUNE_INTERNAL_H */

@@ -1,0 +1,567 @@
+/* cubert — cubert_tune_execute(): the per-device tuner, its in-memory cache and measurement.
+
+   The in-memory cache is a hash table keyed by (set pointer, key) under one mutex of its own,
+   not the device lock: the hit path (lock, probe, unlock, launch) must cost well under a
+   microsecond and must not wait behind another thread's profiled measurement, which holds the
+   device lock. The set's address identifies it in memory (sets are static tables); on disk, and
+   when a memory miss consults the records read from disk, the set's name and checksum do.
+
+   An entry is PENDING while one thread measures its key; other threads asking for the key
+   wait on `done` (see tune.h for why they wait) and the measuring thread is recorded so a
+   candidate re-entering with the same key gets the default instead of waiting for itself. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_internal.h"
+#include "tune_internal.h"
+
+#define BUCKETS 1024u
+
+enum { ENTRY_PENDING, ENTRY_DONE };
+
+typedef struct tune_entry {
+  struct tune_entry *next;
+  const cubert_tune_set *set;
+  cubert_tune_key key;
+  int state;
+  uint32_t winner;
+  pthread_t tuner; /* PENDING: the measuring thread */
+} tune_entry;
+
+struct cubert_tuner {
+  pthread_mutex_t lock; /* everything below */
+  pthread_cond_t done;  /* a PENDING entry became DONE or was removed */
+  tune_entry *buckets[BUCKETS];
+  cubert_tune_stats stats;
+  char *identity;
+  char *dir, *path;            /* NULL: memory only */
+  int disk_loaded;             /* the file was read (once, at the first miss) */
+  int disk_warned;             /* an unusable folder was reported */
+  cubert_tune_record *records; /* the file's entries as last read or written */
+  size_t record_count;
+};
+
+static uint64_t key_hash(const cubert_tune_set *set, const cubert_tune_key *key) {
+  uint64_t h = (uint64_t)(uintptr_t)set * 0x9e3779b97f4a7c15ull;
+  for (uint32_t i = 0; i < key->count; ++i) h = (h ^ key->fields[i]) * 0x100000001b3ull;
+  return h ^ (h >> 29);
+}
+
+static int key_equal(const cubert_tune_key *a, const cubert_tune_key *b) {
+  if (a->count != b->count) return 0;
+  for (uint32_t i = 0; i < a->count; ++i)
+    if (a->fields[i] != b->fields[i]) return 0;
+  return 1;
+}
+
+static tune_entry **find(cubert_tuner *t, const cubert_tune_set *set, const cubert_tune_key *key) {
+  tune_entry **at = &t->buckets[key_hash(set, key) % BUCKETS];
+  for (; *at; at = &(*at)->next)
+    if ((*at)->set == set && key_equal(&(*at)->key, key)) return at;
+  return at;
+}
+
+void cubert_tuner_destroy(cubert_tuner *tuner) {
+  if (!tuner) return;
+  for (size_t b = 0; b < BUCKETS; ++b) {
+    for (tune_entry *e = tuner->buckets[b]; e;) {
+      tune_entry *next = e->next;
+      free(e);
+      e = next;
+    }
+  }
+  free(tuner->identity);
+  free(tuner->dir);
+  free(tuner->path);
+  free(tuner->records);
+  pthread_cond_destroy(&tuner->done);
+  pthread_mutex_destroy(&tuner->lock);
+  free(tuner);
+}
+
+static cubert_status tuner_create(cubert_client *client, cubert_tuner **out) {
+  *out = NULL;
+  cubert_tuner *t = calloc(1, sizeof(*t));
+  if (!t) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  pthread_mutex_init(&t->lock, NULL);
+  pthread_cond_init(&t->done, NULL);
+  t->identity = cubert_tune_disk_identity(client);
+  if (!t->identity) {
+    cubert_tuner_destroy(t);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  if (cubert_config_get()->autotune_cache) {
+    t->dir = cubert_cache_dir("tune");
+    t->path = cubert_tune_disk_path(t->dir, t->identity);
+    if (!t->path) {
+      free(t->dir);
+      t->dir = NULL;
+    }
+  }
+  *out = t;
+  return NULL;
+}
+
+/* NULL when `client` is live (INVALID_ARGUMENT for NULL, NOT_FOUND once released). Every call
+   the tuner makes on it (profile, launch) takes its own reference. */
+static cubert_status check_client(cubert_client *client) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_client_release(client);
+  return NULL;
+}
+
+/* The device's tuner, created at first use. A lost creation race frees its copy. */
+static cubert_status tuner_get(cubert_client *client, cubert_tuner **out) {
+  cubert_device *device = cubert_client_device(client);
+  if (!device) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "the client was released");
+  cubert_tuner *t = atomic_load_explicit(&device->tuner, memory_order_acquire);
+  if (t) {
+    *out = t;
+    return NULL;
+  }
+  CUBERT_RETURN_IF_ERROR(tuner_create(client, &t));
+  cubert_tuner *expected = NULL;
+  if (!atomic_compare_exchange_strong(&device->tuner, &expected, t)) {
+    cubert_tuner_destroy(t);
+    t = expected;
+  }
+  *out = t;
+  return NULL;
+}
+
+static int name_ok(const char *s, int strict) {
+  size_t len = s ? strlen(s) : 0;
+  if (len == 0 || len >= CUBERT_TUNE_NAME_BYTES) return 0;
+  for (size_t i = 0; i < len; ++i) {
+    char c = s[i];
+    if (strict ? !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   c == '_' || c == '.' || c == ':' || c == '-')
+               : (c <= 0x20 || c >= 0x7f))
+      return 0;
+  }
+  return 1;
+}
+
+static cubert_status set_check(const cubert_tune_set *set) {
+  if (!name_ok(set->name, 1))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "tunable set name \"%s\" is not 1..63 characters of "
+                              "[A-Za-z0-9_.:-]",
+                              set->name ? set->name : "(null)");
+  if (!set->candidates || set->candidate_count == 0 || set->candidate_count > 256)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "tunable set \"%s\" has %u candidates, expected 1..256", set->name,
+                              set->candidate_count);
+  for (uint32_t i = 0; i < set->candidate_count; ++i) {
+    const cubert_tune_candidate *c = &set->candidates[i];
+    if (!name_ok(c->name, 0) || !c->launch)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "candidate %u of tunable set \"%s\" needs a launch function and "
+                                "a name of 1..63 printable characters without spaces",
+                                i, set->name);
+  }
+  return NULL;
+}
+
+uint64_t cubert_tune_set_checksum(const cubert_tune_set *set) {
+  uint64_t h = CUBERT_FNV1A64_SEED;
+  for (uint32_t i = 0; i < set->candidate_count; ++i)
+    h = cubert_fnv1a64(h, set->candidates[i].name, strlen(set->candidates[i].name) + 1);
+  return cubert_fnv1a64(h, &set->source_checksum, sizeof(set->source_checksum));
+}
+
+static int valid_for(cubert_client *client, const cubert_tune_set *set, uint32_t i,
+                     const cubert_tune_key *key, const void *args) {
+  const cubert_tune_candidate *c = &set->candidates[i];
+  return !c->valid || c->valid(client, key, args);
+}
+
+static cubert_status run_default(cubert_client *client, const cubert_tune_set *set,
+                                 const cubert_tune_key *key, const void *args) {
+  for (uint32_t i = 0; i < set->candidate_count; ++i)
+    if (valid_for(client, set, i, key, args)) return set->candidates[i].launch(client, args);
+  return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                            "no candidate of tunable set \"%s\" is valid for this key", set->name);
+}
+
+typedef struct candidate_run {
+  const cubert_tune_candidate *candidate;
+  const void *args;
+  const char *label;
+} candidate_run;
+
+static cubert_status launch_labelled(cubert_client *client, const cubert_tune_candidate *c,
+                                     const void *args, const char *label);
+
+static cubert_status run_profiled(cubert_client *client, void *user) {
+  const candidate_run *run = user;
+  return launch_labelled(client, run->candidate, run->args, run->label);
+}
+
+static int compare_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The label of the candidate this thread is measuring (cubert_tune_measuring). */
+static _Thread_local const char *measuring;
+
+const char *cubert_tune_measuring(void) {
+  return measuring;
+}
+
+/* Runs one candidate for measurement under its label; a candidate that itself tunes another
+   key nests, so the previous label is restored. */
+static cubert_status launch_labelled(cubert_client *client, const cubert_tune_candidate *c,
+                                     const void *args, const char *label) {
+  const char *outer = measuring;
+  measuring = label;
+  cubert_status s = c->launch(client, args);
+  measuring = outer;
+  return s;
+}
+
+/* The warm-up run: launch + sync, so that compile errors and execution errors both surface
+   with the candidate's own status (and one-time costs such as a kernel build stay out of the
+   samples). */
+static cubert_status warm_up(cubert_client *client, const cubert_tune_candidate *c,
+                             const void *args, const char *label) {
+  CUBERT_RETURN_IF_ERROR(launch_labelled(client, c, args, label));
+  return cubert_client_sync(client);
+}
+
+/* One timed run inside cubert_client_profile (device timing where the device has it). */
+static cubert_status sample(cubert_client *client, const cubert_tune_candidate *c, const void *args,
+                            const char *label, uint64_t *out_ns) {
+  candidate_run run = {c, args, label};
+  cubert_profile_duration d;
+  CUBERT_RETURN_IF_ERROR(cubert_client_profile(client, run_profiled, &run, &d));
+  *out_ns = d.duration_ns;
+  return NULL;
+}
+
+static void record_fill(cubert_tune_record *r, const cubert_tune_set *set, uint64_t checksum,
+                        const cubert_tune_key *key, uint32_t winner, uint64_t ns) {
+  memset(r, 0, sizeof(*r));
+  snprintf(r->set_name, sizeof(r->set_name), "%s", set->name);
+  r->checksum = checksum;
+  r->key = *key;
+  r->winner = winner;
+  snprintf(r->winner_name, sizeof(r->winner_name), "%s", set->candidates[winner].name);
+  r->winner_ns = ns;
+}
+
+/* Writes one change to the disk file; called without the tuner lock (file I/O). A failure
+   makes this device's tuner memory-only, reported once. */
+static void disk_update(cubert_tuner *t, const cubert_tune_record *put,
+                        const cubert_tune_record *drop) {
+  pthread_mutex_lock(&t->lock);
+  char *dir = t->dir ? strdup(t->dir) : NULL, *path = t->path ? strdup(t->path) : NULL;
+  pthread_mutex_unlock(&t->lock);
+  if (!dir || !path) {
+    free(dir);
+    free(path);
+    return;
+  }
+  cubert_tune_record *records = NULL;
+  size_t count = 0;
+  const char *rejected = NULL;
+  int error =
+      cubert_tune_disk_update(dir, path, t->identity, put, drop, &records, &count, &rejected);
+  pthread_mutex_lock(&t->lock);
+  if (rejected) {
+    t->stats.disk_rejected++;
+    cubert_log(CUBERT_LOG_WARN, "tune", "autotune cache file '%s' ignored (%s); rewritten", path,
+               rejected);
+  }
+  if (error) {
+    if (!t->disk_warned)
+      cubert_log(CUBERT_LOG_WARN, "tune",
+                 "the autotune cache folder '%s' is not usable (%s); tuning results are kept in "
+                 "memory only (set CUBERT_CACHE_DIR to a writable folder)",
+                 dir, strerror(error));
+    t->disk_warned = 1;
+    free(t->dir);
+    free(t->path);
+    t->dir = t->path = NULL;
+  } else {
+    t->stats.disk_writes++;
+    free(t->records);
+    t->records = records;
+    t->record_count = count;
+    records = NULL;
+  }
+  pthread_mutex_unlock(&t->lock);
+  free(records);
+  free(dir);
+  free(path);
+}
+
+/* Called with the lock held at a memory miss: reads the file once, then looks for the key. */
+static int disk_lookup(cubert_tuner *t, const cubert_tune_set *set, uint64_t checksum,
+                       const cubert_tune_key *key, uint32_t *out_winner) {
+  if (!t->path) return 0;
+  if (!t->disk_loaded) {
+    t->disk_loaded = 1;
+    const char *reason = cubert_tune_disk_load(t->path, t->identity, &t->records, &t->record_count);
+    if (reason) {
+      t->stats.disk_rejected++;
+      cubert_log(CUBERT_LOG_WARN, "tune",
+                 "autotune cache file '%s' ignored (%s); it is rewritten at the next tuning",
+                 t->path, reason);
+    }
+  }
+  for (size_t i = 0; i < t->record_count; ++i) {
+    const cubert_tune_record *r = &t->records[i];
+    if (r->checksum == checksum && strcmp(r->set_name, set->name) == 0 && key_equal(&r->key, key) &&
+        r->winner < set->candidate_count &&
+        strcmp(r->winner_name, set->candidates[r->winner].name) == 0) {
+      *out_winner = r->winner;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Measures the valid candidates (all but `excluded`, UINT32_MAX for none) of an entry this
+   thread marked PENDING, publishes the verdict, then launches the winner. */
+static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
+                                  const cubert_tune_set *set, const cubert_tune_key *key,
+                                  const void *args, uint64_t checksum, uint32_t excluded) {
+  int minimal = cubert_config_get()->autotune == CUBERT_AUTOTUNE_MINIMAL;
+  uint8_t *eligible = calloc(set->candidate_count, 1);
+  if (!eligible) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  uint32_t eligible_count = 0, priority_count = 0;
+  for (uint32_t i = 0; i < set->candidate_count; ++i) {
+    if (i == excluded || !valid_for(client, set, i, key, args)) continue;
+    eligible[i] = 1;
+    ++eligible_count;
+    priority_count += set->candidates[i].priority == 0;
+  }
+  /* minimal: group 0 only, unless group 0 has nothing valid for this key. */
+  if (minimal && priority_count > 0)
+    for (uint32_t i = 0; i < set->candidate_count; ++i)
+      if (set->candidates[i].priority != 0) eligible[i] = 0;
+
+  /* Samples are taken round-robin over the candidates rather than candidate after candidate,
+     so that a change in the machine's load while tuning (other processes, frequency) spreads
+     over every candidate instead of favouring whichever ran in the quiet moment. */
+  uint64_t *samples = calloc((size_t)set->candidate_count * CUBERT_TUNE_SAMPLES, sizeof(uint64_t));
+  if (!samples) {
+    free(eligible);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  cubert_status last = NULL;
+  uint32_t best = UINT32_MAX;
+  uint64_t best_ns = UINT64_MAX, measured = 0, failed = 0;
+  for (int round = -1; round < CUBERT_TUNE_SAMPLES; ++round) {
+    for (uint32_t i = 0; i < set->candidate_count; ++i) {
+      if (!eligible[i]) continue;
+      const cubert_tune_candidate *c = &set->candidates[i];
+      measured += round < 0;
+      char label[2 * CUBERT_TUNE_NAME_BYTES + 2];
+      snprintf(label, sizeof(label), "%s/%s", set->name, c->name);
+      cubert_status s = round < 0 ? warm_up(client, c, args, label)
+                                  : sample(client, c, args, label,
+                                           &samples[(size_t)i * CUBERT_TUNE_SAMPLES + round]);
+      if (!s) continue;
+      ++failed;
+      eligible[i] = 0;
+      cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s skipped: %s", set->name, c->name,
+                 cubert_status_message(s));
+      cubert_status_free(last);
+      last = s;
+    }
+  }
+  for (uint32_t i = 0; i < set->candidate_count; ++i) {
+    if (!eligible[i]) continue;
+    uint64_t *mine = &samples[(size_t)i * CUBERT_TUNE_SAMPLES];
+    qsort(mine, CUBERT_TUNE_SAMPLES, sizeof(uint64_t), compare_u64);
+    uint64_t ns = mine[CUBERT_TUNE_SAMPLES / 2];
+    cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s median %llu ns", set->name,
+               set->candidates[i].name, (unsigned long long)ns);
+    if (ns < best_ns) {
+      best_ns = ns;
+      best = i;
+    }
+  }
+  free(samples);
+  free(eligible);
+
+  pthread_mutex_lock(&t->lock);
+  t->stats.tunings++;
+  t->stats.candidates_measured += measured;
+  t->stats.candidates_failed += failed;
+  tune_entry **at = find(t, set, key);
+  tune_entry *e = *at;
+  if (best == UINT32_MAX) {
+    /* Nothing to remember: the next call measures again (the failures may be transient). */
+    if (e) {
+      *at = e->next;
+      free(e);
+    }
+  } else if (e) {
+    e->state = ENTRY_DONE;
+    e->winner = best;
+  }
+  pthread_cond_broadcast(&t->done);
+  pthread_mutex_unlock(&t->lock);
+
+  if (best == UINT32_MAX) {
+    if (!last)
+      last =
+          cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                             "no candidate of tunable set \"%s\" is valid for this key", set->name);
+    return last;
+  }
+  cubert_status_free(last);
+  cubert_log(CUBERT_LOG_INFO, "tune", "%s: %s wins (%llu ns, %llu candidates measured)", set->name,
+             set->candidates[best].name, (unsigned long long)best_ns, (unsigned long long)measured);
+  cubert_tune_record record;
+  record_fill(&record, set, checksum, key, best, best_ns);
+  disk_update(t, &record, NULL);
+  return set->candidates[best].launch(client, args);
+}
+
+cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
+                                  const cubert_tune_key *key, const void *args) {
+  CUBERT_RETURN_IF_ERROR(check_client(client));
+  if (!set || !key || key->count > CUBERT_TUNE_KEY_MAX_FIELDS)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "set and key must be non-NULL and the key at most %u fields",
+                              (unsigned)CUBERT_TUNE_KEY_MAX_FIELDS);
+  cubert_tuner *t;
+  CUBERT_RETURN_IF_ERROR(tuner_get(client, &t));
+  uint32_t excluded = UINT32_MAX;
+  for (;;) {
+    pthread_mutex_lock(&t->lock);
+    tune_entry **at = find(t, set, key);
+    tune_entry *e = *at;
+    while (e && e->state == ENTRY_PENDING && !pthread_equal(e->tuner, pthread_self())) {
+      pthread_cond_wait(&t->done, &t->lock);
+      at = find(t, set, key);
+      e = *at;
+    }
+    if (e && e->state == ENTRY_PENDING) { /* re-entered from our own measurement */
+      pthread_mutex_unlock(&t->lock);
+      return run_default(client, set, key, args);
+    }
+    uint32_t winner = 0;
+    uint64_t checksum = 0;
+    int hit = e != NULL, from_disk = 0;
+    if (hit) {
+      winner = e->winner;
+      t->stats.memory_hits++;
+    } else {
+      /* Slow path from here on: validate once per new key, not per call. */
+      cubert_status s = set_check(set);
+      if (!s && cubert_config_get()->autotune == CUBERT_AUTOTUNE_OFF) {
+        pthread_mutex_unlock(&t->lock);
+        return run_default(client, set, key, args);
+      }
+      e = s ? NULL : calloc(1, sizeof(*e));
+      if (!s && !e) s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+      if (s) {
+        pthread_mutex_unlock(&t->lock);
+        return s;
+      }
+      checksum = cubert_tune_set_checksum(set);
+      e->set = set;
+      e->key = *key;
+      if (excluded == UINT32_MAX && disk_lookup(t, set, checksum, key, &winner)) {
+        e->state = ENTRY_DONE;
+        e->winner = winner;
+        t->stats.disk_hits++;
+        from_disk = hit = 1;
+      } else {
+        e->state = ENTRY_PENDING;
+        e->tuner = pthread_self();
+      }
+      *at = e;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (!hit) return tune_and_run(client, t, set, key, args, checksum, excluded);
+    if (from_disk)
+      cubert_log(CUBERT_LOG_DEBUG, "tune", "%s: %s from the disk cache", set->name,
+                 set->candidates[winner].name);
+
+    cubert_status s = set->candidates[winner].launch(client, args);
+    if (!s) return NULL;
+    /* The cached winner fails: forget it everywhere and measure the others. */
+    cubert_log(CUBERT_LOG_INFO, "tune", "%s: cached winner %s failed (%s); evicted, retuning",
+               set->name, set->candidates[winner].name, cubert_status_message(s));
+    pthread_mutex_lock(&t->lock);
+    at = find(t, set, key);
+    if (*at && (*at)->state == ENTRY_DONE && (*at)->winner == winner) {
+      tune_entry *gone = *at;
+      *at = gone->next;
+      free(gone);
+      t->stats.evictions++;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (set->candidate_count == 1) return s;
+    cubert_status_free(s);
+    cubert_tune_record drop;
+    record_fill(&drop, set, cubert_tune_set_checksum(set), key, winner, 0);
+    disk_update(t, NULL, &drop);
+    excluded = winner;
+  }
+}
+
+cubert_status cubert_tune_stats_get(cubert_client *client, cubert_tune_stats *out) {
+  CUBERT_RETURN_IF_ERROR(check_client(client));
+  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  cubert_tuner *t;
+  CUBERT_RETURN_IF_ERROR(tuner_get(client, &t));
+  pthread_mutex_lock(&t->lock);
+  *out = t->stats;
+  pthread_mutex_unlock(&t->lock);
+  return NULL;
+}
+
+cubert_status cubert_tune_cache_path(cubert_client *client, char *out, size_t capacity) {
+  CUBERT_RETURN_IF_ERROR(check_client(client));
+  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  cubert_tuner *t;
+  CUBERT_RETURN_IF_ERROR(tuner_get(client, &t));
+  pthread_mutex_lock(&t->lock);
+  cubert_status s = NULL;
+  if (!t->path)
+    s = cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                           "no autotune cache folder (CUBERT_AUTOTUNE_CACHE=0, an unusable "
+                           "folder, or none of CUBERT_CACHE_DIR, XDG_CACHE_HOME, HOME set)");
+  else if (strlen(t->path) >= capacity)
+    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "the path needs %zu bytes",
+                           strlen(t->path) + 1);
+  else
+    memcpy(out, t->path, strlen(t->path) + 1);
+  pthread_mutex_unlock(&t->lock);
+  return s;
+}
+
+cubert_status cubert_tune_cache_foreach(cubert_client *client,
+                                        void (*fn)(const cubert_tune_entry *entry, void *user),
+                                        void *user, size_t *out_count) {
+  if (out_count) *out_count = 0;
+  char path[4096];
+  CUBERT_RETURN_IF_ERROR(cubert_tune_cache_path(client, path, sizeof(path)));
+  cubert_tuner *t;
+  CUBERT_RETURN_IF_ERROR(tuner_get(client, &t));
+  cubert_tune_record *records = NULL;
+  size_t count = 0;
+  const char *reason = cubert_tune_disk_load(path, t->identity, &records, &count);
+  if (reason)
+    cubert_log(CUBERT_LOG_WARN, "tune", "autotune cache file '%s' ignored (%s)", path, reason);
+  for (size_t i = 0; fn && i < count; ++i) {
+    const cubert_tune_record *r = &records[i];
+    cubert_tune_entry entry = {r->set_name, r->checksum,    r->key,
+                               r->winner,   r->winner_name, r->winner_ns};
+    fn(&entry, user);
+  }
+  if (out_count) *out_count = count;
+  free(records);
+  return NULL;
+}

@@ -1,0 +1,655 @@
+/* Autotune (lib/tune): measurement, the in-memory and disk caches, control variables. Every
+   test that needs a device runs on both servers, "cpu" and "opencl", skipping an absent one.
+
+   The synthetic candidates spin on the host for a known time inside their launch, which the
+   CPU server's host clock measures, and also fill spin_ns / 2 elements of a buffer, which
+   OpenCL's device timestamps measure (they do not see host time): on both servers a longer
+   spin is a slower candidate. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config_internal.h"
+#include "core_capture.h"
+#include "cubert/cubert.h"
+#include "cubert/server.h"
+#include "tune/tune_internal.h"
+
+static const char *const selectors[] = {"cpu", "opencl"};
+
+typedef struct spin_args {
+  uint64_t spin_ns[4]; /* per candidate */
+  int fail[4];         /* per candidate: nonzero returns an error with that code */
+  atomic_int calls[4];
+  cubert_client *client; /* with buf: the device work */
+  cubert_handle *buf;    /* MAX_FILL elements, or NULL for host time only */
+} spin_args;
+
+#define MAX_FILL (4u << 20)
+/* Where a test asserts the winner, the winner and the runner-up differ by 4x or more and by
+   milliseconds: on a loaded machine the scheduler can stretch a sample by tens of ms, and the
+   median of 5 must still rank them. */
+#define SPIN_SCALE 4
+
+static cubert_status spin(const spin_args *a, int i) {
+  atomic_fetch_add(&((spin_args *)a)->calls[i], 1);
+  if (a->fail[i]) return cubert_status_make((cubert_code)a->fail[i], "candidate %d fails", i);
+  uint64_t end = cubert_now_ns() + a->spin_ns[i] * SPIN_SCALE;
+  while (cubert_now_ns() < end) {
+  }
+  if (!a->buf) return NULL;
+  uint64_t n = a->spin_ns[i] / 2 < MAX_FILL ? a->spin_ns[i] / 2 : MAX_FILL;
+  if (n == 0) return NULL;
+  uint64_t info[2] = {n, 7};
+  cubert_handle *bufs[1] = {a->buf};
+  cubert_kernel_args kargs = {bufs, 1, info, 2};
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(a->client, (uint32_t)((n + 255) / 256), &sel));
+  return cubert_client_launch(a->client, &cubert_kernel_fill_u32, sel.cube_count,
+                              cubert_cube_dim_new_3d(256, 1, 1), &kargs);
+}
+static cubert_status c0(cubert_client *c, const void *a) {
+  (void)c;
+  return spin(a, 0);
+}
+static cubert_status c1(cubert_client *c, const void *a) {
+  (void)c;
+  return spin(a, 1);
+}
+static cubert_status c2(cubert_client *c, const void *a) {
+  (void)c;
+  return spin(a, 2);
+}
+static int c2_small_only(const cubert_client *c, const cubert_tune_key *key, const void *a) {
+  (void)c, (void)a;
+  return key->count == 0 || key->fields[0] <= 1024;
+}
+
+static const cubert_tune_candidate candidates[] = {
+    {"spin0", c0, NULL, 0},
+    {"spin1", c1, NULL, 1},
+    {"spin2", c2, NULL, 0},
+};
+static const cubert_tune_set set3 = {"test.spin", candidates, 3, 0};
+static const cubert_tune_set set3_other_source = {"test.spin", candidates, 3, 42};
+static const cubert_tune_candidate candidates_valid[] = {
+    {"spin0", c0, NULL, 0},
+    {"spin1", c1, NULL, 0},
+    {"spin2", c2, c2_small_only, 0},
+};
+static const cubert_tune_set set_valid = {"test.valid", candidates_valid, 3, 0};
+
+static char cache_root[1024];
+
+/* A fresh cache folder for this test process, then the environment is read again. */
+static void env_setup(const char *autotune) {
+  char cwd[900];
+  cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+  snprintf(cache_root, sizeof(cache_root), "%s/tune-test-XXXXXX", cwd);
+  cr_assert_not_null(mkdtemp(cache_root));
+  setenv("CUBERT_CACHE_DIR", cache_root, 1);
+  if (autotune)
+    setenv("CUBERT_AUTOTUNE", autotune, 1);
+  else
+    unsetenv("CUBERT_AUTOTUNE");
+  if (!getenv("POCL_CACHE_DIR")) {
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/pocl-cache", cwd);
+    mkdir(path, 0755);
+    setenv("POCL_CACHE_DIR", path, 0);
+  }
+  cubert_config_reload_for_tests();
+}
+
+/* A client of `selector`, or NULL when the device is absent (the caller skips it). */
+static cubert_client *open_client(const char *selector) {
+  cubert_client *client = NULL;
+  cubert_status s = cubert_client_create(selector, &client);
+  if (s) {
+    cr_log_info("%s: no device (%s); skipped", selector, cubert_status_message(s));
+    cubert_status_free(s);
+    return NULL;
+  }
+  return client;
+}
+
+/* Gives the candidates their device buffer (released by the caller with args_done). */
+static void args_attach(cubert_client *client, spin_args *args) {
+  args->client = client;
+  cubert_status s = cubert_client_empty(client, MAX_FILL * 4u, &args->buf);
+  cr_assert_null(s, "%s", cubert_status_message(s));
+}
+static void args_done(spin_args *args) {
+  cubert_handle_release(args->buf);
+  args->buf = NULL;
+}
+
+static cubert_tune_stats stats_of(cubert_client *client) {
+  cubert_tune_stats st;
+  cubert_status s = cubert_tune_stats_get(client, &st);
+  cr_assert_null(s, "%s", cubert_status_message(s));
+  return st;
+}
+
+static cubert_tune_key key1(uint64_t n) {
+  cubert_tune_key key = {0};
+  cr_assert_null(cubert_tune_key_add_anchored(&key, n));
+  return key;
+}
+
+static void expect_ok(cubert_status s) {
+  cr_assert_null(s, "%s", cubert_status_message(s));
+}
+
+Test(tune, anchor_matches_the_reference) {
+  /* Reference examples (balanced level, base 2): 1,3,100,1000,4096,5000 -> 1,4,128,1024,4096,8192.
+   */
+  const uint64_t in[] = {1, 3, 100, 1000, 4096, 5000}, want[] = {1, 4, 128, 1024, 4096, 8192};
+  for (size_t i = 0; i < 6; ++i) cr_expect_eq(cubert_tune_anchor(in[i], 0, 1, 2), want[i]);
+  cr_expect_eq(cubert_tune_anchor(0, 0, 1, 0), 1);
+  cr_expect_eq(cubert_tune_anchor(5000, 4096, 1, 2), 4096);
+  cr_expect_eq(cubert_tune_anchor(3, 0, 64, 2), 64);
+  cr_expect_eq(cubert_tune_anchor(10, 0, 1, 10), 10);
+  cr_expect_eq(cubert_tune_anchor(11, 0, 1, 10), 100);
+  cr_expect_eq(cubert_tune_anchor(UINT64_MAX, 0, 1, 2), UINT64_MAX);
+  cubert_tune_key a = key1(1000), b = key1(1024), c = key1(4096);
+  cr_expect_eq(a.fields[0], b.fields[0]);
+  cr_expect_neq(a.fields[0], c.fields[0]);
+  cubert_tune_key full = {0};
+  for (int i = 0; i < CUBERT_TUNE_KEY_MAX_FIELDS; ++i) expect_ok(cubert_tune_key_add(&full, i));
+  cubert_status s = cubert_tune_key_add(&full, 9);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cubert_status_free(s);
+}
+
+Test(tune, picks_the_fastest_then_runs_it_from_memory) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {12000000, 500000, 5000000}};
+    args_attach(client, &args);
+    cubert_tune_key key = key1(1000);
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_eq(st.tunings, 1, "%s", selectors[d]);
+    cr_expect_eq(st.candidates_measured, 3);
+    /* Warm-up + samples for each, then one more run of the winner. */
+    cr_expect_eq(atomic_load(&args.calls[0]), 1 + CUBERT_TUNE_SAMPLES);
+    cr_expect_eq(atomic_load(&args.calls[1]), 2 + CUBERT_TUNE_SAMPLES, "%s: winner spin1",
+                 selectors[d]);
+    /* 1024 anchors like 1000: no new tuning; the winner runs. */
+    cubert_tune_key same = key1(1024);
+    expect_ok(cubert_tune_execute(client, &set3, &same, &args));
+    cr_expect_eq(atomic_load(&args.calls[1]), 3 + CUBERT_TUNE_SAMPLES);
+    st = stats_of(client);
+    cr_expect_eq(st.tunings, 1);
+    cr_expect_eq(st.memory_hits, 1);
+    /* 4096 is another key. */
+    cubert_tune_key other = key1(4096);
+    expect_ok(cubert_tune_execute(client, &set3, &other, &args));
+    cr_expect_eq(stats_of(client).tunings, 2);
+    args_done(&args);
+    cubert_client_release(client);
+  }
+}
+
+Test(tune, failing_candidate_is_skipped) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {0, 5000000, 500000}, .fail = {CUBERT_CODE_COMPILATION}};
+    args_attach(client, &args);
+    cubert_tune_key key = key1(7);
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_eq(st.candidates_measured, 3);
+    cr_expect_eq(st.candidates_failed, 1);
+    cr_expect_eq(atomic_load(&args.calls[0]), 1, "the failing warm-up stops it");
+    cr_expect_eq(atomic_load(&args.calls[2]), 2 + CUBERT_TUNE_SAMPLES, "%s: winner spin2",
+                 selectors[d]);
+    args_done(&args);
+    cubert_client_release(client);
+  }
+}
+
+Test(tune, all_failing_returns_the_last_error_and_caches_nothing) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {
+        .fail = {CUBERT_CODE_COMPILATION, CUBERT_CODE_CUBE_DIM, CUBERT_CODE_OUT_OF_MEMORY}};
+    args_attach(client, &args);
+    cubert_tune_key key = key1(7);
+    cubert_status s = cubert_tune_execute(client, &set3, &key, &args);
+    cr_expect_eq(cubert_status_code(s), CUBERT_CODE_OUT_OF_MEMORY, "%s", cubert_status_message(s));
+    cubert_status_free(s);
+    s = cubert_tune_execute(client, &set3, &key, &args);
+    cr_expect_eq(cubert_status_code(s), CUBERT_CODE_OUT_OF_MEMORY);
+    cubert_status_free(s);
+    cr_expect_eq(stats_of(client).tunings, 2, "nothing was cached");
+    args_done(&args);
+    cubert_client_release(client);
+  }
+}
+
+Test(tune, cached_winner_that_fails_is_evicted_and_replaced) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {10000000, 300000, 1000000}};
+    args_attach(client, &args);
+    cubert_tune_key key = key1(99);
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    args.fail[1] = CUBERT_CODE_CUBE_DIM; /* the winner now fails */
+    int before2 = atomic_load(&args.calls[2]);
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_eq(st.evictions, 1);
+    cr_expect_eq(st.tunings, 2);
+    cr_expect_eq(atomic_load(&args.calls[2]) - before2, 2 + CUBERT_TUNE_SAMPLES,
+                 "%s: spin2 wins the retuning", selectors[d]);
+    /* The disk entry names the new winner. */
+    char path[4096];
+    expect_ok(cubert_tune_cache_path(client, path, sizeof(path)));
+    cubert_tune_record *records = NULL;
+    size_t count = 0;
+    char *identity = cubert_tune_disk_identity(client);
+    cr_assert_null(cubert_tune_disk_load(path, identity, &records, &count));
+    cr_assert_eq(count, 1);
+    cr_expect_str_eq(records[0].winner_name, "spin2");
+    free(records);
+    /* The public listing (cubert-info --tune) reports the same entry. */
+    size_t listed = 0;
+    expect_ok(cubert_tune_cache_foreach(client, NULL, NULL, &listed));
+    cr_expect_eq(listed, 1);
+    free(identity);
+    args_done(&args);
+    cubert_client_release(client);
+  }
+}
+
+Test(tune, valid_predicate_and_modes) {
+  env_setup("off");
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {1000000, 0, 0}};
+    cubert_tune_key key = key1(5);
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    cr_expect_eq(atomic_load(&args.calls[0]), 1, "off runs the first candidate");
+    cr_expect_eq(stats_of(client).candidates_measured, 0);
+    cubert_client_release(client);
+  }
+  env_setup("minimal");
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {1000000, 0, 300000}};
+    cubert_tune_key key = key1(5);
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    cr_expect_eq(atomic_load(&args.calls[1]), 0, "minimal measures group 0 only");
+    cr_expect_eq(stats_of(client).candidates_measured, 2);
+    cubert_client_release(client);
+  }
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {1000000, 500000, 0}};
+    cubert_tune_key key = key1(5000); /* spin2 is invalid above 1024 */
+    expect_ok(cubert_tune_execute(client, &set_valid, &key, &args));
+    cr_expect_eq(atomic_load(&args.calls[2]), 0);
+    cr_expect_eq(stats_of(client).candidates_measured, 2);
+    cubert_client_release(client);
+  }
+}
+
+Test(tune, bad_arguments) {
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  if (!client) return;
+  static const cubert_tune_candidate bad[] = {{"has space", c0, NULL, 0}};
+  static const cubert_tune_set bad_set = {"test.bad", bad, 1, 0};
+  static const cubert_tune_set bad_name = {"bad name", candidates, 3, 0};
+  cubert_tune_key key = key1(1);
+  spin_args args = {0};
+  const cubert_tune_set *sets[] = {&bad_set, &bad_name};
+  for (int i = 0; i < 2; ++i) {
+    cubert_status s = cubert_tune_execute(client, sets[i], &key, &args);
+    cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+    cubert_status_free(s);
+  }
+  cubert_status s = cubert_tune_execute(client, NULL, &key, &args);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cubert_status_free(s);
+  /* The identity names backend, device, driver and platform, separated by '|'. */
+  char *identity = cubert_tune_disk_identity(client);
+  cr_assert_not_null(identity);
+  cr_expect_eq(strncmp(identity, "cpu|", 4), 0, "%s", identity);
+  int bars = 0;
+  for (const char *c = identity; *c; ++c) bars += *c == '|';
+  cr_expect_eq(bars, 3, "%s", identity);
+  free(identity);
+  cubert_client_release(client);
+}
+
+/* Tunes `key` in a child process (fresh device, nothing in memory), which exits with the
+   number of candidates it measured. */
+static int tune_in_child(const char *selector, const cubert_tune_set *set, uint64_t n) {
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    cubert_client *client = NULL;
+    if (cubert_client_create(selector, &client)) _exit(100);
+    spin_args args = {.spin_ns = {600000, 100000, 300000}};
+    cubert_tune_key key = {0};
+    cubert_tune_key_add_anchored(&key, n);
+    if (cubert_tune_execute(client, set, &key, &args)) _exit(101);
+    cubert_tune_stats st;
+    cubert_tune_stats_get(client, &st);
+    cubert_client_release(client);
+    _exit((int)st.candidates_measured);
+  }
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+/* Fork before any client exists in this process, so each child starts with no device. */
+Test(tune, disk_cache_round_trips_across_processes_and_checksum_invalidates) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    int first = tune_in_child(selectors[d], &set3, 3000);
+    if (first == 100) continue; /* no such device */
+    cr_expect_eq(first, 3, "%s: a fresh cache measures every candidate", selectors[d]);
+    cr_expect_eq(tune_in_child(selectors[d], &set3, 3000), 0,
+                 "%s: the second process finds the winner on disk", selectors[d]);
+    cr_expect_eq(tune_in_child(selectors[d], &set3, 3500), 0, "anchored to the same key");
+    cr_expect_eq(tune_in_child(selectors[d], &set3_other_source, 3000), 3,
+                 "%s: a changed source checksum invalidates the entry", selectors[d]);
+    cr_expect_eq(tune_in_child(selectors[d], &set3_other_source, 3000), 0);
+  }
+}
+
+static void write_file(const char *path, const void *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fwrite(data, 1, size, f), size);
+  fclose(f);
+}
+
+Test(tune, truncated_garbage_and_foreign_files_are_ignored_and_rewritten) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    /* Make a valid file with one entry, in a child. */
+    if (tune_in_child(selectors[d], &set3, 100) == 100) continue;
+    char path[4096];
+    {
+      cubert_client *client = open_client(selectors[d]);
+      cr_assert_not_null(client);
+      expect_ok(cubert_tune_cache_path(client, path, sizeof(path)));
+      cubert_client_release(client);
+    }
+    size_t size = 0;
+    const char *reason = NULL;
+    int missing = 0;
+    unsigned char *good = cubert_cache_file_read(path, 1, 1 << 20, &size, &reason, &missing);
+    cr_assert_not_null(good, "%s", reason);
+    char foreign[4096];
+    int foreign_len = snprintf(foreign, sizeof(foreign), "%s", (const char *)good);
+    char *dev = strstr(foreign, "device ");
+    cr_assert_not_null(dev);
+    dev[7] = dev[7] == 'X' ? 'Y' : 'X'; /* another device; the checksum no longer matches */
+    struct {
+      const void *data;
+      size_t size;
+    } bad[] = {{good, size / 2}, {"\x01\x02garbage\xff", 11}, {foreign, (size_t)foreign_len}};
+    for (size_t b = 0; b < 3; ++b) {
+      write_file(path, bad[b].data, bad[b].size);
+      cr_expect_eq(tune_in_child(selectors[d], &set3, 100), 3, "%s: bad file %zu is a miss",
+                   selectors[d], b);
+      cr_expect_eq(tune_in_child(selectors[d], &set3, 100), 0, "%s: and was rewritten",
+                   selectors[d]);
+    }
+    free(good);
+  }
+}
+
+/* A child saves new keys in a loop and is killed with SIGKILL at different moments; the file
+   is then always complete and valid (temp + rename), never half-written. */
+Test(tune, file_is_never_half_written_when_the_writer_is_killed, .timeout = 120) {
+  env_setup(NULL);
+  static const cubert_tune_candidate quick[] = {{"a", c1, NULL, 0}, {"b", c1, NULL, 0}};
+  static const cubert_tune_set quick_set = {"test.kill", quick, 2, 0};
+  for (size_t d = 0; d < 2; ++d) {
+    char path[4096];
+    char *identity = NULL;
+    {
+      cubert_client *client = open_client(selectors[d]);
+      if (!client) continue;
+      expect_ok(cubert_tune_cache_path(client, path, sizeof(path)));
+      identity = cubert_tune_disk_identity(client);
+      cubert_client_release(client);
+    }
+    size_t saved_max = 0;
+    for (int round = 0; round < 6; ++round) {
+      fflush(NULL);
+      pid_t pid = fork();
+      cr_assert_geq(pid, 0);
+      if (pid == 0) {
+        cubert_client *client = NULL;
+        if (cubert_client_create(selectors[d], &client)) _exit(100);
+        spin_args args = {0};
+        for (uint64_t k = (uint64_t)round << 32;; ++k) {
+          cubert_tune_key key = {0};
+          cubert_tune_key_add(&key, k);
+          cubert_tune_key_add(&key, (uint64_t)getpid());
+          if (cubert_tune_execute(client, &quick_set, &key, &args)) _exit(101);
+        }
+      }
+      usleep(150000 + 70000 * (useconds_t)round);
+      kill(pid, SIGKILL);
+      int status = 0;
+      waitpid(pid, &status, 0);
+      cr_assert(WIFSIGNALED(status), "%s: the child stopped by itself (%d)", selectors[d],
+                WEXITSTATUS(status));
+      cubert_tune_record *records = NULL;
+      size_t count = 0;
+      const char *reason = cubert_tune_disk_load(path, identity, &records, &count);
+      cr_assert_null(reason, "%s: round %d: the file is damaged: %s", selectors[d], round, reason);
+      cr_expect_geq(count, saved_max, "entries of earlier children are kept");
+      saved_max = count;
+      free(records);
+    }
+    cr_expect_gt(saved_max, 6, "%s: the children saved entries", selectors[d]);
+    /* The next save removes what the killed writers left behind. */
+    cr_expect_eq(tune_in_child(selectors[d], &set3, 77), 3);
+    char dir[4096], prefix[512];
+    snprintf(dir, sizeof(dir), "%s", path);
+    *strrchr(dir, '/') = 0;
+    snprintf(prefix, sizeof(prefix), "%s.tmp.", strrchr(path, '/') + 1);
+    DIR *listing = opendir(dir);
+    cr_assert_not_null(listing);
+    int leftovers = 0;
+    for (struct dirent *e; (e = readdir(listing));)
+      leftovers += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(listing);
+    cr_expect_eq(leftovers, 0, "%s: %d temporary files left", selectors[d], leftovers);
+    free(identity);
+  }
+}
+
+typedef struct thread_job {
+  cubert_client *client;
+  spin_args *args;
+  pthread_barrier_t *start;
+  cubert_status status;
+} thread_job;
+
+static void *tune_thread(void *user) {
+  thread_job *job = user;
+  cubert_tune_key key = key1(2048);
+  pthread_barrier_wait(job->start);
+  job->status = cubert_tune_execute(job->client, &set3, &key, job->args);
+  return NULL;
+}
+
+Test(tune, two_threads_tune_one_key_once) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {10000000, 500000, 5000000}};
+    args_attach(client, &args);
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, 2);
+    thread_job jobs[2] = {{client, &args, &start, NULL}, {client, &args, &start, NULL}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; ++i) pthread_create(&threads[i], NULL, tune_thread, &jobs[i]);
+    for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < 2; ++i) expect_ok(jobs[i].status);
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_eq(st.tunings, 1, "%s", selectors[d]);
+    cr_expect_eq(st.candidates_measured, 3);
+    cr_expect_eq(st.memory_hits, 1, "the other thread waited and ran the winner");
+    cr_expect_eq(atomic_load(&args.calls[0]), 1 + CUBERT_TUNE_SAMPLES);
+    cr_expect_eq(atomic_load(&args.calls[1]), 3 + CUBERT_TUNE_SAMPLES);
+    args_done(&args);
+    cubert_client_release(client);
+  }
+}
+
+Test(tune, unwritable_folder_degrades_to_memory_only) {
+  env_setup(NULL);
+  char blocker[1100];
+  snprintf(blocker, sizeof(blocker), "%s/file", cache_root);
+  write_file(blocker, "x", 1);
+  setenv("CUBERT_CACHE_DIR", blocker, 1); /* a file where the folder should be */
+  cubert_config_reload_for_tests();
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {0, 0, 0}};
+    cubert_tune_key key = key1(1);
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_eq(st.tunings, 1);
+    cr_expect_eq(st.memory_hits, 1);
+    cr_expect_eq(st.disk_writes, 0);
+    char path[4096];
+    cubert_status s = cubert_tune_cache_path(client, path, sizeof(path));
+    cr_expect_eq(cubert_status_code(s), CUBERT_CODE_UNAVAILABLE);
+    cubert_status_free(s);
+    cubert_client_release(client);
+  }
+}
+
+Test(tune, cache_can_be_disabled) {
+  setenv("CUBERT_AUTOTUNE_CACHE", "0", 1);
+  env_setup(NULL);
+  cr_assert_eq(tune_in_child("cpu", &set3, 10), 3);
+  cr_expect_eq(tune_in_child("cpu", &set3, 10), 3, "nothing was read from disk");
+  unsetenv("CUBERT_AUTOTUNE_CACHE");
+}
+
+/* CUBERT_PROFILE lines, CUBERT_TRACE events and CUBERT_LOG=info,tune show tuning runs as such. */
+Test(tune, profile_trace_and_log_label_tuning_runs) {
+  char trace[1200];
+  env_setup(NULL);
+  snprintf(trace, sizeof(trace), "%s/trace.json", cache_root);
+  setenv("CUBERT_PROFILE", "basic", 1);
+  setenv("CUBERT_TRACE", trace, 1);
+  setenv("CUBERT_LOG", "info,tune", 1);
+  cubert_config_reload_for_tests();
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.spin_ns = {20000, 10000, 30000}};
+  args_attach(client, &args);
+  cubert_tune_key key = key1(3);
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  cubert_status s = cubert_tune_execute(client, &set3, &key, &args);
+  const char *text = core_capture_end(&cap);
+  expect_ok(s);
+  cr_expect(strstr(text, "fill_u32 (tuning test.spin/spin0)"), "%s", text);
+  cr_expect(strstr(text, "test.spin: spin1 wins"), "%s", text);
+  args_done(&args);
+  cubert_client_release(client);
+  FILE *f = fopen(trace, "r");
+  cr_assert_not_null(f);
+  static char json[1 << 16];
+  size_t n = fread(json, 1, sizeof(json) - 1, f);
+  json[n] = 0;
+  fclose(f);
+  cr_expect(strstr(json, "(tuning test.spin/spin2)"), "trace: %.400s", json);
+  unsetenv("CUBERT_PROFILE");
+  unsetenv("CUBERT_TRACE");
+  unsetenv("CUBERT_LOG");
+}
+
+/* Two processes tuning different keys at the same time: the file stays valid and keeps every
+   entry of both (each update is a read-modify-write under the file lock). */
+Test(tune, concurrent_processes_keep_each_others_entries, .timeout = 120) {
+  env_setup(NULL);
+  static const cubert_tune_candidate quick[] = {{"a", c1, NULL, 0}, {"b", c1, NULL, 0}};
+  static const cubert_tune_set quick_set = {"test.concurrent", quick, 2, 0};
+  enum { PER_CHILD = 25 };
+  for (size_t d = 0; d < 2; ++d) {
+    char path[4096];
+    char *identity = NULL;
+    {
+      cubert_client *client = open_client(selectors[d]);
+      if (!client) continue;
+      expect_ok(cubert_tune_cache_path(client, path, sizeof(path)));
+      identity = cubert_tune_disk_identity(client);
+      cubert_client_release(client);
+    }
+    fflush(NULL);
+    pid_t pids[2];
+    for (int c = 0; c < 2; ++c) {
+      pids[c] = fork();
+      cr_assert_geq(pids[c], 0);
+      if (pids[c] == 0) {
+        cubert_client *client = NULL;
+        if (cubert_client_create(selectors[d], &client)) _exit(100);
+        spin_args args = {0};
+        for (uint64_t k = 0; k < PER_CHILD; ++k) {
+          cubert_tune_key key = {0};
+          cubert_tune_key_add(&key, (uint64_t)c * 1000 + k);
+          if (cubert_tune_execute(client, &quick_set, &key, &args)) _exit(101);
+        }
+        cubert_client_release(client);
+        _exit(0);
+      }
+    }
+    for (int c = 0; c < 2; ++c) {
+      int status = 0;
+      cr_assert_eq(waitpid(pids[c], &status, 0), pids[c]);
+      cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: child %d failed", selectors[d],
+                c);
+    }
+    cubert_tune_record *records = NULL;
+    size_t count = 0;
+    const char *reason = cubert_tune_disk_load(path, identity, &records, &count);
+    cr_assert_null(reason, "%s", reason);
+    cr_expect_eq(count, 2 * PER_CHILD, "%s: %zu entries", selectors[d], count);
+    free(records);
+    free(identity);
+  }
+}
