@@ -347,6 +347,43 @@ Test(tune, bad_arguments) {
   cubert_client_release(client);
 }
 
+/* The cache file path and device identity of `selector`, found in a child process: a parent
+   that opened the device itself would fork its workers with the driver initialised, which some
+   OpenCL drivers (NVIDIA's) do not survive. 0, or 77 when the device is absent. */
+static int probe_cache(const char *selector, char *path, size_t capacity, char **out_identity) {
+  int pipe_fd[2];
+  cr_assert_eq(pipe(pipe_fd), 0);
+  fflush(NULL);
+  pid_t probe = fork();
+  cr_assert_geq(probe, 0);
+  if (probe == 0) {
+    close(pipe_fd[0]);
+    cubert_client *client = NULL;
+    if (cubert_client_create(selector, &client)) _exit(77);
+    char out[8192];
+    char *id = cubert_tune_disk_identity(client);
+    if (cubert_tune_cache_path(client, out, 4096) || !id) _exit(1);
+    size_t len = strlen(out);
+    snprintf(out + len + 1, sizeof(out) - len - 1, "%s", id);
+    if (write(pipe_fd[1], out, len + 1 + strlen(id) + 1) < 0) _exit(1);
+    _exit(0);
+  }
+  close(pipe_fd[1]);
+  char got[8192] = {0};
+  size_t have = 0;
+  for (ssize_t r; (r = read(pipe_fd[0], got + have, sizeof(got) - 1 - have)) > 0;)
+    have += (size_t)r;
+  close(pipe_fd[0]);
+  int status = 0;
+  cr_assert_eq(waitpid(probe, &status, 0), probe);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) return 77;
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && have > 0, "%s: the probe child failed",
+            selector);
+  snprintf(path, capacity, "%s", got);
+  if (out_identity) *out_identity = strdup(got + strlen(got) + 1);
+  return 0;
+}
+
 /* Tunes `key` in a child process (fresh device, nothing in memory), which exits with the
    number of candidates it measured. */
 static int tune_in_child(const char *selector, const cubert_tune_set *set, uint64_t n) {
@@ -400,12 +437,7 @@ Test(tune, truncated_garbage_and_foreign_files_are_ignored_and_rewritten) {
     /* Make a valid file with one entry, in a child. */
     if (tune_in_child(selectors[d], &set3, 100) == 100) continue;
     char path[4096];
-    {
-      cubert_client *client = open_client(selectors[d]);
-      cr_assert_not_null(client);
-      expect_ok(cubert_tune_cache_path(client, path, sizeof(path)));
-      cubert_client_release(client);
-    }
+    cr_assert_eq(probe_cache(selectors[d], path, sizeof(path), NULL), 0);
     size_t size = 0;
     const char *reason = NULL;
     int missing = 0;
@@ -440,13 +472,7 @@ Test(tune, file_is_never_half_written_when_the_writer_is_killed, .timeout = 120)
   for (size_t d = 0; d < 2; ++d) {
     char path[4096];
     char *identity = NULL;
-    {
-      cubert_client *client = open_client(selectors[d]);
-      if (!client) continue;
-      expect_ok(cubert_tune_cache_path(client, path, sizeof(path)));
-      identity = cubert_tune_disk_identity(client);
-      cubert_client_release(client);
-    }
+    if (probe_cache(selectors[d], path, sizeof(path), &identity) == 77) continue;
     size_t saved_max = 0;
     for (int round = 0; round < 6; ++round) {
       fflush(NULL);
@@ -613,39 +639,9 @@ Test(tune, concurrent_processes_keep_each_others_entries, .timeout = 120) {
   static const cubert_tune_set quick_set = {"test.concurrent", quick, 2, 0};
   enum { PER_CHILD = 25 };
   for (size_t d = 0; d < 2; ++d) {
-    /* The cache path and device identity come from a child: a parent that opened the device
-       itself would fork workers with its driver initialised, which some OpenCL drivers
-       (NVIDIA's) do not survive. */
-    char path[4096] = "", got[8192] = {0};
-    int pipe_fd[2];
-    cr_assert_eq(pipe(pipe_fd), 0);
-    fflush(NULL);
-    pid_t probe = fork();
-    cr_assert_geq(probe, 0);
-    if (probe == 0) {
-      close(pipe_fd[0]);
-      cubert_client *client = NULL;
-      if (cubert_client_create(selectors[d], &client)) _exit(77);
-      char out[8192];
-      char *id = cubert_tune_disk_identity(client);
-      if (cubert_tune_cache_path(client, out, 4096) || !id) _exit(1);
-      size_t len = strlen(out);
-      snprintf(out + len + 1, sizeof(out) - len - 1, "%s", id);
-      if (write(pipe_fd[1], out, len + 1 + strlen(id) + 1) < 0) _exit(1);
-      _exit(0);
-    }
-    close(pipe_fd[1]);
-    size_t have = 0;
-    for (ssize_t r; (r = read(pipe_fd[0], got + have, sizeof(got) - 1 - have)) > 0;)
-      have += (size_t)r;
-    close(pipe_fd[0]);
-    int probe_status = 0;
-    cr_assert_eq(waitpid(probe, &probe_status, 0), probe);
-    if (WIFEXITED(probe_status) && WEXITSTATUS(probe_status) == 77) continue; /* no device */
-    cr_assert(WIFEXITED(probe_status) && WEXITSTATUS(probe_status) == 0 && have > 0,
-              "%s: the probe child failed", selectors[d]);
-    snprintf(path, sizeof(path), "%s", got);
-    char *identity = strdup(got + strlen(got) + 1);
+    char path[4096];
+    char *identity = NULL;
+    if (probe_cache(selectors[d], path, sizeof(path), &identity) == 77) continue;
     fflush(NULL);
     pid_t pids[2];
     for (int c = 0; c < 2; ++c) {
