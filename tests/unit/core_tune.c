@@ -91,11 +91,13 @@ static const cubert_tune_set set_valid = {"test.valid", candidates_valid, 3, 0};
 
 static char cache_root[1024];
 
-/* A fresh cache folder for this test process, then the environment is read again. */
+/* A fresh cache folder for this test process (under $TMPDIR, never in the working directory),
+   then the environment is read again. */
 static void env_setup(const char *autotune) {
+  const char *tmp = getenv("TMPDIR");
   char cwd[900];
-  cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
-  snprintf(cache_root, sizeof(cache_root), "%s/tune-test-XXXXXX", cwd);
+  snprintf(cwd, sizeof(cwd), "%s", tmp && tmp[0] ? tmp : "/tmp");
+  snprintf(cache_root, sizeof(cache_root), "%s/cubert-tune-test-XXXXXX", cwd);
   cr_assert_not_null(mkdtemp(cache_root));
   setenv("CUBERT_CACHE_DIR", cache_root, 1);
   if (autotune)
