@@ -441,15 +441,7 @@ cubert_status cubert_client_sync_all(cubert_client *client) {
   }
   cubert_device_unlock(device);
   client_done(client);
-  if (count == 0) return NULL;
-  if (count == 1) {
-    cubert_status s = errors[0];
-    free(errors);
-    return s;
-  }
-  cubert_status s = cubert_status_unhealthy(errors, count);
-  free(errors);
-  return s;
+  return cubert_status_merge(errors, count);
 }
 
 /* ---- memory ------------------------------------------------------------------------------ */

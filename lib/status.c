@@ -374,6 +374,12 @@ cubert_status cubert_status_unhealthy(cubert_status *errors, size_t count) {
   return s;
 }
 
+cubert_status cubert_status_merge(cubert_status *list, size_t count) {
+  cubert_status s = count == 0 ? NULL : count == 1 ? list[0] : cubert_status_unhealthy(list, count);
+  free(list);
+  return s;
+}
+
 cubert_status cubert_status_set_limits(cubert_status status, uint64_t requested, uint64_t max) {
   if (!status || status->is_static) return status;
   status->has_limits = true;

@@ -97,14 +97,7 @@ static cubert_status take_errors(cubert_device *device, cubert_stream_id stream,
   }
   device->parked_count = kept;
   if (own) list[n++] = own;
-  if (n == 1) {
-    cubert_status one = list[0];
-    free(list);
-    return one;
-  }
-  cubert_status all = cubert_status_unhealthy(list, n);
-  free(list);
-  return all;
+  return cubert_status_merge(list, n);
 }
 
 void cubert_parked_free(cubert_device *device) {

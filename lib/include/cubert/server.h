@@ -48,6 +48,9 @@ cubert_status cubert_status_wrap(cubert_code code, cubert_status cause, const ch
     __attribute__((format(printf, 3, 4)));
 /* SERVER_UNHEALTHY holding `errors[0..count)` (ownership moves in). */
 cubert_status cubert_status_unhealthy(cubert_status *errors, size_t count);
+/* Several errors as one, taking `list` (malloc'd, `count` entries) and its statuses: NULL for
+   none, the error itself for one, SERVER_UNHEALTHY holding them all for more. */
+cubert_status cubert_status_merge(cubert_status *list, size_t count);
 /* Deep copy (for errors reported to several waiters). */
 cubert_status cubert_status_clone(cubert_status status);
 
