@@ -53,7 +53,7 @@ static cubert_status too_big(const char *label, const char *what) {
 static uint64_t row_alignment(const cubert_layout_desc *desc, uint64_t pitch_align,
                               uint64_t row_bytes) {
   if (desc->strategy != CUBERT_LAYOUT_OPTIMIZED || desc->rank < 2) return 0;
-  if (pitch_align < 16 || row_bytes == 0 || !is_pow2(desc->elem_size)) return 0;
+  if (pitch_align < 16 || row_bytes == 0 || !is_pow2(cubert_layout_elem_size(desc))) return 0;
   /* pitch_align is a power of two (<= 2^63): clamping first keeps next_pow2 in range. */
   uint64_t align = row_bytes >= pitch_align ? pitch_align : next_pow2(row_bytes);
   if (align < 16) align = 16;
@@ -67,8 +67,22 @@ static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s.rank is %u, maximum is %d", label,
                               desc->rank, CUBERT_MAX_RANK);
   }
-  if (desc->elem_size == 0) {
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s.elem_size is 0", label);
+  if ((unsigned)desc->dtype >= CUBERT_DTYPE_COUNT_) {
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s.dtype is %d, not a cubert_dtype (0..%d)", label, (int)desc->dtype,
+                              CUBERT_DTYPE_COUNT_ - 1);
+  }
+  if (desc->dtype != CUBERT_DTYPE_NONE && desc->elem_size != 0 &&
+      desc->elem_size != cubert_dtype_size(desc->dtype)) {
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s.elem_size is %llu but its dtype %s has %llu-byte elements", label,
+                              (unsigned long long)desc->elem_size, cubert_dtype_name(desc->dtype),
+                              (unsigned long long)cubert_dtype_size(desc->dtype));
+  }
+  const uint64_t elem_size = cubert_layout_elem_size(desc);
+  if (elem_size == 0) {
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s.elem_size is 0 and it has no dtype",
+                              label);
   }
   if (desc->strategy != CUBERT_LAYOUT_CONTIGUOUS && desc->strategy != CUBERT_LAYOUT_OPTIMIZED) {
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
@@ -89,10 +103,10 @@ static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_
   bool empty = false;
   for (uint32_t i = 0; i < rank; ++i) empty = empty || desc->shape[i] == 0;
 
-  uint64_t row_bytes = desc->elem_size;
-  if (rank > 0 && mul_overflows(desc->shape[rank - 1], desc->elem_size, &row_bytes)) {
+  uint64_t row_bytes = elem_size;
+  if (rank > 0 && mul_overflows(desc->shape[rank - 1], elem_size, &row_bytes)) {
     snprintf(what, sizeof(what), "a row of %llu elements of %llu bytes",
-             (unsigned long long)desc->shape[rank - 1], (unsigned long long)desc->elem_size);
+             (unsigned long long)desc->shape[rank - 1], (unsigned long long)elem_size);
     return too_big(label, what);
   }
   uint64_t align = empty ? 0 : row_alignment(desc, pitch_align, row_bytes);
@@ -108,7 +122,7 @@ static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_
         snprintf(what, sizeof(what), "the pitch of a %llu-byte row", (unsigned long long)row_bytes);
         return too_big(label, what);
       }
-      next = pitch_bytes / desc->elem_size;
+      next = pitch_bytes / elem_size;
     } else if (mul_overflows(stride, desc->shape[k], &next)) {
       if (empty)
         next = 0; /* strides above an empty dim are never used to address anything */
@@ -136,9 +150,9 @@ static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_
     }
   }
   uint64_t span;
-  if (add_overflows(last, 1, &span) || mul_overflows(span, desc->elem_size, &out->size)) {
+  if (add_overflows(last, 1, &span) || mul_overflows(span, elem_size, &out->size)) {
     snprintf(what, sizeof(what), "%llu elements of %llu bytes", (unsigned long long)last,
-             (unsigned long long)desc->elem_size);
+             (unsigned long long)elem_size);
     return too_big(label, what);
   }
   return NULL;
@@ -207,4 +221,45 @@ int cubert_layout_is_contiguous(uint32_t rank, const uint64_t *shape, const uint
     if (mul_overflows(expected, shape[k], &expected)) return k == 0;
   }
   return 1;
+}
+
+/* ---- element types ------------------------------------------------------------------------- */
+
+uint64_t cubert_dtype_size(cubert_dtype dtype) {
+  switch (dtype) {
+    case CUBERT_DTYPE_F32:
+    case CUBERT_DTYPE_I32:
+    case CUBERT_DTYPE_U32:
+      return 4;
+    case CUBERT_DTYPE_F64:
+      return 8;
+    case CUBERT_DTYPE_F16:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+const char *cubert_dtype_name(cubert_dtype dtype) {
+  switch (dtype) {
+    case CUBERT_DTYPE_NONE:
+      return "none";
+    case CUBERT_DTYPE_F32:
+      return "f32";
+    case CUBERT_DTYPE_F64:
+      return "f64";
+    case CUBERT_DTYPE_I32:
+      return "i32";
+    case CUBERT_DTYPE_U32:
+      return "u32";
+    case CUBERT_DTYPE_F16:
+      return "f16";
+    default:
+      return "invalid";
+  }
+}
+
+uint64_t cubert_layout_elem_size(const cubert_layout_desc *desc) {
+  if (!desc) return 0;
+  return desc->elem_size ? desc->elem_size : cubert_dtype_size(desc->dtype);
 }

@@ -17,15 +17,16 @@ void cubert_tensor_release(cubert_tensor *tensor) {
 static cubert_status upload(cubert_client *client, cubert_handle *handle,
                             const cubert_layout_desc *desc, const cubert_layout *layout,
                             const void *data) {
+  const uint64_t elem_size = cubert_layout_elem_size(desc);
   uint64_t elems = 1;
   for (uint32_t i = 0; i < desc->rank; ++i) elems *= desc->shape[i];
-  uint64_t bytes = elems * desc->elem_size;
+  uint64_t bytes = elems * elem_size;
   if (bytes == 0) return NULL;
   if (cubert_layout_is_contiguous(desc->rank, desc->shape, layout->strides))
     return cubert_client_write(client, handle, 0, data, bytes);
   /* Pitched: rank >= 2 with padded rows; write row by row. */
-  uint64_t row = desc->shape[desc->rank - 1] * desc->elem_size;
-  uint64_t pitch = layout->strides[desc->rank - 2] * desc->elem_size;
+  uint64_t row = desc->shape[desc->rank - 1] * elem_size;
+  uint64_t pitch = layout->strides[desc->rank - 2] * elem_size;
   uint64_t rows = elems / desc->shape[desc->rank - 1];
   /* Stage into one padded host buffer so the device sees a single transfer. */
   uint64_t span = layout->size;
@@ -63,7 +64,8 @@ static cubert_status tensors_new(cubert_client *client, const void *const *data,
     s = cubert_handle_view(whole, layouts[i].offset, layouts[i].size, &out[i].handle);
     if (s) break;
     out[i].rank = descs[i].rank;
-    out[i].elem_size = descs[i].elem_size;
+    out[i].elem_size = cubert_layout_elem_size(&descs[i]);
+    out[i].dtype = descs[i].dtype;
     memcpy(out[i].shape, descs[i].shape, sizeof(out[i].shape));
     memcpy(out[i].strides, layouts[i].strides, sizeof(out[i].strides));
     if (data && data[i]) s = upload(client, out[i].handle, &descs[i], &layouts[i], data[i]);

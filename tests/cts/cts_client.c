@@ -66,8 +66,8 @@ Test(client, profile_measures_and_reports_errors) {
 Test(client, tensors_share_one_allocation_at_aligned_offsets) {
   const cubert_device_properties *p = cubert_client_properties(cts_client);
   cubert_layout_desc descs[2] = {
-      {CUBERT_LAYOUT_CONTIGUOUS, 2, {3, 5}, 4},
-      {CUBERT_LAYOUT_OPTIMIZED, 2, {7, 9}, 4},
+      {.strategy = CUBERT_LAYOUT_CONTIGUOUS, .rank = 2, .shape = {3, 5}, .elem_size = 4},
+      {.strategy = CUBERT_LAYOUT_OPTIMIZED, .rank = 2, .shape = {7, 9}, .elem_size = 4},
   };
   float a[15], b[63];
   for (int i = 0; i < 15; ++i) a[i] = (float)i;

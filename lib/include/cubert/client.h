@@ -75,13 +75,18 @@ CUBERT_API cubert_status cubert_client_write(cubert_client *client, cubert_handl
 
 /* ---- tensors ----------------------------------------------------------------------------- */
 
-/* A tensor: a handle with its layout. Owns one reference to `handle`. */
+/* A tensor: a handle with its layout. Owns one reference to `handle` when it was created by
+   the calls below; a view (cubert/ops.h: any struct naming a handle with its own shape, strides
+   and offset, e.g. a transpose) may borrow the handle instead and is then not released.
+   Element (i0, .., ir-1) lives at element offset + sum(i_d * strides[d]) of the handle. */
 typedef struct cubert_tensor {
   cubert_handle *handle;
   uint32_t rank;
   uint64_t shape[CUBERT_MAX_RANK];   /* elements */
-  uint64_t strides[CUBERT_MAX_RANK]; /* elements */
+  uint64_t strides[CUBERT_MAX_RANK]; /* elements; 0 broadcasts a dimension (inputs only) */
   uint64_t elem_size;                /* bytes */
+  cubert_dtype dtype;                /* element type; NONE for untyped data */
+  uint64_t offset;                   /* elements from the start of the handle (views) */
 } cubert_tensor;
 /* Releases the tensor's handle and clears it. Accepts NULL. */
 CUBERT_API void cubert_tensor_release(cubert_tensor *tensor);

@@ -10,6 +10,7 @@
 #include "cubert/kernels.h"
 #include "cubert/layout.h"
 #include "cubert/memory.h"
+#include "cubert/ops.h"
 #include "cubert/profile.h"
 #include "cubert/status.h"
 #include "cubert/stream.h"

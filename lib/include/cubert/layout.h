@@ -13,18 +13,39 @@ CUBERT_EXTERN_C_BEGIN
 
 #define CUBERT_MAX_RANK 8
 
+/* Element types of typed tensors (the kernel library's operations, cubert/ops.h, need one).
+   NONE (the zero value) is untyped bytes: only elem_size says how big an element is. */
+typedef enum cubert_dtype {
+  CUBERT_DTYPE_NONE = 0,
+  CUBERT_DTYPE_F32 = 1, /* IEEE-754 binary32 */
+  CUBERT_DTYPE_F64 = 2, /* binary64: devices with CUBERT_FEATURE_FP64 */
+  CUBERT_DTYPE_I32 = 3, /* two's complement */
+  CUBERT_DTYPE_U32 = 4,
+  CUBERT_DTYPE_F16 = 5, /* binary16, storage only (cast to and from it); CUBERT_FEATURE_FP16 */
+  CUBERT_DTYPE_COUNT_
+} cubert_dtype;
+/* Bytes per element (0 for NONE and values out of the enum). Pure; thread-safe. */
+CUBERT_API uint64_t cubert_dtype_size(cubert_dtype dtype);
+/* "f32", "f64", "i32", "u32", "f16", "none", or "invalid" out of the enum. Static strings. */
+CUBERT_API const char *cubert_dtype_name(cubert_dtype dtype);
+
 typedef enum cubert_layout_strategy {
   CUBERT_LAYOUT_CONTIGUOUS = 0, /* row-major, no padding */
   CUBERT_LAYOUT_OPTIMIZED = 1,  /* pitched rows where the device prefers it */
 } cubert_layout_strategy;
 
-/* A tensor to allocate. shape is in elements, elem_size in bytes. */
+/* A tensor to allocate. shape is in elements, elem_size in bytes. A desc may give a dtype
+   instead of (or with) elem_size: elem_size 0 means the dtype's size; both set must agree. */
 typedef struct cubert_layout_desc {
   cubert_layout_strategy strategy;
   uint32_t rank; /* 0..CUBERT_MAX_RANK; rank 0 is a scalar */
   uint64_t shape[CUBERT_MAX_RANK];
   uint64_t elem_size;
+  cubert_dtype dtype; /* NONE (zero): untyped; the tensors created from the desc carry it */
 } cubert_layout_desc;
+/* The element size `desc` stands for: elem_size, or its dtype's size when elem_size is 0 (0 for
+   NULL or when neither is set). */
+CUBERT_API uint64_t cubert_layout_elem_size(const cubert_layout_desc *desc);
 
 /* Where one tensor lives inside an allocation. Strides are in elements. */
 typedef struct cubert_layout {
@@ -40,8 +61,9 @@ typedef struct cubert_layout {
    of row_align = max(16, min(pitch_align, next_pow2(row_bytes))), i.e. the pitch is the row
    size in bytes rounded up to row_align, so padding never reaches the row size for rows of
    16 bytes or more. Rank <= 1, empty tensors, element sizes that are not a power of two and
-   pitch_align below 16 stay contiguous. Errors: INVALID_ARGUMENT (rank, zero elem size,
-   a strategy out of the enum, alignment not a power of two), BUFFER_TOO_BIG on overflow. */
+   pitch_align below 16 stay contiguous. Errors: INVALID_ARGUMENT (rank, no elem size nor
+   dtype, an elem size that disagrees with the dtype, a strategy or dtype out of the enum,
+   alignment not a power of two), BUFFER_TOO_BIG on overflow. */
 CUBERT_API cubert_status cubert_layout_compute(const cubert_layout_desc *desc, uint64_t pitch_align,
                                                cubert_layout *out);
 /* Packs `count` tensors into one allocation, each starting at a multiple of `alignment`.

@@ -1,0 +1,202 @@
+/* Operand checks, broadcasting and 1-D launches shared by the operations of cubert/ops.h. */
+#include <string.h>
+
+#include "cubert/geometry.h"
+#include "ops/ops_internal.h"
+
+cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cubert_tensor *t,
+                                      uint32_t allowed, bool is_output, cubert_ops_extent *out) {
+  if (!t) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s is NULL", op, name);
+  if (!t->handle)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.handle is NULL", op, name);
+  if (t->rank > CUBERT_MAX_RANK)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.rank is %u, maximum %d", op,
+                              name, t->rank, CUBERT_MAX_RANK);
+  if ((unsigned)t->dtype >= CUBERT_DTYPE_COUNT_)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: %s.dtype is %d, not a cubert_dtype", op, name, (int)t->dtype);
+  if (allowed && !(allowed & CUBERT_OPS_DTYPE_BIT(t->dtype))) {
+    char list[64] = "";
+    for (int d = 1; d < CUBERT_DTYPE_COUNT_; ++d)
+      if (allowed & CUBERT_OPS_DTYPE_BIT(d)) {
+        if (list[0]) strcat(list, ", ");
+        strcat(list, cubert_dtype_name((cubert_dtype)d));
+      }
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: %s.dtype is %s; this operation takes %s%s", op, name,
+                              cubert_dtype_name(t->dtype), list,
+                              t->dtype == CUBERT_DTYPE_NONE ? " (set the tensor's dtype)" : "");
+  }
+  if (t->dtype != CUBERT_DTYPE_NONE && t->elem_size != cubert_dtype_size(t->dtype))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: %s.elem_size is %llu but its dtype %s has %llu-byte elements",
+                              op, name, (unsigned long long)t->elem_size,
+                              cubert_dtype_name(t->dtype),
+                              (unsigned long long)cubert_dtype_size(t->dtype));
+  if (t->elem_size == 0)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.elem_size is 0", op, name);
+  uint64_t elems = 1, last = t->offset;
+  bool empty = false;
+  for (uint32_t d = 0; d < t->rank; ++d) {
+    const uint64_t len = t->shape[d];
+    if (len == 0) empty = true;
+    if (__builtin_mul_overflow(elems, len, &elems))
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "%s: %s.shape overflows 64 bits at axis %u", op, name, d);
+    if (is_output && len > 1 && t->strides[d] == 0)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "%s: %s.strides[%u] is 0 over %llu elements: an output cannot "
+                                "broadcast (two elements would share one place)",
+                                op, name, d, (unsigned long long)len);
+  }
+  if (empty) elems = 0;
+  uint64_t end = 0;
+  if (!empty) {
+    for (uint32_t d = 0; d < t->rank; ++d) {
+      uint64_t step = 0;
+      if (__builtin_mul_overflow(t->shape[d] - 1, t->strides[d], &step) ||
+          __builtin_add_overflow(last, step, &last))
+        return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                  "%s: %s reaches past 2^64 elements at axis %u (shape %llu, "
+                                  "stride %llu)",
+                                  op, name, d, (unsigned long long)t->shape[d],
+                                  (unsigned long long)t->strides[d]);
+    }
+    uint64_t bytes = 0;
+    if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, t->elem_size, &bytes))
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s reaches past 2^64 bytes", op,
+                                name);
+    const uint64_t size = cubert_handle_size(t->handle);
+    if (bytes > size)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "%s: %s reaches byte %llu (offset %llu elements, shape and strides "
+                                "of its view) past the end of its handle (%llu bytes)",
+                                op, name, (unsigned long long)bytes, (unsigned long long)t->offset,
+                                (unsigned long long)size);
+  }
+  if (out) {
+    out->elems = elems;
+    out->end_elems = end;
+  }
+  return NULL;
+}
+
+cubert_status cubert_ops_check_device_dtype(cubert_client *client, const char *op, const char *name,
+                                            cubert_dtype dtype) {
+  const cubert_device_properties *p = cubert_client_properties(client);
+  if (!p)
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND, "%s: the client is released or not a client",
+                              op);
+  uint32_t need = dtype == CUBERT_DTYPE_F64   ? CUBERT_FEATURE_FP64
+                  : dtype == CUBERT_DTYPE_F16 ? CUBERT_FEATURE_FP16
+                                              : 0;
+  if (need && !(p->features & need))
+    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                              "%s: %s is %s, which device \"%s\" does not support (%s)", op, name,
+                              cubert_dtype_name(dtype), p->name,
+                              need == CUBERT_FEATURE_FP64 ? "no cl_khr_fp64" : "no cl_khr_fp16");
+  return NULL;
+}
+
+cubert_status cubert_ops_check_same_shape(const char *op, const char *name_a,
+                                          const cubert_tensor *a, const char *name_b,
+                                          const cubert_tensor *b) {
+  if (a->rank != b->rank)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s has rank %u but %s has rank %u",
+                              op, name_a, a->rank, name_b, b->rank);
+  for (uint32_t d = 0; d < a->rank; ++d)
+    if (a->shape[d] != b->shape[d])
+      return cubert_status_make(
+          CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.shape[%u] is %llu but %s.shape[%u] is %llu", op,
+          name_a, d, (unsigned long long)a->shape[d], name_b, d, (unsigned long long)b->shape[d]);
+  return NULL;
+}
+
+cubert_status cubert_ops_check_same_dtype(const char *op, const char *name_a,
+                                          const cubert_tensor *a, const char *name_b,
+                                          const cubert_tensor *b) {
+  if (a->dtype != b->dtype)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s is %s but %s is %s", op, name_a,
+                              cubert_dtype_name(a->dtype), name_b, cubert_dtype_name(b->dtype));
+  return NULL;
+}
+
+cubert_status cubert_ops_broadcast_strides(const char *op, const char *name,
+                                           const cubert_tensor *in, const cubert_tensor *out,
+                                           uint64_t strides[CUBERT_MAX_RANK]) {
+  if (in->rank > out->rank)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: %s has rank %u, more than the output's %u: it cannot "
+                              "broadcast to the output",
+                              op, name, in->rank, out->rank);
+  const uint32_t lead = out->rank - in->rank;
+  for (uint32_t d = 0; d < out->rank; ++d) {
+    if (d < lead) {
+      strides[d] = 0;
+      continue;
+    }
+    const uint32_t i = d - lead;
+    if (in->shape[i] == out->shape[d]) {
+      strides[d] = out->shape[d] == 1 ? 0 : in->strides[i];
+    } else if (in->shape[i] == 1) {
+      strides[d] = 0;
+    } else {
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "%s: %s.shape[%u] is %llu, which broadcasts neither to the "
+                                "output's shape[%u] = %llu nor from 1",
+                                op, name, i, (unsigned long long)in->shape[i], d,
+                                (unsigned long long)out->shape[d]);
+    }
+  }
+  for (uint32_t d = out->rank; d < CUBERT_MAX_RANK; ++d) strides[d] = 0;
+  return NULL;
+}
+
+void cubert_ops_collapse_axes(uint32_t *rank, uint64_t shape[CUBERT_MAX_RANK],
+                              uint64_t (*strides)[CUBERT_MAX_RANK], uint32_t count) {
+  uint32_t r = 0;
+  for (uint32_t d = 0; d < *rank; ++d) {
+    if (shape[d] == 1) continue; /* a length-1 axis never moves any operand */
+    if (r > 0) {
+      /* Axis d continues axis r-1 when, in every operand, stepping r-1 once equals stepping
+         d over its whole length. */
+      bool merge = true;
+      for (uint32_t k = 0; k < count && merge; ++k)
+        merge = strides[k][r - 1] == strides[k][d] * shape[d];
+      if (merge) {
+        shape[r - 1] *= shape[d];
+        for (uint32_t k = 0; k < count; ++k) strides[k][r - 1] = strides[k][d];
+        continue;
+      }
+    }
+    shape[r] = shape[d];
+    for (uint32_t k = 0; k < count; ++k) strides[k][r] = strides[k][d];
+    ++r;
+  }
+  for (uint32_t d = r; d < CUBERT_MAX_RANK; ++d) {
+    shape[d] = 1;
+    for (uint32_t k = 0; k < count; ++k) strides[k][d] = 0;
+  }
+  *rank = r;
+}
+
+cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_def *kernel,
+                                   uint64_t n, const cubert_kernel_args *args) {
+  if (n == 0) return NULL;
+  const cubert_device_properties *p = cubert_client_properties(client);
+  if (!p) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "the client is released");
+  /* 256 units per cube: a multiple of every GPU's warp or wavefront, and on the CPU server
+     long enough SIMD loops that the per-cube overhead vanishes. */
+  uint32_t dim = p->hardware.max_units_per_cube < 256 ? p->hardware.max_units_per_cube : 256;
+  if (dim > p->hardware.max_cube_dim[0]) dim = p->hardware.max_cube_dim[0];
+  if (dim == 0) dim = 1;
+  const uint64_t cubes = n / dim + (n % dim != 0);
+  if (cubes > UINT32_MAX)
+    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                              "kernel \"%s\" over %llu elements needs %llu cubes, more than 2^32-1",
+                              kernel->name, (unsigned long long)n, (unsigned long long)cubes);
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
+  return cubert_client_launch(client, kernel, sel.cube_count, cubert_cube_dim_new_3d(dim, 1, 1),
+                              args);
+}

@@ -1,0 +1,67 @@
+/* Helpers shared by the operations of cubert/ops.h: operand checks with messages that name the
+   operation, the operand and the axis, broadcasting, and 1-D launches. */
+#ifndef CUBERT_OPS_INTERNAL_H
+#define CUBERT_OPS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cubert/client.h"
+#include "cubert/kernel.h"
+#include "cubert/ops.h"
+
+/* Bit of a dtype in an "allowed types" mask. */
+#define CUBERT_OPS_DTYPE_BIT(d) (1u << (unsigned)(d))
+#define CUBERT_OPS_FLOATS \
+  (CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F32) | CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F64))
+
+/* What cubert_ops_check_tensor learned about a valid operand. */
+typedef struct cubert_ops_extent {
+  uint64_t elems;     /* product of the shape */
+  uint64_t end_elems; /* one past the furthest element reached, offset included (0 if empty) */
+} cubert_ops_extent;
+
+/* Checks one operand of `op` (its name in messages, e.g. "matmul") called `name` ("a", "out"):
+   non-NULL with a handle, rank <= CUBERT_MAX_RANK, a dtype in `allowed` (a mask of
+   CUBERT_OPS_DTYPE_BIT; 0 accepts any dtype, NONE included), elem_size equal to the dtype's
+   size, shape * strides + offset inside the handle without overflow, and for an output
+   (`is_output`) no zero stride over a dimension longer than 1. */
+cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cubert_tensor *t,
+                                      uint32_t allowed, bool is_output, cubert_ops_extent *out);
+
+/* UNAVAILABLE when the client's device cannot hold `dtype` (F64 without CUBERT_FEATURE_FP64, F16
+   without CUBERT_FEATURE_FP16); NOT_FOUND for a released client. */
+cubert_status cubert_ops_check_device_dtype(cubert_client *client, const char *op, const char *name,
+                                            cubert_dtype dtype);
+
+/* INVALID_ARGUMENT unless a and b have one rank and shape, naming the first axis that differs. */
+cubert_status cubert_ops_check_same_shape(const char *op, const char *name_a,
+                                          const cubert_tensor *a, const char *name_b,
+                                          const cubert_tensor *b);
+
+/* INVALID_ARGUMENT unless a and b have one dtype. */
+cubert_status cubert_ops_check_same_dtype(const char *op, const char *name_a,
+                                          const cubert_tensor *a, const char *name_b,
+                                          const cubert_tensor *b);
+
+/* NumPy broadcasting of `in` (called `name`) to `out`'s shape: in.rank <= out.rank, and aligned
+   at the last axis every in dimension equals out's or is 1. Writes out.rank strides for `in`
+   into strides (0 on broadcast and missing axes). INVALID_ARGUMENT naming the axis otherwise. */
+cubert_status cubert_ops_broadcast_strides(const char *op, const char *name,
+                                           const cubert_tensor *in, const cubert_tensor *out,
+                                           uint64_t strides[CUBERT_MAX_RANK]);
+
+/* Merges neighbouring axes that are contiguous with each other in every one of `count`
+   operands (strides[i] holds operand i's strides over the common `shape`), and drops axes of
+   length 1, so that a strided kernel walks as few and as long dimensions as possible. Updates
+   *rank, shape and strides in place (a rank-0 result is one element). */
+void cubert_ops_collapse_axes(uint32_t *rank, uint64_t shape[CUBERT_MAX_RANK],
+                              uint64_t (*strides)[CUBERT_MAX_RANK], uint32_t count);
+
+/* Launches `kernel` over n units (one per element) in 1-D cubes of the device's preferred size,
+   with the cube count spread over x, y, z within the device's limits. n == 0 queues nothing.
+   Kernels launched this way must compute the unit id as the linear id and ignore ids >= n. */
+cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_def *kernel,
+                                   uint64_t n, const cubert_kernel_args *args);
+
+#endif /* CUBERT_OPS_INTERNAL_H */

@@ -1,0 +1,151 @@
+/* cubert — operations on tensors: the kernel library's host API.
+
+   One function per operation. Each takes tensor views (cubert_tensor: handle, shape, strides,
+   offset and element type), checks them, picks a kernel and its launch geometry (through
+   autotune, cubert/tune.h, where the choice matters) and queues the work on the calling stream
+   of `client`. The call returns once the work is queued; a later read, sync or launch on the
+   stream sees the result (stream order, as for cubert_client_launch). docs/OPS.md lists every
+   operation with its types and limits.
+
+   Views. An operation never takes or drops a reference: a view may borrow its handle (build one
+   with cubert_tensor_permute below, or fill a struct by hand). Element (i0, .., ir-1) of a view
+   lives at element `offset + sum(i_d * strides[d])` of its handle. Any strides are accepted
+   (row-major, column-major, pitched, transposed, sliced); a stride of 0 broadcasts a dimension
+   and is allowed for inputs only. Outputs must not overlap an input unless the operation says
+   so (elementwise operations may write in place: out == a with equal strides).
+
+   Element types (cubert_dtype, cubert/layout.h): every operand needs one; an untyped tensor
+   (CUBERT_DTYPE_NONE) is INVALID_ARGUMENT naming the operand. F64 needs a device with
+   CUBERT_FEATURE_FP64 and F16 one with CUBERT_FEATURE_FP16 (else UNAVAILABLE naming the device).
+
+   Errors (all before anything is queued; no operand is touched): INVALID_ARGUMENT naming the
+   operand, the axis and the mismatch ("matmul: a.shape[1] is 7 but b.shape[0] is 8"), a view
+   reaching past its handle, an output stride of 0 over a dimension longer than 1, a rank above
+   CUBERT_MAX_RANK, an element type the operation does not take; NOT_FOUND for a released
+   handle; UNAVAILABLE as above; and the launch's own errors (cubert_client_launch). An empty
+   tensor (a dimension of 0) is a no-op that still checks its arguments.
+
+   Thread-safety: as cubert_client_launch (any thread; each thread has its own stream). */
+#ifndef CUBERT_OPS_H
+#define CUBERT_OPS_H
+
+#include <stdint.h>
+
+#include "cubert/client.h"
+#include "cubert/export.h"
+#include "cubert/layout.h"
+#include "cubert/status.h"
+
+CUBERT_EXTERN_C_BEGIN
+
+/* ---- views ---------------------------------------------------------------------------------- */
+
+/* *out = `in` with its axes permuted: out.shape[i] = in.shape[axes[i]] and likewise strides. No
+   data moves and no reference is taken (out borrows in's handle). `axes` holds in.rank distinct
+   values below in.rank. INVALID_ARGUMENT otherwise (naming the axis). */
+CUBERT_API cubert_status cubert_tensor_permute(const cubert_tensor *in, const uint32_t *axes,
+                                               cubert_tensor *out);
+
+/* ---- layout changes ------------------------------------------------------------------------- */
+
+/* out = in, element by element, for any strides on both sides (materialises a permuted,
+   transposed, sliced or broadcast view). Same shape and dtype (any dtype, NONE included when
+   elem_sizes match). */
+CUBERT_API cubert_status cubert_op_copy(cubert_client *client, const cubert_tensor *in,
+                                        const cubert_tensor *out);
+/* out = in with its axes permuted (out.shape[i] == in.shape[axes[i]]): cubert_tensor_permute
+   then cubert_op_copy; a 2-D transpose goes through shared-memory tiles so both sides are read
+   and written in rows. */
+CUBERT_API cubert_status cubert_op_permute(cubert_client *client, const cubert_tensor *in,
+                                           const uint32_t *axes, const cubert_tensor *out);
+
+/* out = (out.dtype) in for in, out in {F32, F64, I32, U32, F16}. Same shape. Float to integer
+   rounds toward zero and saturates (NaN gives 0), as OpenCL's convert_<type>_sat_rtz; integer
+   to float rounds to nearest; f32 to f16 rounds to nearest even. */
+CUBERT_API cubert_status cubert_op_cast(cubert_client *client, const cubert_tensor *in,
+                                        const cubert_tensor *out);
+
+/* ---- elementwise ---------------------------------------------------------------------------- */
+
+typedef enum cubert_unary_op {
+  CUBERT_UNARY_EXP = 0,  /* F32, F64 */
+  CUBERT_UNARY_LOG = 1,  /* F32, F64 */
+  CUBERT_UNARY_SQRT = 2, /* F32, F64 */
+  CUBERT_UNARY_ABS = 3,  /* F32, F64, I32 (abs(INT32_MIN) wraps to INT32_MIN) */
+  CUBERT_UNARY_NEG = 4,  /* F32, F64, I32 (wraps) */
+  CUBERT_UNARY_RELU = 5, /* F32, F64, I32: max(x, 0) */
+  CUBERT_UNARY_TANH = 6, /* F32, F64 */
+  CUBERT_UNARY_COUNT_
+} cubert_unary_op;
+
+/* out = op(in), in and out of one dtype; in broadcasts to out's shape (NumPy rules, below). */
+CUBERT_API cubert_status cubert_op_unary(cubert_client *client, cubert_unary_op op,
+                                         const cubert_tensor *in, const cubert_tensor *out);
+
+typedef enum cubert_binary_op {
+  CUBERT_BINARY_ADD = 0, /* F32, F64, I32, U32 (integers wrap) */
+  CUBERT_BINARY_SUB = 1, /* F32, F64, I32, U32 (integers wrap) */
+  CUBERT_BINARY_MUL = 2, /* F32, F64, I32, U32 (integers wrap) */
+  CUBERT_BINARY_DIV = 3, /* F32, F64, I32, U32 (integers: toward zero; x / 0 gives 0, and
+                            INT32_MIN / -1 gives INT32_MIN, where C would be undefined) */
+  CUBERT_BINARY_MIN = 4, /* F32, F64, I32, U32 */
+  CUBERT_BINARY_MAX = 5, /* F32, F64, I32, U32 */
+  CUBERT_BINARY_POW = 6, /* F32, F64 */
+  CUBERT_BINARY_COUNT_
+} cubert_binary_op;
+
+/* out = a op b, all three of one dtype, with NumPy broadcasting: shapes are aligned at their
+   last axis; each of a's and b's dimensions equals out's or is 1 (or is missing, a lower rank);
+   out's shape must be the broadcast shape. INVALID_ARGUMENT names the operand and the axis of a
+   mismatch. out may be a or b (same strides) for an in-place update. */
+CUBERT_API cubert_status cubert_op_binary(cubert_client *client, cubert_binary_op op,
+                                          const cubert_tensor *a, const cubert_tensor *b,
+                                          const cubert_tensor *out);
+
+/* ---- reductions ----------------------------------------------------------------------------- */
+
+typedef enum cubert_reduce_op {
+  CUBERT_REDUCE_SUM = 0,    /* F32 -> F32, I32 -> I32 (wraps) */
+  CUBERT_REDUCE_MAX = 1,    /* F32 -> F32, I32 -> I32; NaN propagates */
+  CUBERT_REDUCE_MIN = 2,    /* F32 -> F32, I32 -> I32; NaN propagates */
+  CUBERT_REDUCE_MEAN = 3,   /* F32 -> F32, I32 -> F32 (the sum in 64 bits, then divided) */
+  CUBERT_REDUCE_ARGMAX = 4, /* F32, I32 -> I32: index along the axis; ties and NaN: lowest */
+  CUBERT_REDUCE_ARGMIN = 5, /* index of the first maximum / minimum on every device */
+  CUBERT_REDUCE_COUNT_
+} cubert_reduce_op;
+
+/* Reduce along every axis at once (a full reduction): pass as `axis`. */
+#define CUBERT_AXIS_ALL UINT32_MAX
+
+/* out = op over `axis` of in. out's shape is in's with the axis removed (keep_dim 0) or set to 1
+   (keep_dim 1); with CUBERT_AXIS_ALL, out has rank 0 (or in's rank with every dimension 1).
+   Reducing an empty axis: SUM gives 0, MEAN NaN, MAX/MIN/ARGMAX/ARGMIN INVALID_ARGUMENT.
+   Sums add in a tree, so f32 rounding differs from a sequential sum. */
+CUBERT_API cubert_status cubert_op_reduce(cubert_client *client, cubert_reduce_op op,
+                                          const cubert_tensor *in, uint32_t axis, int keep_dim,
+                                          const cubert_tensor *out);
+
+/* out = softmax of in along its last axis: exp(x - max) / sum(exp(x - max)) per row (the max
+   subtracted first, so large inputs do not overflow). F32 or F64; in and out of one shape and
+   dtype; out may be in. A row of -inf gives NaN, as the formula does. */
+CUBERT_API cubert_status cubert_op_softmax(cubert_client *client, const cubert_tensor *in,
+                                           const cubert_tensor *out);
+
+/* ---- matrix multiply ------------------------------------------------------------------------ */
+
+/* c = alpha * a · b + beta * c, for rank-2 (M x K times K x N gives M x N) or rank-3 operands
+   (a batch dimension first: batch x M x K, batch x K x N, batch x M x N; an a or b batch of 1
+   or stride 0 is shared by every batch). F32, or F64 where the device has it (alpha and beta are
+   rounded to the dtype). Row-major, column-major, transposed and pitched operands are views:
+   op(A) = A^T is a with its two last strides swapped (cubert_tensor_permute). beta == 0 never
+   reads c (NaN in c does not propagate). c must not overlap a or b. Any M, N, K >= 0; K == 0
+   gives beta * c. The kernel and its tile shape are chosen by autotune per device and anchored
+   (M, N, K, layouts). Results are within a relative error of K * 2^-22 * max|a||b| of the exact
+   product per element for f32 (docs/OPS.md). */
+CUBERT_API cubert_status cubert_op_matmul(cubert_client *client, double alpha,
+                                          const cubert_tensor *a, const cubert_tensor *b,
+                                          double beta, const cubert_tensor *c);
+
+CUBERT_EXTERN_C_END
+
+#endif /* CUBERT_OPS_H */
