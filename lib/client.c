@@ -1,8 +1,9 @@
-/* cubert — the client: devices, client views, buffers, reads and writes, synchronisation and
-   memory control, with their argument validation and calls into the server (launches are in
-   launch.c). One recursive lock per device serialises access to the server (DESIGN §4: a lock
-   around the server rather than a device thread, since a thread hop costs microseconds on
-   the launch path); re-entrancy lets exclusive()/profile() callbacks use the client.
+/* cubert — the client: client views, buffers, reads and writes and synchronisation, with their
+   argument validation and calls into the server (devices are in device.c, launches in launch.c,
+   memory control in client_memory.c). One recursive lock per device serialises access to the server
+   (DESIGN §4: a lock around the server rather than a device thread, since a thread hop costs
+   microseconds on the launch path); re-entrancy lets exclusive()/profile() callbacks use the
+   client.
 
    Lifetime: a public cubert_client is a token of the object table (object_table.h). Every
    call holds a reference on the client, and on each handle it uses, for its whole duration,
@@ -18,90 +19,6 @@
 #include "registry.h"
 #include "trace.h"
 #include "tune/tune_internal.h"
-
-/* ---- device ------------------------------------------------------------------------------ */
-
-static cubert_status storage_alloc(void *ctx, uint64_t size, cubert_storage *out) {
-  cubert_server *server = ((cubert_device *)ctx)->server;
-  return server->vtable->storage_alloc(server, size, out);
-}
-static void storage_free(void *ctx, cubert_storage *storage) {
-  cubert_server *server = ((cubert_device *)ctx)->server;
-  server->vtable->storage_free(server, storage);
-}
-static void storage_slice_cache_release(void *ctx, cubert_slice *slice) {
-  cubert_server *server = ((cubert_device *)ctx)->server;
-  if (server->vtable->slice_cache_release) server->vtable->slice_cache_release(server, slice);
-}
-
-static void device_destroy(cubert_device *device) {
-  if (!device) return;
-  if (device->server) {
-    cubert_slots_destroy(device);
-    cubert_trace_flush(device);
-    device->server->vtable->destroy(device->server);
-  }
-  free(device->slots); /* NULL after cubert_slots_destroy */
-  cubert_parked_free(device);
-  free(device->pool_override);
-  free(device->pool_override_list);
-  for (size_t i = 0; i < device->profile_count; ++i)
-    cubert_status_free(device->profiles[i].failure);
-  free(device->profiles);
-  cubert_profile_log_free(device);
-  cubert_tuner_destroy(device->tuner);
-  pthread_mutex_destroy(&device->lock);
-  free(device);
-}
-
-void cubert_device_retain(cubert_device *device) {
-  atomic_fetch_add_explicit(&device->refcount, 1, memory_order_relaxed);
-}
-
-void cubert_device_release(cubert_device *device) {
-  if (atomic_fetch_sub_explicit(&device->refcount, 1, memory_order_acq_rel) == 1)
-    device_destroy(device);
-}
-
-static cubert_status device_create(const char *selector, cubert_device **out) {
-  static _Atomic uint64_t serials;
-  *out = NULL;
-  cubert_device *device = calloc(1, sizeof(*device));
-  if (!device) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  atomic_init(&device->refcount, 1);
-  pthread_mutexattr_t attr;
-  pthread_mutexattr_init(&attr);
-  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-  pthread_mutex_init(&device->lock, &attr);
-  pthread_mutexattr_destroy(&attr);
-  device->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
-  device->max_streams = cubert_config_get()->max_streams;
-  if (device->max_streams == 0) device->max_streams = 32;
-  device->slots = calloc(device->max_streams, sizeof(*device->slots));
-  if (!device->slots) {
-    device_destroy(device);
-    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  }
-  cubert_status s = cubert_registry_open(selector, &device->backend, &device->server);
-  if (s) {
-    device_destroy(device);
-    return s;
-  }
-  const cubert_device_properties *p = &device->server->properties;
-  device->storage = (cubert_storage_iface){
-      .ctx = device,
-      .alloc = storage_alloc,
-      .free = storage_free,
-      .slice_cache_release = storage_slice_cache_release,
-      .alignment = p->memory.alignment ? p->memory.alignment : 1,
-      .max_page_size = p->memory.max_page_size,
-  };
-  /* Pitched rows pay off where loads are coalesced per row (GPUs); CPUs read contiguous
-     memory best (the reference uses a contiguous policy there). */
-  device->pitch_align = p->type == CUBERT_DEVICE_TYPE_OPENCL_GPU ? device->storage.alignment : 0;
-  *out = device;
-  return NULL;
-}
 
 /* ---- client views ------------------------------------------------------------------------ */
 
@@ -152,7 +69,7 @@ cubert_status cubert_client_create(const char *device_selector, cubert_client **
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   cubert_device *device = NULL;
-  CUBERT_RETURN_IF_ERROR(device_create(device_selector, &device));
+  CUBERT_RETURN_IF_ERROR(cubert_device_create(device_selector, &device));
   cubert_status s = client_new(device, 0, 0, out);
   if (s) cubert_device_release(device);
   return s;
@@ -369,10 +286,8 @@ cubert_status cubert_client_write(cubert_client *client, cubert_handle *handle, 
   return io_end(client, handle, s);
 }
 
-/* Takes the client, the device lock and the calling stream's slot. On success the caller
-   holds all three and gives them back with unlock_current_slot; on failure it holds none. */
-static cubert_status lock_current_slot(cubert_client *client, cubert_client_obj **out_client,
-                                       cubert_stream_slot **out) {
+cubert_status cubert_client_lock_slot(cubert_client *client, cubert_client_obj **out_client,
+                                      cubert_stream_slot **out) {
   CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, out_client));
   cubert_device *device = (*out_client)->device;
   cubert_device_lock(device);
@@ -384,8 +299,8 @@ static cubert_status lock_current_slot(cubert_client *client, cubert_client_obj 
   return s;
 }
 
-static cubert_status unlock_current_slot(cubert_client *client, cubert_client_obj *c,
-                                         cubert_status s) {
+cubert_status cubert_client_unlock_slot(cubert_client *client, cubert_client_obj *c,
+                                        cubert_status s) {
   cubert_device_unlock(c->device);
   client_done(client);
   return s;
@@ -396,21 +311,21 @@ static cubert_status unlock_current_slot(cubert_client *client, cubert_client_ob
 cubert_status cubert_client_flush(cubert_client *client) {
   cubert_client_obj *c = NULL;
   cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &c, &slot));
+  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
   cubert_server *server = c->device->server;
   cubert_status s = server->vtable->flush(server, slot->stream);
   if (!s) s = cubert_stream_take_errors(c->device, slot->owner, slot);
-  return unlock_current_slot(client, c, s);
+  return cubert_client_unlock_slot(client, c, s);
 }
 
 cubert_status cubert_client_sync(cubert_client *client) {
   cubert_client_obj *c = NULL;
   cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &c, &slot));
+  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
   cubert_status s = slot_sync(c->device, slot);
   if (cubert_config_get()->profile_level >= CUBERT_PROFILE_BASIC)
     cubert_profile_log_summary(c->device);
-  return unlock_current_slot(client, c, s);
+  return cubert_client_unlock_slot(client, c, s);
 }
 
 static int push_error(cubert_status **errors, size_t *count, cubert_status s) {
@@ -442,153 +357,4 @@ cubert_status cubert_client_sync_all(cubert_client *client) {
   cubert_device_unlock(device);
   client_done(client);
   return cubert_status_merge(errors, count);
-}
-
-/* ---- memory ------------------------------------------------------------------------------ */
-
-cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_usage *out) {
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
-  if (!out) {
-    client_done(client);
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
-  }
-  memset(out, 0, sizeof(*out));
-  cubert_device *device = c->device;
-  cubert_device_lock(device);
-  for (uint32_t i = 0; i < device->max_streams; ++i) {
-    cubert_stream_slot *slot = device->slots[i];
-    if (!slot) continue;
-    cubert_memory_usage u;
-    cubert_memory_usage_get(slot->memory, &u);
-    out->number_allocs += u.number_allocs;
-    out->bytes_in_use += u.bytes_in_use;
-    out->bytes_padding += u.bytes_padding;
-    out->bytes_reserved += u.bytes_reserved;
-  }
-  cubert_device_unlock(device);
-  client_done(client);
-  return NULL;
-}
-
-cubert_status cubert_client_memory_report(cubert_client *client, cubert_memory_report *out) {
-  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
-  memset(out, 0, sizeof(*out));
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &c, &slot));
-  cubert_memory_report_get(slot->memory, out);
-  return unlock_current_slot(client, c, NULL);
-}
-
-cubert_status cubert_client_memory_cleanup(cubert_client *client) {
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
-  cubert_device *device = c->device;
-  cubert_device_lock(device);
-  for (uint32_t i = 0; i < device->max_streams; ++i)
-    if (device->slots[i]) cubert_memory_cleanup(device->slots[i]->memory, 1);
-  cubert_device_unlock(device);
-  client_done(client);
-  return NULL;
-}
-
-cubert_status cubert_client_allocation_mode(cubert_client *client, cubert_allocation_mode mode) {
-  if (mode != CUBERT_ALLOCATION_AUTO && mode != CUBERT_ALLOCATION_PERSISTENT)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "mode is %d; expected CUBERT_ALLOCATION_AUTO (0) or _PERSISTENT (1)",
-                              (int)mode);
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(lock_current_slot(client, &c, &slot));
-  cubert_status s = cubert_memory_set_mode(slot->memory, mode);
-  return unlock_current_slot(client, c, s);
-}
-
-/* Copies `config` (and its pool list) for the device to keep. */
-static cubert_status config_copy(const cubert_memory_config *config, cubert_memory_config **out) {
-  *out = NULL;
-  cubert_memory_config *copy = malloc(sizeof(*copy));
-  cubert_pool_config *list = NULL;
-  if (config->pool_count) list = malloc(config->pool_count * sizeof(*list));
-  if (!copy || (config->pool_count && !list)) {
-    free(copy);
-    free(list);
-    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  }
-  *copy = *config;
-  if (list) memcpy(list, config->pools, config->pool_count * sizeof(*list));
-  copy->pools = list;
-  *out = copy;
-  return NULL;
-}
-
-static cubert_status install_pools(cubert_device *device, const cubert_memory_config *config) {
-  /* Validate once on a scratch manager, so a bad layout changes nothing. */
-  cubert_memory_manager *probe = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_memory_manager_create(&device->storage, config, &probe));
-  cubert_memory_manager_destroy(probe);
-  cubert_memory_config *copy = NULL;
-  CUBERT_RETURN_IF_ERROR(config_copy(config, &copy));
-
-  cubert_device_lock(device);
-  /* All or nothing: refuse before touching any slot if one still has live dynamic memory. */
-  cubert_status s = NULL;
-  for (uint32_t i = 0; i < device->max_streams && !s; ++i) {
-    if (!device->slots[i]) continue;
-    cubert_memory_cleanup(device->slots[i]->memory, 1);
-    cubert_memory_report report = {0};
-    cubert_memory_report_get(device->slots[i]->memory, &report);
-    for (size_t p = 0; p < report.pool_count && !s; ++p)
-      if (report.pools[p].config.kind != CUBERT_POOL_PERSISTENT &&
-          report.pools[p].usage.bytes_in_use)
-        s = cubert_status_set_size(
-            cubert_status_make(CUBERT_CODE_POOLS_IN_USE,
-                               "memory pools are in use: stream slot %u still holds %llu bytes in "
-                               "its pools; release them before installing a new layout",
-                               i, (unsigned long long)report.pools[p].usage.bytes_in_use),
-            report.pools[p].usage.bytes_in_use);
-  }
-  /* Build every slot's pools first and install them only when all were built, so a failure
-     (out of memory, say) leaves every stream, and the saved layout, as they were. */
-  cubert_memory_pools **built = NULL;
-  if (!s) {
-    built = calloc(device->max_streams, sizeof(*built));
-    if (!built) s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  }
-  for (uint32_t i = 0; i < device->max_streams && !s; ++i)
-    if (device->slots[i]) s = cubert_memory_pools_build(device->slots[i]->memory, copy, &built[i]);
-  for (uint32_t i = 0; i < device->max_streams && !s; ++i) {
-    if (!device->slots[i]) continue;
-    /* Cannot fail: no slot holds live dynamic memory (checked above, under the lock). */
-    cubert_status in_use = cubert_memory_pools_install(device->slots[i]->memory, built[i]);
-    if (in_use)
-      cubert_status_free(in_use);
-    else
-      built[i] = NULL;
-  }
-  if (!s) {
-    free(device->pool_override_list);
-    free(device->pool_override);
-    device->pool_override_list = (cubert_pool_config *)copy->pools;
-    device->pool_override = copy;
-    copy = NULL;
-  }
-  if (built)
-    for (uint32_t i = 0; i < device->max_streams; ++i) cubert_memory_pools_free(built[i]);
-  free(built);
-  cubert_device_unlock(device);
-  if (copy) free((void *)copy->pools);
-  free(copy);
-  return s;
-}
-
-cubert_status cubert_client_install_memory_pools(cubert_client *client,
-                                                 const cubert_memory_config *config) {
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
-  cubert_status s = config ? install_pools(c->device, config)
-                           : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "config is NULL");
-  client_done(client);
-  return s;
 }

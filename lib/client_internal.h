@@ -95,6 +95,8 @@ typedef struct cubert_handle_obj {
 /* device lifetime */
 void cubert_device_retain(cubert_device *device);
 void cubert_device_release(cubert_device *device);
+/* Opens the server `selector` names (registry.h) as a new device instance with one reference. */
+cubert_status cubert_device_create(const char *selector, cubert_device **out);
 static inline void cubert_device_lock(cubert_device *d) {
   pthread_mutex_lock(&d->lock);
 }
@@ -159,6 +161,13 @@ void cubert_profiles_fail(cubert_device *device, cubert_stream_id stream, cubert
 cubert_status cubert_client_acquire(const cubert_client *client, cubert_client_obj **out);
 /* The device of a client the caller holds (tests and benchmarks reach the server this way). */
 cubert_device *cubert_client_device(const cubert_client *client);
+/* Takes the client, the device lock and the calling stream's slot. On success the caller holds
+   all three and gives them back with cubert_client_unlock_slot (which returns `s`); on failure
+   it holds none. */
+cubert_status cubert_client_lock_slot(cubert_client *client, cubert_client_obj **out_client,
+                                      cubert_stream_slot **out);
+cubert_status cubert_client_unlock_slot(cubert_client *client, cubert_client_obj *c,
+                                        cubert_status s);
 /* Reserves `size` bytes on the client's stream and wraps them in a handle. Lock held. */
 cubert_status cubert_client_reserve(cubert_client_obj *client, uint64_t size, uint32_t *out_slot,
                                     cubert_handle **out);

@@ -1,0 +1,153 @@
+/* cubert — memory control through a client: usage and per-pool reports, cleanup, persistent
+   allocation windows and replacing the pool layout of every stream. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_internal.h"
+
+cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_usage *out) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  if (!out) {
+    cubert_client_release(client);
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  }
+  memset(out, 0, sizeof(*out));
+  cubert_device *device = c->device;
+  cubert_device_lock(device);
+  for (uint32_t i = 0; i < device->max_streams; ++i) {
+    cubert_stream_slot *slot = device->slots[i];
+    if (!slot) continue;
+    cubert_memory_usage u;
+    cubert_memory_usage_get(slot->memory, &u);
+    out->number_allocs += u.number_allocs;
+    out->bytes_in_use += u.bytes_in_use;
+    out->bytes_padding += u.bytes_padding;
+    out->bytes_reserved += u.bytes_reserved;
+  }
+  cubert_device_unlock(device);
+  cubert_client_release(client);
+  return NULL;
+}
+
+cubert_status cubert_client_memory_report(cubert_client *client, cubert_memory_report *out) {
+  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  memset(out, 0, sizeof(*out));
+  cubert_client_obj *c = NULL;
+  cubert_stream_slot *slot = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
+  cubert_memory_report_get(slot->memory, out);
+  return cubert_client_unlock_slot(client, c, NULL);
+}
+
+cubert_status cubert_client_memory_cleanup(cubert_client *client) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_device *device = c->device;
+  cubert_device_lock(device);
+  for (uint32_t i = 0; i < device->max_streams; ++i)
+    if (device->slots[i]) cubert_memory_cleanup(device->slots[i]->memory, 1);
+  cubert_device_unlock(device);
+  cubert_client_release(client);
+  return NULL;
+}
+
+cubert_status cubert_client_allocation_mode(cubert_client *client, cubert_allocation_mode mode) {
+  if (mode != CUBERT_ALLOCATION_AUTO && mode != CUBERT_ALLOCATION_PERSISTENT)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "mode is %d; expected CUBERT_ALLOCATION_AUTO (0) or _PERSISTENT (1)",
+                              (int)mode);
+  cubert_client_obj *c = NULL;
+  cubert_stream_slot *slot = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
+  cubert_status s = cubert_memory_set_mode(slot->memory, mode);
+  return cubert_client_unlock_slot(client, c, s);
+}
+
+/* Copies `config` (and its pool list) for the device to keep. */
+static cubert_status config_copy(const cubert_memory_config *config, cubert_memory_config **out) {
+  *out = NULL;
+  cubert_memory_config *copy = malloc(sizeof(*copy));
+  cubert_pool_config *list = NULL;
+  if (config->pool_count) list = malloc(config->pool_count * sizeof(*list));
+  if (!copy || (config->pool_count && !list)) {
+    free(copy);
+    free(list);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  *copy = *config;
+  if (list) memcpy(list, config->pools, config->pool_count * sizeof(*list));
+  copy->pools = list;
+  *out = copy;
+  return NULL;
+}
+
+static cubert_status install_pools(cubert_device *device, const cubert_memory_config *config) {
+  /* Validate once on a scratch manager, so a bad layout changes nothing. */
+  cubert_memory_manager *probe = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_memory_manager_create(&device->storage, config, &probe));
+  cubert_memory_manager_destroy(probe);
+  cubert_memory_config *copy = NULL;
+  CUBERT_RETURN_IF_ERROR(config_copy(config, &copy));
+
+  cubert_device_lock(device);
+  /* All or nothing: refuse before touching any slot if one still has live dynamic memory. */
+  cubert_status s = NULL;
+  for (uint32_t i = 0; i < device->max_streams && !s; ++i) {
+    if (!device->slots[i]) continue;
+    cubert_memory_cleanup(device->slots[i]->memory, 1);
+    cubert_memory_report report = {0};
+    cubert_memory_report_get(device->slots[i]->memory, &report);
+    for (size_t p = 0; p < report.pool_count && !s; ++p)
+      if (report.pools[p].config.kind != CUBERT_POOL_PERSISTENT &&
+          report.pools[p].usage.bytes_in_use)
+        s = cubert_status_set_size(
+            cubert_status_make(CUBERT_CODE_POOLS_IN_USE,
+                               "memory pools are in use: stream slot %u still holds %llu bytes in "
+                               "its pools; release them before installing a new layout",
+                               i, (unsigned long long)report.pools[p].usage.bytes_in_use),
+            report.pools[p].usage.bytes_in_use);
+  }
+  /* Build every slot's pools first and install them only when all were built, so a failure
+     (out of memory, say) leaves every stream, and the saved layout, as they were. */
+  cubert_memory_pools **built = NULL;
+  if (!s) {
+    built = calloc(device->max_streams, sizeof(*built));
+    if (!built) s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  for (uint32_t i = 0; i < device->max_streams && !s; ++i)
+    if (device->slots[i]) s = cubert_memory_pools_build(device->slots[i]->memory, copy, &built[i]);
+  for (uint32_t i = 0; i < device->max_streams && !s; ++i) {
+    if (!device->slots[i]) continue;
+    /* Cannot fail: no slot holds live dynamic memory (checked above, under the lock). */
+    cubert_status in_use = cubert_memory_pools_install(device->slots[i]->memory, built[i]);
+    if (in_use)
+      cubert_status_free(in_use);
+    else
+      built[i] = NULL;
+  }
+  if (!s) {
+    free(device->pool_override_list);
+    free(device->pool_override);
+    device->pool_override_list = (cubert_pool_config *)copy->pools;
+    device->pool_override = copy;
+    copy = NULL;
+  }
+  if (built)
+    for (uint32_t i = 0; i < device->max_streams; ++i) cubert_memory_pools_free(built[i]);
+  free(built);
+  cubert_device_unlock(device);
+  if (copy) free((void *)copy->pools);
+  free(copy);
+  return s;
+}
+
+cubert_status cubert_client_install_memory_pools(cubert_client *client,
+                                                 const cubert_memory_config *config) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_status s = config ? install_pools(c->device, config)
+                           : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "config is NULL");
+  cubert_client_release(client);
+  return s;
+}

@@ -1,0 +1,93 @@
+/* cubert — a device instance: the server a selector opened, with the state every client of it
+   shares (the lock, stream slots, memory pools, profiles, tuner). Clients hold references; the
+   last release destroys the server. */
+#include <stdlib.h>
+
+#include "client_internal.h"
+#include "config_internal.h"
+#include "profile_log.h"
+#include "registry.h"
+#include "trace.h"
+#include "tune/tune_internal.h"
+
+static cubert_status storage_alloc(void *ctx, uint64_t size, cubert_storage *out) {
+  cubert_server *server = ((cubert_device *)ctx)->server;
+  return server->vtable->storage_alloc(server, size, out);
+}
+static void storage_free(void *ctx, cubert_storage *storage) {
+  cubert_server *server = ((cubert_device *)ctx)->server;
+  server->vtable->storage_free(server, storage);
+}
+static void storage_slice_cache_release(void *ctx, cubert_slice *slice) {
+  cubert_server *server = ((cubert_device *)ctx)->server;
+  if (server->vtable->slice_cache_release) server->vtable->slice_cache_release(server, slice);
+}
+
+static void device_destroy(cubert_device *device) {
+  if (!device) return;
+  if (device->server) {
+    cubert_slots_destroy(device);
+    cubert_trace_flush(device);
+    device->server->vtable->destroy(device->server);
+  }
+  free(device->slots); /* NULL after cubert_slots_destroy */
+  cubert_parked_free(device);
+  free(device->pool_override);
+  free(device->pool_override_list);
+  for (size_t i = 0; i < device->profile_count; ++i)
+    cubert_status_free(device->profiles[i].failure);
+  free(device->profiles);
+  cubert_profile_log_free(device);
+  cubert_tuner_destroy(device->tuner);
+  pthread_mutex_destroy(&device->lock);
+  free(device);
+}
+
+void cubert_device_retain(cubert_device *device) {
+  atomic_fetch_add_explicit(&device->refcount, 1, memory_order_relaxed);
+}
+
+void cubert_device_release(cubert_device *device) {
+  if (atomic_fetch_sub_explicit(&device->refcount, 1, memory_order_acq_rel) == 1)
+    device_destroy(device);
+}
+
+cubert_status cubert_device_create(const char *selector, cubert_device **out) {
+  static _Atomic uint64_t serials;
+  *out = NULL;
+  cubert_device *device = calloc(1, sizeof(*device));
+  if (!device) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  atomic_init(&device->refcount, 1);
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&device->lock, &attr);
+  pthread_mutexattr_destroy(&attr);
+  device->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+  device->max_streams = cubert_config_get()->max_streams;
+  if (device->max_streams == 0) device->max_streams = 32;
+  device->slots = calloc(device->max_streams, sizeof(*device->slots));
+  if (!device->slots) {
+    device_destroy(device);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  cubert_status s = cubert_registry_open(selector, &device->backend, &device->server);
+  if (s) {
+    device_destroy(device);
+    return s;
+  }
+  const cubert_device_properties *p = &device->server->properties;
+  device->storage = (cubert_storage_iface){
+      .ctx = device,
+      .alloc = storage_alloc,
+      .free = storage_free,
+      .slice_cache_release = storage_slice_cache_release,
+      .alignment = p->memory.alignment ? p->memory.alignment : 1,
+      .max_page_size = p->memory.max_page_size,
+  };
+  /* Pitched rows pay off where loads are coalesced per row (GPUs); CPUs read contiguous
+     memory best (the reference uses a contiguous policy there). */
+  device->pitch_align = p->type == CUBERT_DEVICE_TYPE_OPENCL_GPU ? device->storage.alignment : 0;
+  *out = device;
+  return NULL;
+}
