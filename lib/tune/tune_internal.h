@@ -1,4 +1,4 @@
-/* cubert — autotune internals shared by the files of lib/tune, the device (client.c) and the tests.
+/* cubert — autotune internals shared by the files of lib/tune, the device (device.c) and the tests.
    Not installed. */
 #ifndef CUBERT_TUNE_INTERNAL_H
 #define CUBERT_TUNE_INTERNAL_H
