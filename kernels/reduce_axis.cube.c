@@ -240,7 +240,27 @@
     /* Units past the last output re-read the last one's elements (clamped, so every unit loads   \
        and the CPU loop has no branch) and store nothing. */                                      \
     if (sI == 1 && last_u == units - 1) {                                                         \
-      for (uint64_t r = r0; r < r1; ++r) {                                                        \
+      /* Eight rows per phase: eight streams in flight per unit (the CPU's prefetchers            \
+         restart at every row of a column strip), combined in order. */                           \
+      uint64_t r = r0;                                                                            \
+      for (; r + 8 <= r1; r += 8) {                                                               \
+        const uint64_t row = base + r * sR;                                                       \
+        PHASE {                                                                                   \
+          const uint64_t at = row + UNIT_POS_X;                                                   \
+          const A x0 = (A)in[at], x1 = (A)in[at + sR], x2 = (A)in[at + 2 * sR];                   \
+          const A x3 = (A)in[at + 3 * sR], x4 = (A)in[at + 4 * sR], x5 = (A)in[at + 5 * sR];      \
+          const A x6 = (A)in[at + 6 * sR], x7 = (A)in[at + 7 * sR];                               \
+          COMBINE(MY(acc), MY(ai), x0, (int32_t)r);                                               \
+          COMBINE(MY(acc), MY(ai), x1, (int32_t)(r + 1));                                         \
+          COMBINE(MY(acc), MY(ai), x2, (int32_t)(r + 2));                                         \
+          COMBINE(MY(acc), MY(ai), x3, (int32_t)(r + 3));                                         \
+          COMBINE(MY(acc), MY(ai), x4, (int32_t)(r + 4));                                         \
+          COMBINE(MY(acc), MY(ai), x5, (int32_t)(r + 5));                                         \
+          COMBINE(MY(acc), MY(ai), x6, (int32_t)(r + 6));                                         \
+          COMBINE(MY(acc), MY(ai), x7, (int32_t)(r + 7));                                         \
+        }                                                                                         \
+      }                                                                                           \
+      for (; r < r1; ++r) {                                                                       \
         const uint64_t row = base + r * sR;                                                       \
         PHASE {                                                                                   \
           COMBINE(MY(acc), MY(ai), (A)in[row + UNIT_POS_X], (int32_t)r);                          \

@@ -14,6 +14,13 @@
    out may be in (same offset and strides): each element is read before its unit writes it.
    Info words: kernels.h (CUBERT_KERNEL_SOFTMAX_INFO). */
 #define SM_MAX_UNITS 256
+
+/* SM_EXP: exp as OpenCL's built-in on devices; on the CPU server the f32 kernel uses
+   softmax_expf_ below, because the C library's expf is a scalar call that blocks
+   vectorisation of the phase loops (4096² softmax ran at 6% of the triad with it). */
+#ifndef SM_EXP
+#define SM_EXP(x) exp(x)
+#endif
 #define SM_MAX_KEPT 7
 
 typedef struct SM_SHARED {
@@ -47,21 +54,41 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
     return;
   }
   const uint64_t full = C / units, rest = C % units;
+  const bool unit_stride = si == 1 && so == 1;
   uint32_t top = 1;
   while (top < units) top *= 2;
 
+  /* Loops over the row's blocks of `units` columns sit outside the phases, so on the CPU each
+     phase is one loop over neighbouring columns (contiguous and vectorised when the strides
+     are 1; the general case is the same loop with strided accesses). */
+  EXCLUSIVE(SM_T, acc);
   /* 1. The row's maximum (a NaN propagates). */
   PHASE {
-    SM_T v = -INFINITY;
+    MY(acc) = -INFINITY;
+  }
+  if (unit_stride) {
     for (uint64_t r = 0; r < full; ++r) {
-      const SM_T x = in[bi + (r * units + UNIT_POS_X) * si];
-      v = (x > v || x != x) ? x : v;
+      const uint64_t at = bi + r * units;
+      PHASE {
+        const SM_T x = in[at + UNIT_POS_X];
+        MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
+      }
     }
+  } else {
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = r * units;
+      PHASE {
+        const SM_T x = in[bi + (at + UNIT_POS_X) * si];
+        MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
+      }
+    }
+  }
+  PHASE {
     if (UNIT_POS_X < rest) {
       const SM_T x = in[bi + (full * units + UNIT_POS_X) * si];
-      v = (x > v || x != x) ? x : v;
+      MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
     }
-    sh->slot[0][UNIT_POS_X] = v;
+    sh->slot[0][UNIT_POS_X] = MY(acc);
     sh->slot[0][units + UNIT_POS_X] = -INFINITY;
     sh->slot[1][units + UNIT_POS_X] = -INFINITY;
   }
@@ -79,20 +106,36 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
 
   /* 2. e = exp(x - max) into out, and the sum of the e's. */
   PHASE {
-    SM_T s = 0;
+    MY(acc) = 0;
+  }
+  if (unit_stride) {
     for (uint64_t r = 0; r < full; ++r) {
-      const uint64_t j = r * units + UNIT_POS_X;
-      const SM_T e = exp(in[bi + j * si] - row_max);
-      out[bo + j * so] = e;
-      s += e;
+      const uint64_t at = r * units;
+      PHASE {
+        const SM_T e = SM_EXP(in[bi + at + UNIT_POS_X] - row_max);
+        out[bo + at + UNIT_POS_X] = e;
+        MY(acc) += e;
+      }
     }
+  } else {
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = r * units;
+      PHASE {
+        const uint64_t j = at + UNIT_POS_X;
+        const SM_T e = SM_EXP(in[bi + j * si] - row_max);
+        out[bo + j * so] = e;
+        MY(acc) += e;
+      }
+    }
+  }
+  PHASE {
     if (UNIT_POS_X < rest) {
       const uint64_t j = full * units + UNIT_POS_X;
-      const SM_T e = exp(in[bi + j * si] - row_max);
+      const SM_T e = SM_EXP(in[bi + j * si] - row_max);
       out[bo + j * so] = e;
-      s += e;
+      MY(acc) += e;
     }
-    sh->slot[0][UNIT_POS_X] = s;
+    sh->slot[0][UNIT_POS_X] = MY(acc);
     sh->slot[0][units + UNIT_POS_X] = 0;
     sh->slot[1][units + UNIT_POS_X] = 0;
   }
@@ -108,8 +151,22 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
   const SM_T scale = (SM_T)1 / sh->slot[from][0];
 
   /* 3. Scale. */
+  if (unit_stride) {
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = bo + r * units;
+      PHASE {
+        out[at + UNIT_POS_X] *= scale;
+      }
+    }
+  } else {
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = r * units;
+      PHASE {
+        out[bo + (at + UNIT_POS_X) * so] *= scale;
+      }
+    }
+  }
   PHASE {
-    for (uint64_t r = 0; r < full; ++r) out[bo + (r * units + UNIT_POS_X) * so] *= scale;
     if (UNIT_POS_X < rest) out[bo + (full * units + UNIT_POS_X) * so] *= scale;
   }
 }
