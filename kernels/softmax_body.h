@@ -66,8 +66,22 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
   PHASE {
     MY(acc) = -INFINITY;
   }
+  uint64_t r0 = 0;
   if (unit_stride) {
-    for (uint64_t r = 0; r < full; ++r) {
+    /* Four blocks per phase: a quarter of the phases' loop overhead on the CPU. */
+    for (; r0 + 4 <= full; r0 += 4) {
+      const uint64_t at = bi + r0 * units;
+      PHASE {
+        const uint64_t u = at + UNIT_POS_X;
+        const SM_T x0 = in[u], x1 = in[u + units], x2 = in[u + 2 * units], x3 = in[u + 3 * units];
+        const SM_T m01 = (x1 > x0 || x1 != x1) ? x1 : x0, m23 = (x3 > x2 || x3 != x3) ? x3 : x2;
+        const SM_T m = (m23 > m01 || m23 != m23) ? m23 : m01;
+        MY(acc) = (m > MY(acc) || m != m) ? m : MY(acc);
+      }
+    }
+  }
+  if (unit_stride) {
+    for (uint64_t r = r0; r < full; ++r) {
       const uint64_t at = bi + r * units;
       PHASE {
         const SM_T x = in[at + UNIT_POS_X];
@@ -108,8 +122,23 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
   PHASE {
     MY(acc) = 0;
   }
+  r0 = 0;
   if (unit_stride) {
-    for (uint64_t r = 0; r < full; ++r) {
+    for (; r0 + 4 <= full; r0 += 4) {
+      const uint64_t at = r0 * units;
+      PHASE {
+        const uint64_t ui = bi + at + UNIT_POS_X, uo = bo + at + UNIT_POS_X;
+        const SM_T e0 = SM_EXP(in[ui] - row_max), e1 = SM_EXP(in[ui + units] - row_max);
+        const SM_T e2 = SM_EXP(in[ui + 2 * units] - row_max);
+        const SM_T e3 = SM_EXP(in[ui + 3 * units] - row_max);
+        out[uo] = e0;
+        out[uo + units] = e1;
+        out[uo + 2 * units] = e2;
+        out[uo + 3 * units] = e3;
+        MY(acc) += (e0 + e1) + (e2 + e3);
+      }
+    }
+    for (uint64_t r = r0; r < full; ++r) {
       const uint64_t at = r * units;
       PHASE {
         const SM_T e = SM_EXP(in[bi + at + UNIT_POS_X] - row_max);
@@ -152,7 +181,18 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
 
   /* 3. Scale. */
   if (unit_stride) {
-    for (uint64_t r = 0; r < full; ++r) {
+    uint64_t r = 0;
+    for (; r + 4 <= full; r += 4) {
+      const uint64_t at = bo + r * units;
+      PHASE {
+        const uint64_t u = at + UNIT_POS_X;
+        out[u] *= scale;
+        out[u + units] *= scale;
+        out[u + 2 * units] *= scale;
+        out[u + 3 * units] *= scale;
+      }
+    }
+    for (; r < full; ++r) {
       const uint64_t at = bo + r * units;
       PHASE {
         out[at + UNIT_POS_X] *= scale;
