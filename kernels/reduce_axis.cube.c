@@ -198,8 +198,17 @@
       }                                                                                           \
     }                                                                                             \
   }                                                                                               \
-                                                                                                  \
-  PHASED_KERNEL(reduce_outer_##f, NO_SHARED, (const T, in), (const int32_t, in_idx), (A, part),   \
+  RA_OUTER(reduce_outer_##f, RA_NO_SYNC, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)                \
+  RA_OUTER(reduce_outer_sync_##f, SYNC_CUBE, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)
+
+/* reduce_outer, and reduce_outer_sync (SYNC = SYNC_CUBE): the same body with a barrier after
+   each step along the axis. The barrier costs nothing on the CPU server, but OpenCL compilers
+   for CPUs (PoCL) turn a barrier-free body into one loop per unit that walks a whole column
+   (cache-hostile); with a barrier per step they loop over the units inside each step, as the
+   CPU server does. GPUs prefer the barrier-free one; autotune picks. */
+#define RA_NO_SYNC()
+#define RA_OUTER(name, SYNC, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)                            \
+  PHASED_KERNEL(name, NO_SHARED, (const T, in), (const int32_t, in_idx), (A, part),               \
                 (int32_t, part_idx), (O, out)) {                                                  \
     const uint32_t kr = INFO_U32(RA_KR), units = CUBE_DIM_X;                                      \
     const uint64_t R = INFO_U64(RA_R), sR = INFO_U64(RA_SR), S = INFO_U64(RA_S);                  \
@@ -259,12 +268,14 @@
           COMBINE(MY(acc), MY(ai), x6, (int32_t)(r + 6));                                         \
           COMBINE(MY(acc), MY(ai), x7, (int32_t)(r + 7));                                         \
         }                                                                                         \
+        SYNC();                                                                                   \
       }                                                                                           \
       for (; r < r1; ++r) {                                                                       \
         const uint64_t row = base + r * sR;                                                       \
         PHASE {                                                                                   \
           COMBINE(MY(acc), MY(ai), (A)in[row + UNIT_POS_X], (int32_t)r);                          \
         }                                                                                         \
+        SYNC();                                                                                   \
       }                                                                                           \
     } else {                                                                                      \
       for (uint64_t r = r0; r < r1; ++r) {                                                        \
@@ -273,6 +284,7 @@
           const uint32_t u = UNIT_POS_X < last_u ? UNIT_POS_X : last_u;                           \
           COMBINE(MY(acc), MY(ai), (A)in[row + u * sI], (int32_t)r);                              \
         }                                                                                         \
+        SYNC();                                                                                   \
       }                                                                                           \
     }                                                                                             \
     PHASE {                                                                                       \

@@ -26,16 +26,16 @@
 #define KEPT_MAX (CUBERT_MAX_RANK - 1)
 
 typedef struct family {
-  const cubert_kernel_def *inner, *outer;
+  const cubert_kernel_def *inner, *outer, *outer_sync;
   const cubert_kernel_def *second; /* reduce_inner over the partials */
   uint32_t part_size;              /* bytes of one partial value */
   bool has_idx;
 } family;
 
-#define FAM(f, s, size, idx)                                          \
-  {                                                                   \
-    &cubert_kernel_reduce_inner_##f, &cubert_kernel_reduce_outer_##f, \
-        &cubert_kernel_reduce_inner_##s, size, idx                    \
+#define FAM(f, s, size, idx)                                                             \
+  {                                                                                      \
+    &cubert_kernel_reduce_inner_##f, &cubert_kernel_reduce_outer_##f,                    \
+        &cubert_kernel_reduce_outer_sync_##f, &cubert_kernel_reduce_inner_##s, size, idx \
   }
 /* [op][0: f32, 1: i32] */
 static const family families[CUBERT_REDUCE_COUNT_][2] = {
@@ -102,8 +102,9 @@ static cubert_status launch(cubert_client *client, const cubert_kernel_def *k, u
 /* Runs one geometry: `outer` or inner form, `units` per cube, `chunk` elements of the axis per
    split (0: no split). */
 static cubert_status run(cubert_client *client, const reduce_problem *p, bool outer, uint32_t units,
-                         uint64_t chunk) {
+                         uint64_t chunk, bool sync) {
   const family *f = p->fam;
+  const cubert_kernel_def *outer_kernel = sync ? f->outer_sync : f->outer;
   uint64_t S = 1;
   if (chunk && p->R > chunk) S = p->R / chunk + (p->R % chunk != 0);
   if (S == 1) chunk = p->R;
@@ -119,7 +120,7 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, bool ou
     if (!st) {
       cubert_handle *bufs[5] = {p->in, p->in, dummy8 ? dummy8 : p->out, p->out, p->out};
       put_info(info, p, p->R, p->sR, p->in_off, p->out_off, 1, chunk, 0, p->in_strides);
-      st = launch(client, outer ? f->outer : f->inner, cubes1, units, bufs, info, info_count);
+      st = launch(client, outer ? outer_kernel : f->inner, cubes1, units, bufs, info, info_count);
     }
     cubert_handle_release(dummy8);
     return st;
@@ -131,7 +132,7 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, bool ou
   if (!st) {
     cubert_handle *bufs[5] = {p->in, p->in, part, part_idx, p->out};
     put_info(info, p, p->R, p->sR, p->in_off, 0, S, chunk, 2, p->in_strides);
-    st = launch(client, outer ? f->outer : f->inner, cubes1, units, bufs, info, info_count);
+    st = launch(client, outer ? outer_kernel : f->inner, cubes1, units, bufs, info, info_count);
   }
   if (!st) {
     uint64_t strides[KEPT_MAX], step = S;
@@ -156,16 +157,20 @@ typedef struct geometry {
   bool outer;
   uint32_t units;
   uint64_t chunk;
+  bool sync; /* reduce_outer_sync: a barrier per step (for OpenCL CPU devices) */
 } geometry;
 
 /* Inner without split, inner split in the (elements per cube x cube dim) shapes the full
-   reduction used to be measured at (bench/tune.c), outer without and with split. */
+   reduction used to be measured at (bench/tune.c), outer without and with split, and outer
+   with a barrier per step (OpenCL CPU devices). */
 static const geometry geometries[] = {
-    {false, 64, 0},      {false, 256, 0},     {false, 256, 4096},   {false, 256, 16384},
-    {false, 256, 65536}, {false, 16, 16384},  {false, 16, 65536},   {false, 16, 262144},
-    {false, 64, 65536},  {false, 64, 262144}, {false, 64, 1048576}, {true, 64, 0},
-    {true, 256, 0},      {true, 1024, 0},     {true, 64, 1024},     {true, 256, 1024},
-    {true, 256, 256},
+    {false, 64, 0, false},      {false, 256, 0, false},      {false, 256, 4096, false},
+    {false, 256, 16384, false}, {false, 256, 65536, false},  {false, 16, 16384, false},
+    {false, 16, 65536, false},  {false, 16, 262144, false},  {false, 64, 65536, false},
+    {false, 64, 262144, false}, {false, 64, 1048576, false}, {true, 64, 0, false},
+    {true, 256, 0, false},      {true, 1024, 0, false},      {true, 64, 1024, false},
+    {true, 256, 1024, false},   {true, 256, 256, false},     {true, 64, 0, true},
+    {true, 256, 0, true},       {true, 1024, 0, true},       {true, 256, 1024, true},
 };
 #define GEOMETRY_COUNT (sizeof(geometries) / sizeof(geometries[0]))
 
@@ -186,7 +191,8 @@ static int geometry_valid(const reduce_problem *p, const geometry *g) {
 
 #define CANDIDATE(i)                                                                             \
   static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
-    return run(client, args, geometries[i].outer, geometries[i].units, geometries[i].chunk);     \
+    return run(client, args, geometries[i].outer, geometries[i].units, geometries[i].chunk,      \
+               geometries[i].sync);                                                              \
   }                                                                                              \
   static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
     (void)client, (void)key;                                                                     \
@@ -209,6 +215,10 @@ CANDIDATE(13)
 CANDIDATE(14)
 CANDIDATE(15)
 CANDIDATE(16)
+CANDIDATE(17)
+CANDIDATE(18)
+CANDIDATE(19)
+CANDIDATE(20)
 
 /* Group 0 (CUBERT_AUTOTUNE=minimal): one per family. */
 static const cubert_tune_candidate candidates[] = {
@@ -229,6 +239,10 @@ static const cubert_tune_candidate candidates[] = {
     {"outer_d64_c1024", launch_14, valid_14, 1},
     {"outer_d256_c1024", launch_15, valid_15, 0},
     {"outer_d256_c256", launch_16, valid_16, 1},
+    {"outer_sync_d64", launch_17, valid_17, 1},
+    {"outer_sync_d256", launch_18, valid_18, 0},
+    {"outer_sync_d1024", launch_19, valid_19, 1},
+    {"outer_sync_d256_c1024", launch_20, valid_20, 1},
 };
 _Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
 static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 0};

@@ -127,6 +127,15 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_inner_sum_f32,
     cubert_kernel_reduce_outer_argmin_f32, cubert_kernel_reduce_inner_argmax_i32,
     cubert_kernel_reduce_outer_argmax_i32, cubert_kernel_reduce_inner_argmin_i32,
     cubert_kernel_reduce_outer_argmin_i32;
+/* reduce_outer_sync_<f>: reduce_outer_<f> with a barrier after each step along the axis (for
+   OpenCL devices that are CPUs, where it makes the compiled loop run over the units per step). */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_sync_sum_f32,
+    cubert_kernel_reduce_outer_sync_mean_f32, cubert_kernel_reduce_outer_sync_sum_i32,
+    cubert_kernel_reduce_outer_sync_mean_i32, cubert_kernel_reduce_outer_sync_mean_i64,
+    cubert_kernel_reduce_outer_sync_max_f32, cubert_kernel_reduce_outer_sync_min_f32,
+    cubert_kernel_reduce_outer_sync_max_i32, cubert_kernel_reduce_outer_sync_min_i32,
+    cubert_kernel_reduce_outer_sync_argmax_f32, cubert_kernel_reduce_outer_sync_argmin_f32,
+    cubert_kernel_reduce_outer_sync_argmax_i32, cubert_kernel_reduce_outer_sync_argmin_i32;
 #define CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS 256
 #define CUBERT_KERNEL_REDUCE_AXIS_INFO(kr) (10 + 3 * (kr))
 
