@@ -52,6 +52,7 @@
 #define BENCH_HAVE_OPENCL 0
 #endif
 
+#include "bench_triad.h"
 #include "bench_util.h"
 #include "cubert/cubert.h"
 
@@ -388,27 +389,7 @@ static void measure_burst(cubert_client *client, int launches, double *out_submi
 
 /* ---- 3. bandwidth ------------------------------------------------------------------------ */
 
-/* STREAM triad a = b + s*c over floats, static schedule; seconds. */
-static double triad(float *restrict a, const float *restrict b, const float *restrict c, float s,
-                    uint64_t n, int threads) {
-  (void)threads; /* unused without OpenMP */
-  uint64_t t0 = bench_now_ns();
-  BENCH_OMP("omp parallel for schedule(static) num_threads(threads)")
-  for (uint64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
-  return bench_seconds_since(t0);
-}
-
-/* First touch in parallel, with the triad's schedule, so pages are faulted in by the threads
-   that use them and no timed rep pays for page faults. */
-static void triad_init(float *a, float *b, float *c, uint64_t n, int threads) {
-  (void)threads; /* unused without OpenMP */
-  BENCH_OMP("omp parallel for schedule(static) num_threads(threads)")
-  for (uint64_t i = 0; i < n; ++i) {
-    a[i] = 0.0f;
-    b[i] = 1.0f;
-    c[i] = 2.0f;
-  }
-}
+/* triad() and triad_init(): bench_triad.h. */
 
 static double launch_add(cubert_client *client, const geometry *g, cubert_handle *a,
                          cubert_handle *b, cubert_handle *c, uint64_t n) {

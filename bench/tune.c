@@ -5,9 +5,11 @@
       that launches the noop kernel (what a user sees), both without syncing per call.
    2. First call of a new key in a fresh process: with a cold disk cache every candidate is
       measured; with the cache the first process left, none (the count is printed).
-   3. reduce_sum_f32 at 1M, 16M and 64M floats: a tunable set over (elements per cube, cube
-      dim); the tuned choice against every fixed choice and the geometry examples/quickstart.c
-      picks by hand (65536 per cube x 16 units on the CPU server, 4096 x 256 elsewhere).
+   3. The full reduction of 1M, 16M and 64M floats, cubert_op_reduce(SUM, CUBERT_AXIS_ALL),
+      which chooses its geometry through autotune (kernels/ops/reduce.c): the tuned call
+      against every fixed candidate of its set (forced one by one) and today's hand-picked
+      geometry (reduce_sum_f32 at 65536 per cube x 16 units on the CPU server, 4096 x 256
+      elsewhere, as examples/quickstart.c picks it, plus one cube over the partial sums).
 
    Usage: bench_tune [selector] [--no-reduce]   (default selector: cpu) */
 #include <stdio.h>
@@ -18,7 +20,9 @@
 
 #include "bench_util.h"
 #include "cubert/cubert.h"
+#include "cubert/ops.h"
 #include "cubert/server.h"
+#include "ops/ops_internal.h"
 
 enum { REPS = 15, CALLS = 20000 };
 
@@ -100,100 +104,73 @@ static int measured_in_child(const char *selector) {
   return WEXITSTATUS(status);
 }
 
-/* ---- reduce_sum_f32 ---------------------------------------------------------------------- */
+/* ---- the full reduction: cubert_op_reduce(SUM, CUBERT_AXIS_ALL) on f32 ----------------- */
 
 typedef struct reduce_args {
-  cubert_handle *in, *out;
+  cubert_handle *in, *out, *partial;
   uint64_t n;
 } reduce_args;
 
-typedef struct reduce_shape {
-  uint32_t per_cube, dim;
-} reduce_shape;
-
-static const reduce_shape shapes[] = {{4096, 256}, {16384, 256}, {65536, 256},
-                                      {16384, 16}, {65536, 16},  {262144, 16},
-                                      {65536, 64}, {262144, 64}, {1048576, 64}};
-#define SHAPE_COUNT (sizeof(shapes) / sizeof(shapes[0]))
-
-static cubert_status reduce_with(cubert_client *client, const reduce_args *a, reduce_shape s) {
-  uint64_t parts = cubert_kernel_reduce_cube_count(a->n, s.per_cube);
+/* Today's (before autotune) hand-picked geometry, as examples/quickstart.c picks it: the
+   reduce_sum_f32 kernel at 65536 elements per cube x 16 units on the CPU server, 4096 x 256
+   elsewhere, then one more cube over the partial sums (a full reduction on the device). */
+static cubert_status reduce_today(cubert_client *client, const reduce_args *a, int cpu_server) {
+  const uint64_t per_cube = cpu_server ? 65536 : 4096;
+  const uint32_t dim = cpu_server ? 16 : 256;
+  const uint64_t parts = cubert_kernel_reduce_cube_count(a->n, per_cube);
   cubert_cube_count_selection sel;
   CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)parts, &sel));
-  uint64_t info[2] = {a->n, s.per_cube};
-  cubert_handle *bufs[2] = {a->in, a->out};
+  uint64_t info[2] = {a->n, per_cube};
+  cubert_handle *bufs[2] = {a->in, a->partial};
   cubert_kernel_args kargs = {bufs, 2, info, 2};
-  return cubert_client_launch(client, &cubert_kernel_reduce_sum_f32, sel.cube_count,
-                              cubert_cube_dim_new_3d(s.dim, 1, 1), &kargs);
+  CUBERT_RETURN_IF_ERROR(cubert_client_launch(client, &cubert_kernel_reduce_sum_f32, sel.cube_count,
+                                              cubert_cube_dim_new_3d(dim, 1, 1), &kargs));
+  uint64_t info2[2] = {parts, parts};
+  cubert_handle *bufs2[2] = {a->partial, a->out};
+  cubert_kernel_args kargs2 = {bufs2, 2, info2, 2};
+  return cubert_client_launch(client, &cubert_kernel_reduce_sum_f32,
+                              cubert_cube_count_new_3d(1, 1, 1), cubert_cube_dim_new_3d(256, 1, 1),
+                              &kargs2);
 }
 
-#define SHAPE_FN(i)                                                     \
-  static cubert_status shape##i(cubert_client *client, const void *a) { \
-    return reduce_with(client, a, shapes[i]);                           \
-  }
-SHAPE_FN(0)
-SHAPE_FN(1)
-SHAPE_FN(2)
-SHAPE_FN(3)
-SHAPE_FN(4)
-SHAPE_FN(5)
-SHAPE_FN(6)
-SHAPE_FN(7)
-SHAPE_FN(8)
-
-/* The cube dim must fit the device: each candidate's predicate checks its own shape. */
-#define SHAPE_VALID(i)                                                                          \
-  static int valid##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
-    (void)key, (void)a;                                                                         \
-    return shapes[i].dim <= cubert_client_properties(client)->hardware.max_units_per_cube;      \
-  }
-SHAPE_VALID(0)
-SHAPE_VALID(1)
-SHAPE_VALID(2)
-SHAPE_VALID(3)
-SHAPE_VALID(4)
-SHAPE_VALID(5)
-SHAPE_VALID(6)
-SHAPE_VALID(7)
-SHAPE_VALID(8)
-
-/* Group 0 (CUBERT_AUTOTUNE=minimal): one shape per family, the hand-picked ones included. */
-static const cubert_tune_candidate reduce_candidates[] = {
-    {"e4096_d256", shape0, valid0, 0},   {"e16384_d256", shape1, valid1, 0},
-    {"e65536_d256", shape2, valid2, 1},  {"e16384_d16", shape3, valid3, 1},
-    {"e65536_d16", shape4, valid4, 0},   {"e262144_d16", shape5, valid5, 1},
-    {"e65536_d64", shape6, valid6, 1},   {"e262144_d64", shape7, valid7, 0},
-    {"e1048576_d64", shape8, valid8, 1},
-};
-static const cubert_tune_set reduce_set = {"bench.reduce_sum_f32", reduce_candidates, SHAPE_COUNT,
-                                           0};
+/* The library call, tuned (candidate -1) or forced to one candidate of its set. */
+static cubert_status reduce_op(cubert_client *client, const reduce_args *a, int candidate) {
+  cubert_tensor in = {.handle = a->in,
+                      .rank = 1,
+                      .shape = {a->n},
+                      .strides = {1},
+                      .elem_size = 4,
+                      .dtype = CUBERT_DTYPE_F32};
+  cubert_tensor out = {.handle = a->out, .rank = 0, .elem_size = 4, .dtype = CUBERT_DTYPE_F32};
+  cubert_ops_reduce_force_candidate(candidate);
+  cubert_status st = cubert_op_reduce(client, CUBERT_REDUCE_SUM, &in, CUBERT_AXIS_ALL, 0, &out);
+  cubert_ops_reduce_force_candidate(-1);
+  return st;
+}
 
 typedef struct winner_query {
-  const cubert_tune_key *key;
+  uint64_t anchored_n;
   char name[64];
-  uint32_t index;
+  int index;
 } winner_query;
 
-/* The disk cache's winner for the reduce set and this key. */
+/* The disk cache's winner for the library's reduce set and a full reduction of n floats. */
 static void find_winner(const cubert_tune_entry *e, void *user) {
   winner_query *q = user;
-  if (strcmp(e->set_name, reduce_set.name) != 0 || e->key.count != q->key->count ||
-      memcmp(e->key.fields, q->key->fields, e->key.count * sizeof(uint64_t)) != 0)
+  if (strcmp(e->set_name, cubert_ops_reduce_tune_set()->name) != 0 || e->key.count < 3 ||
+      e->key.fields[1] != 1 || e->key.fields[2] != q->anchored_n)
     return;
   snprintf(q->name, sizeof(q->name), "%s", e->winner_name);
-  q->index = e->winner;
+  q->index = (int)e->winner;
 }
 
-static int valid_shape(cubert_client *client, size_t i) {
-  return i == SHAPE_COUNT || reduce_candidates[i].valid(client, NULL, NULL);
-}
-
-/* ns of one launch + sync: of candidate `i`, or through the tuner when i == SHAPE_COUNT. */
-static double time_once(cubert_client *client, size_t i, const reduce_args *a,
-                        const cubert_tune_key *key) {
+/* ns of one call + sync: candidate i of the set (forced), the tuned call (i == count) or
+   today's geometry (i == count + 1). */
+static double time_once(cubert_client *client, int i, int count, const reduce_args *a,
+                        int cpu_server) {
   uint64_t t0 = cubert_now_ns();
-  BENCH_CHECK(i == SHAPE_COUNT ? cubert_tune_execute(client, &reduce_set, key, a)
-                               : reduce_candidates[i].launch(client, a));
+  BENCH_CHECK(i == count + 1 ? reduce_today(client, a, cpu_server)
+                             : reduce_op(client, a, i == count ? -1 : i));
   BENCH_CHECK(cubert_client_sync(client));
   return (double)(cubert_now_ns() - t0);
 }
@@ -201,24 +178,24 @@ static double time_once(cubert_client *client, size_t i, const reduce_args *a,
 static void reduce_bench(cubert_client *client) {
   const cubert_device_properties *p = cubert_client_properties(client);
   const int cpu_server = p->hardware.num_cpu_cores != 0;
-  const reduce_shape today = cpu_server ? (reduce_shape){65536, 16} : (reduce_shape){4096, 256};
-  size_t today_index = 0;
-  for (size_t i = 0; i < SHAPE_COUNT; ++i)
-    if (shapes[i].per_cube == today.per_cube && shapes[i].dim == today.dim) today_index = i;
+  const cubert_tune_set *set = cubert_ops_reduce_tune_set();
+  const int count = (int)set->candidate_count;
   printf(
-      "\n## reduce_sum_f32: tuned (elements per cube x cube dim) vs every fixed choice, ms, "
-      "median of %d launch + sync, all interleaved\n\n",
-      REPS);
+      "\n## Full reduction cubert_op_reduce(SUM, CUBERT_AXIS_ALL) f32: tuned vs every fixed "
+      "candidate of its set (%s) and today's hand-picked reduce_sum_f32 geometry, ms, median of "
+      "%d call + sync, all interleaved\n\n",
+      set->name, REPS);
   printf(
-      "| floats | tuned choice | tuned | choice's fixed time | best fixed | best | today (%u x "
-      "%u) | choice / best (≤ 1.05) | tuned / today (≤ 1) | tuning ms |\n"
+      "| floats | tuned choice | tuned | choice's fixed time | best fixed | best | today (%s) "
+      "| choice / best (≤ 1.05) | tuned / today (≤ 1) | tuning ms |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n",
-      today.per_cube, today.dim);
+      cpu_server ? "65536 x 16" : "4096 x 256");
   const uint64_t sizes[] = {1u << 20, 16u << 20, 64u << 20};
   for (size_t z = 0; z < 3; ++z) {
-    reduce_args a = {NULL, NULL, sizes[z]};
+    reduce_args a = {NULL, NULL, NULL, sizes[z]};
     BENCH_CHECK(cubert_client_empty(client, a.n * 4, &a.in));
-    BENCH_CHECK(cubert_client_empty(client, (a.n / 4096 + 1) * 4, &a.out));
+    BENCH_CHECK(cubert_client_empty(client, 4, &a.out));
+    BENCH_CHECK(cubert_client_empty(client, (a.n / 4096 + 1) * 4, &a.partial));
     uint64_t info[2] = {a.n, 0x3f800000u};
     cubert_handle *fill_bufs[1] = {a.in};
     cubert_kernel_args fill = {fill_bufs, 1, info, 2};
@@ -226,35 +203,50 @@ static void reduce_bench(cubert_client *client) {
     BENCH_CHECK(cubert_cube_count_select(client, (uint32_t)(a.n / 256), &sel));
     BENCH_CHECK(cubert_client_launch(client, &cubert_kernel_fill_u32, sel.cube_count,
                                      cubert_cube_dim_new_3d(256, 1, 1), &fill));
-    cubert_tune_key key = {0};
-    BENCH_CHECK(cubert_tune_key_add_anchored(&key, a.n));
     uint64_t t0 = cubert_now_ns();
-    BENCH_CHECK(cubert_tune_execute(client, &reduce_set, &key, &a));
+    BENCH_CHECK(reduce_op(client, &a, -1));
     BENCH_CHECK(cubert_client_sync(client));
     double tuning_ms = (double)(cubert_now_ns() - t0) / 1e6;
-    /* Round-robin over the fixed choices and the tuned call, so load changes hit all alike. */
-    static double t[SHAPE_COUNT + 1][REPS];
+    float sum = 0;
+    BENCH_CHECK(cubert_client_read(client, a.out, &sum, 4));
+    if (sum != (float)a.n) {
+      fprintf(stderr, "full reduction of %llu ones gave %g\n", (unsigned long long)a.n,
+              (double)sum);
+      exit(1);
+    }
+    /* Which candidates fit (a forced call of one that does not is UNAVAILABLE). */
+    int valid[64] = {0};
+    for (int i = 0; i < count; ++i) {
+      cubert_status st = reduce_op(client, &a, i);
+      valid[i] = st == NULL;
+      cubert_status_free(st);
+    }
+    BENCH_CHECK(cubert_client_sync(client));
+    /* Round-robin over the fixed choices, the tuned call and today's, so load changes hit all
+       alike. */
+    static double t[66][REPS];
     for (int r = 0; r < REPS; ++r)
-      for (size_t i = 0; i <= SHAPE_COUNT; ++i)
-        t[i][r] = valid_shape(client, i) ? time_once(client, i, &a, &key) : 1e30;
-    double median[SHAPE_COUNT + 1];
-    size_t best = 0;
-    for (size_t i = 0; i <= SHAPE_COUNT; ++i) {
+      for (int i = 0; i <= count + 1; ++i)
+        t[i][r] = i >= count || valid[i] ? time_once(client, i, count, &a, cpu_server) : 1e30;
+    double median[66];
+    int best = -1;
+    for (int i = 0; i <= count + 1; ++i) {
       qsort(t[i], REPS, sizeof(double), compare_double);
       median[i] = t[i][REPS / 2];
-      if (i < SHAPE_COUNT && median[i] < median[best]) best = i;
+      if (i < count && valid[i] && (best < 0 || median[i] < median[best])) best = i;
     }
-    double tuned = median[SHAPE_COUNT];
-    winner_query q = {&key, "(not on disk)", 0};
+    const double tuned = median[count], today = median[count + 1];
+    winner_query q = {cubert_tune_anchor(a.n, 0, 1, 2), "(not on disk)", best};
     BENCH_CHECK(cubert_tune_cache_foreach(client, find_winner, &q, NULL));
-    double ratio = median[q.index] / median[best], vs_today = tuned / median[today_index];
+    const double ratio = median[q.index] / median[best], vs_today = tuned / today;
     printf("| %lluM | %s | %.3f | %.3f | %s | %.3f | %.3f | %.3f %s | %.3f %s | %.0f |\n",
            (unsigned long long)(a.n >> 20), q.name, tuned / 1e6, median[q.index] / 1e6,
-           reduce_candidates[best].name, median[best] / 1e6, median[today_index] / 1e6, ratio,
+           set->candidates[best].name, median[best] / 1e6, today / 1e6, ratio,
            ratio <= 1.05 ? "**pass**" : "**miss**", vs_today,
            vs_today <= 1.0 ? "**pass**" : "**miss**", tuning_ms);
     cubert_handle_release(a.in);
     cubert_handle_release(a.out);
+    cubert_handle_release(a.partial);
   }
 }
 

@@ -64,4 +64,14 @@ void cubert_ops_collapse_axes(uint32_t *rank, uint64_t shape[CUBERT_MAX_RANK],
 cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_def *kernel,
                                    uint64_t n, const cubert_kernel_args *args);
 
+/* The autotune sets of cubert_op_reduce and cubert_op_softmax, and a way to bypass them: with
+   a candidate index >= 0 set, the calling thread's next operations run that candidate (when it
+   is valid for the problem; else UNAVAILABLE) instead of asking the tuner; -1 restores tuning.
+   For tests that must run every geometry, and benchmarks that time fixed choices. */
+struct cubert_tune_set;
+const struct cubert_tune_set *cubert_ops_reduce_tune_set(void);
+void cubert_ops_reduce_force_candidate(int index);
+const struct cubert_tune_set *cubert_ops_softmax_tune_set(void);
+void cubert_ops_softmax_force_candidate(int index);
+
 #endif /* CUBERT_OPS_INTERNAL_H */

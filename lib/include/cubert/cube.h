@@ -67,6 +67,12 @@
    Helper functions: CUBE_FN in front (static inline); pointer parameters into buffers are
      CUBE_GLOBAL T *, into shared memory CUBE_SHARED T *.
    Types: the <stdint.h> names (int8_t .. uint64_t), float, double (devices with fp64), bool.
+   A file whose kernels use double defines CUBE_NEEDS_FP64 before including this header: its
+     definitions then carry CUBERT_KERNEL_NEEDS_FP64, so the OpenCL server never builds the
+     file's program on a device without cl_khr_fp64 (a launch there is COMPILATION naming the
+     kernel; check CUBERT_FEATURE_FP64 first), and cubert-kernel-check skips the file on such
+     a device (the flattened text carries the marker `cubert_needs_fp64_`). Keep such kernels
+     in a file of their own, apart from kernels every device must run.
 
    ---- Execution modes (cubert_client_launch_mode, CUBERT_CHECK_MODE) -----------------------------
      checked (default): LOAD/STORE/atomics never leave the buffer: out-of-range reads give 0,
@@ -192,7 +198,18 @@
    OpenCL side (flattening). Everything here expands to OpenCL C 1.2; cube_prelude.cl provides
    the types and helper functions named below.
    ============================================================================================= */
+/* Flags every definition of this file carries (CUBE_NEEDS_FP64, above). */
+#ifdef CUBE_NEEDS_FP64
+#define CUBERT_CUBE_FILE_FLAGS_ CUBERT_KERNEL_NEEDS_FP64
+#else
+#define CUBERT_CUBE_FILE_FLAGS_ 0
+#endif
+
 #if defined(CUBERT_CUBE_OPENCL)
+
+#ifdef CUBE_NEEDS_FP64
+typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
+#endif
 
 #define CUBE_FN static inline
 #define CUBE_GLOBAL __global
@@ -588,7 +605,7 @@ typedef struct cubert_no_shared_ {
       .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                           \
       .opencl_entry = #kname,                                                             \
       .cpu = kname##_cpu_,                                                                \
-      .flags = (form_flags),                                                              \
+      .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                    \
       .shared_bytes = (shared_bytes_),                                                    \
       .signature = &kname##_signature_,                                                   \
   };
@@ -609,7 +626,7 @@ typedef struct cubert_no_shared_ {
       .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                                   \
       .opencl_entry = #kname,                                                                     \
       .cpu = CUBERT_CUBE_CPU_IMPL_(kname),                                                        \
-      .flags = (form_flags),                                                                      \
+      .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                            \
       .shared_bytes = (shared_bytes_),                                                            \
       .signature = &kname##_signature_,                                                           \
   };                                                                                              \

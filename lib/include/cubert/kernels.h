@@ -94,6 +94,61 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_saxpy_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_sum_f32;
 #define CUBERT_KERNEL_REDUCE_SCRATCH 1024 /* floats of shared memory per cube (4 KiB) */
 
+/* Reductions along an axis (cubert_op_reduce; kernels/reduce_axis.cube.c), phased kernels:
+   reduce_inner_<f> (one cube per output and split; units share the reduced axis; at most
+   CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS units, 1-D cubes) and reduce_outer_<f> (one cube per
+   block of CUBE_DIM_X outputs along the last kept axis and split; each unit walks the axis),
+   for f in sum_f32, mean_f32, sum_i32, mean_i32, mean_i64 (pass 2 of mean_i32), max_f32,
+   min_f32, max_i32, min_i32, argmax_f32, argmin_f32, argmax_i32, argmin_i32.
+   Buffers: 0 in (const T), 1 in_idx (const i32), 2 part (A), 3 part_idx (i32), 4 out (O), where
+   T/A/O are the element, accumulator and output types (mean_i32: i32/i64/f32; argmax: T/T/i32).
+   Info (CUBERT_KERNEL_REDUCE_AXIS_INFO(kr) words): [0] kr, kept axes (<= 7; outer needs >= 1),
+   [1] R, reduced length, [2] its input stride, [3] input offset, [4] output offset, [5] S splits
+   (>= 1), [6] chunk (elements of the axis per split), [7] flags (1: index of element p is
+   in_idx[p], else its position along the axis; 2: write partials part[k*S + s] (and part_idx)
+   instead of out), [8] divisor of mean, [9] rows (outputs: product of the kept shape), then kr
+   kept lengths, kr input strides and kr output strides. Output k (row-major over the kept
+   shape) reads in[in_offset + sum(c_d * in_stride_d) + r * R-stride] and writes
+   out[out_offset + sum(c_d * out_stride_d)]. Cube counts: inner rows * S, outer
+   ceil(I / CUBE_DIM_X) * (rows / I) * S with I the last kept length (extra cubes do nothing).
+   Elements outside `in` are never read: a cube whose range leaves the buffer reduces nothing
+   (validate mode reports it). */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_inner_sum_f32,
+    cubert_kernel_reduce_outer_sum_f32, cubert_kernel_reduce_inner_mean_f32,
+    cubert_kernel_reduce_outer_mean_f32, cubert_kernel_reduce_inner_sum_i32,
+    cubert_kernel_reduce_outer_sum_i32, cubert_kernel_reduce_inner_mean_i32,
+    cubert_kernel_reduce_outer_mean_i32, cubert_kernel_reduce_inner_mean_i64,
+    cubert_kernel_reduce_outer_mean_i64, cubert_kernel_reduce_inner_max_f32,
+    cubert_kernel_reduce_outer_max_f32, cubert_kernel_reduce_inner_min_f32,
+    cubert_kernel_reduce_outer_min_f32, cubert_kernel_reduce_inner_max_i32,
+    cubert_kernel_reduce_outer_max_i32, cubert_kernel_reduce_inner_min_i32,
+    cubert_kernel_reduce_outer_min_i32, cubert_kernel_reduce_inner_argmax_f32,
+    cubert_kernel_reduce_outer_argmax_f32, cubert_kernel_reduce_inner_argmin_f32,
+    cubert_kernel_reduce_outer_argmin_f32, cubert_kernel_reduce_inner_argmax_i32,
+    cubert_kernel_reduce_outer_argmax_i32, cubert_kernel_reduce_inner_argmin_i32,
+    cubert_kernel_reduce_outer_argmin_i32;
+/* reduce_outer_sync_<f>: reduce_outer_<f> with a barrier after each step along the axis (for
+   OpenCL devices that are CPUs, where it makes the compiled loop run over the units per step). */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_sync_sum_f32,
+    cubert_kernel_reduce_outer_sync_mean_f32, cubert_kernel_reduce_outer_sync_sum_i32,
+    cubert_kernel_reduce_outer_sync_mean_i32, cubert_kernel_reduce_outer_sync_mean_i64,
+    cubert_kernel_reduce_outer_sync_max_f32, cubert_kernel_reduce_outer_sync_min_f32,
+    cubert_kernel_reduce_outer_sync_max_i32, cubert_kernel_reduce_outer_sync_min_i32,
+    cubert_kernel_reduce_outer_sync_argmax_f32, cubert_kernel_reduce_outer_sync_argmin_f32,
+    cubert_kernel_reduce_outer_sync_argmax_i32, cubert_kernel_reduce_outer_sync_argmin_i32;
+#define CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS 256
+#define CUBERT_KERNEL_REDUCE_AXIS_INFO(kr) (10 + 3 * (kr))
+
+/* Row softmax (cubert_op_softmax; kernels/softmax.cube.c, softmax_f64.cube.c): one cube per
+   row (1-D cubes of at most CUBERT_KERNEL_SOFTMAX_MAX_UNITS units), max-subtracted.
+   Buffers: 0 in, 1 out (f32, or f64 for softmax_f64, which needs CUBERT_FEATURE_FP64).
+   Info (CUBERT_KERNEL_SOFTMAX_INFO(kr) words): [0] kr (kept axes <= 7), [1] C (row length),
+   [2] in column stride, [3] out column stride, [4] in offset, [5] out offset, [6] rows, then kr
+   kept lengths, kr in strides, kr out strides. out may be in (same offset and strides). */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_f32, cubert_kernel_softmax_f64;
+#define CUBERT_KERNEL_SOFTMAX_MAX_UNITS 256
+#define CUBERT_KERNEL_SOFTMAX_INFO(kr) (7 + 3 * (kr))
+
 /* Every kernel above, NULL-terminated, in declaration order (for tools and test suites that
    run the whole library). */
 CUBERT_API extern const cubert_kernel_def *const cubert_kernel_library[];

@@ -1,0 +1,464 @@
+/* cubert_op_reduce: reductions along one axis or all of them (cubert/ops.h).
+
+   Every problem is brought into one form before a kernel sees it (kernels/reduce_axis.cube.c):
+   `rows` outputs over the kept axes (sorted by input stride, largest first, then merged where
+   contiguous in both in and out: cubert_ops_collapse_axes), each reducing R elements at stride
+   sR. Two kernels serve that form: reduce_inner (a cube per output, units share the axis) for
+   axes that move fastest in memory, reduce_outer (a unit per output, walking the axis) when a
+   kept axis moves faster; a long axis with few outputs is split over several cubes and the
+   partial values (and indices) reduced again by reduce_inner.
+
+   Which kernel, cube dim and split run is measured per device by autotune (cubert/tune.h): the
+   set below, keyed by the operation, the layout class and the anchored sizes. A full
+   reduction (CUBERT_AXIS_ALL) of a view that does not collapse to one strided axis is gathered
+   into a contiguous temporary first (copy_strided), since the flat index of argmax is defined
+   in row-major order of `in`. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cubert/geometry.h"
+#include "cubert/kernels.h"
+#include "cubert/tune.h"
+#include "ops/ops_internal.h"
+
+#define OP "reduce"
+#define KEPT_MAX (CUBERT_MAX_RANK - 1)
+
+typedef struct family {
+  const cubert_kernel_def *inner, *outer, *outer_sync;
+  const cubert_kernel_def *second; /* reduce_inner over the partials */
+  uint32_t part_size;              /* bytes of one partial value */
+  bool has_idx;
+} family;
+
+#define FAM(f, s, size, idx)                                                             \
+  {                                                                                      \
+    &cubert_kernel_reduce_inner_##f, &cubert_kernel_reduce_outer_##f,                    \
+        &cubert_kernel_reduce_outer_sync_##f, &cubert_kernel_reduce_inner_##s, size, idx \
+  }
+/* [op][0: f32, 1: i32] */
+static const family families[CUBERT_REDUCE_COUNT_][2] = {
+    [CUBERT_REDUCE_SUM] = {FAM(sum_f32, sum_f32, 4, false), FAM(sum_i32, sum_i32, 4, false)},
+    [CUBERT_REDUCE_MAX] = {FAM(max_f32, max_f32, 4, false), FAM(max_i32, max_i32, 4, false)},
+    [CUBERT_REDUCE_MIN] = {FAM(min_f32, min_f32, 4, false), FAM(min_i32, min_i32, 4, false)},
+    [CUBERT_REDUCE_MEAN] = {FAM(mean_f32, mean_f32, 4, false), FAM(mean_i32, mean_i64, 8, false)},
+    [CUBERT_REDUCE_ARGMAX] = {FAM(argmax_f32, argmax_f32, 4, true),
+                              FAM(argmax_i32, argmax_i32, 4, true)},
+    [CUBERT_REDUCE_ARGMIN] = {FAM(argmin_f32, argmin_f32, 4, true),
+                              FAM(argmin_i32, argmin_i32, 4, true)},
+};
+
+static const char *const op_names[CUBERT_REDUCE_COUNT_] = {"sum",  "max",    "min",
+                                                           "mean", "argmax", "argmin"};
+
+/* One reduction in kernel form: what the tuner's candidates receive. */
+typedef struct reduce_problem {
+  const family *fam;
+  cubert_handle *in, *out;
+  uint32_t kr; /* >= 1 (a single output is one kept axis of length 1) */
+  uint64_t shape[KEPT_MAX], in_strides[KEPT_MAX], out_strides[KEPT_MAX];
+  uint64_t R, sR, in_off, out_off, rows, divisor;
+  bool inner_fav; /* the reduced axis moves fastest: reduce_inner's layout */
+  uint32_t compute_units, max_units;
+} reduce_problem;
+
+static void put_info(uint64_t *info, const reduce_problem *p, uint64_t R, uint64_t sR,
+                     uint64_t in_off, uint64_t out_off, uint64_t S, uint64_t chunk, uint64_t flags,
+                     const uint64_t *in_strides) {
+  info[0] = p->kr;
+  info[1] = R;
+  info[2] = sR;
+  info[3] = in_off;
+  info[4] = out_off;
+  info[5] = S;
+  info[6] = chunk;
+  info[7] = flags;
+  info[8] = p->divisor;
+  info[9] = p->rows;
+  for (uint32_t d = 0; d < p->kr; ++d) {
+    info[10 + d] = p->shape[d];
+    info[10 + p->kr + d] = in_strides[d];
+    info[10 + 2 * p->kr + d] = p->out_strides[d];
+  }
+}
+
+static cubert_status launch(cubert_client *client, const cubert_kernel_def *k, uint64_t cubes,
+                            uint32_t units, cubert_handle *const bufs[5], const uint64_t *info,
+                            uint32_t info_count) {
+  if (cubes == 0) return NULL;
+  if (cubes > UINT32_MAX)
+    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                              OP ": kernel \"%s\" would need %llu cubes, more than 2^32-1", k->name,
+                              (unsigned long long)cubes);
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
+  cubert_handle *b[5] = {bufs[0], bufs[1], bufs[2], bufs[3], bufs[4]};
+  cubert_kernel_args args = {b, 5, info, info_count};
+  return cubert_client_launch(client, k, sel.cube_count, cubert_cube_dim_new_3d(units, 1, 1),
+                              &args);
+}
+
+/* Runs one geometry: `outer` or inner form, `units` per cube, `chunk` elements of the axis per
+   split (0: no split). */
+static cubert_status run(cubert_client *client, const reduce_problem *p, bool outer, uint32_t units,
+                         uint64_t chunk, bool sync) {
+  const family *f = p->fam;
+  const cubert_kernel_def *outer_kernel = sync ? f->outer_sync : f->outer;
+  uint64_t S = 1;
+  if (chunk && p->R > chunk) S = p->R / chunk + (p->R % chunk != 0);
+  if (S == 1) chunk = p->R;
+  uint64_t info[CUBERT_KERNEL_REDUCE_AXIS_INFO(KEPT_MAX)];
+  const uint32_t info_count = CUBERT_KERNEL_REDUCE_AXIS_INFO(p->kr);
+  const uint64_t I = p->shape[p->kr - 1];
+  const uint64_t cubes1 = outer ? (I / units + (I % units != 0)) * (p->rows / I) * S : p->rows * S;
+  cubert_handle *dummy8 = NULL, *part = NULL, *part_idx = NULL;
+  cubert_status st = NULL;
+  if (S == 1) {
+    /* Unused buffers: any handle of whole elements (in and out hold 4-byte ones). */
+    if (f->part_size != 4) st = cubert_client_empty(client, 8, &dummy8);
+    if (!st) {
+      cubert_handle *bufs[5] = {p->in, p->in, dummy8 ? dummy8 : p->out, p->out, p->out};
+      put_info(info, p, p->R, p->sR, p->in_off, p->out_off, 1, chunk, 0, p->in_strides);
+      st = launch(client, outer ? outer_kernel : f->inner, cubes1, units, bufs, info, info_count);
+    }
+    cubert_handle_release(dummy8);
+    return st;
+  }
+  /* Pass 1: partials part[k * S + s]; pass 2: reduce_inner over those rows. */
+  const uint64_t parts = p->rows * S;
+  st = cubert_client_empty(client, parts * f->part_size, &part);
+  if (!st) st = cubert_client_empty(client, f->has_idx ? parts * 4 : 4, &part_idx);
+  if (!st) {
+    cubert_handle *bufs[5] = {p->in, p->in, part, part_idx, p->out};
+    put_info(info, p, p->R, p->sR, p->in_off, 0, S, chunk, 2, p->in_strides);
+    st = launch(client, outer ? outer_kernel : f->inner, cubes1, units, bufs, info, info_count);
+  }
+  if (!st) {
+    uint64_t strides[KEPT_MAX], step = S;
+    for (uint32_t d = p->kr; d-- > 0;) {
+      strides[d] = step;
+      step *= p->shape[d];
+    }
+    const uint32_t u2 = S >= 256 && p->max_units >= 256 ? 256 : S >= 64 ? 64 : 32;
+    cubert_handle *bufs[5] = {part, part_idx, part, part_idx, p->out};
+    put_info(info, p, S, 1, 0, p->out_off, 1, S, f->has_idx ? 1 : 0, strides);
+    st = launch(client, f->second, p->rows, u2 <= p->max_units ? u2 : p->max_units, bufs, info,
+                info_count);
+  }
+  cubert_handle_release(part);
+  cubert_handle_release(part_idx);
+  return st;
+}
+
+/* ---- the tunable set ----------------------------------------------------------------------- */
+
+typedef struct geometry {
+  bool outer;
+  uint32_t units;
+  uint64_t chunk;
+  bool sync; /* reduce_outer_sync: a barrier per step (for OpenCL CPU devices) */
+} geometry;
+
+/* Inner without split, inner split in the (elements per cube x cube dim) shapes the full
+   reduction used to be measured at (bench/tune.c), outer without and with split, and outer
+   with a barrier per step (OpenCL CPU devices). */
+static const geometry geometries[] = {
+    {false, 64, 0, false},      {false, 256, 0, false},      {false, 256, 4096, false},
+    {false, 256, 16384, false}, {false, 256, 65536, false},  {false, 16, 16384, false},
+    {false, 16, 65536, false},  {false, 16, 262144, false},  {false, 64, 65536, false},
+    {false, 64, 262144, false}, {false, 64, 1048576, false}, {true, 64, 0, false},
+    {true, 256, 0, false},      {true, 1024, 0, false},      {true, 64, 1024, false},
+    {true, 256, 1024, false},   {true, 256, 256, false},     {true, 64, 0, true},
+    {true, 256, 0, true},       {true, 1024, 0, true},       {true, 256, 1024, true},
+};
+#define GEOMETRY_COUNT (sizeof(geometries) / sizeof(geometries[0]))
+
+static int geometry_valid(const reduce_problem *p, const geometry *g) {
+  if (g->units > p->max_units) return 0;
+  if (!g->outer && g->units > CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS) return 0;
+  if (g->outer == p->inner_fav) return 0;
+  const uint64_t spread = 2 * (uint64_t)(p->compute_units ? p->compute_units : 1);
+  if (g->chunk == 0) {
+    /* One cube per output (block): enough of them, or an axis short enough for one cube. */
+    const uint64_t cubes = g->outer ? p->rows / g->units + 1 : p->rows;
+    return cubes >= spread || p->R <= (g->outer ? 4096 : 65536);
+  }
+  /* A split only where it splits, and only for few outputs. */
+  const uint64_t cubes = g->outer ? p->rows / g->units + 1 : p->rows;
+  return p->R > 2 * g->chunk && cubes < 4 * spread;
+}
+
+#define CANDIDATE(i)                                                                             \
+  static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
+    return run(client, args, geometries[i].outer, geometries[i].units, geometries[i].chunk,      \
+               geometries[i].sync);                                                              \
+  }                                                                                              \
+  static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
+    (void)client, (void)key;                                                                     \
+    return geometry_valid(a, &geometries[i]);                                                    \
+  }
+CANDIDATE(0)
+CANDIDATE(1)
+CANDIDATE(2)
+CANDIDATE(3)
+CANDIDATE(4)
+CANDIDATE(5)
+CANDIDATE(6)
+CANDIDATE(7)
+CANDIDATE(8)
+CANDIDATE(9)
+CANDIDATE(10)
+CANDIDATE(11)
+CANDIDATE(12)
+CANDIDATE(13)
+CANDIDATE(14)
+CANDIDATE(15)
+CANDIDATE(16)
+CANDIDATE(17)
+CANDIDATE(18)
+CANDIDATE(19)
+CANDIDATE(20)
+
+/* Group 0 (CUBERT_AUTOTUNE=minimal): one per family. */
+static const cubert_tune_candidate candidates[] = {
+    {"inner_d64", launch_0, valid_0, 0},
+    {"inner_d256", launch_1, valid_1, 1},
+    {"inner_d256_e4096", launch_2, valid_2, 0},
+    {"inner_d256_e16384", launch_3, valid_3, 1},
+    {"inner_d256_e65536", launch_4, valid_4, 1},
+    {"inner_d16_e16384", launch_5, valid_5, 1},
+    {"inner_d16_e65536", launch_6, valid_6, 0},
+    {"inner_d16_e262144", launch_7, valid_7, 1},
+    {"inner_d64_e65536", launch_8, valid_8, 1},
+    {"inner_d64_e262144", launch_9, valid_9, 0},
+    {"inner_d64_e1048576", launch_10, valid_10, 1},
+    {"outer_d64", launch_11, valid_11, 1},
+    {"outer_d256", launch_12, valid_12, 0},
+    {"outer_d1024", launch_13, valid_13, 1},
+    {"outer_d64_c1024", launch_14, valid_14, 1},
+    {"outer_d256_c1024", launch_15, valid_15, 0},
+    {"outer_d256_c256", launch_16, valid_16, 1},
+    {"outer_sync_d64", launch_17, valid_17, 1},
+    {"outer_sync_d256", launch_18, valid_18, 0},
+    {"outer_sync_d1024", launch_19, valid_19, 1},
+    {"outer_sync_d256_c1024", launch_20, valid_20, 1},
+};
+_Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
+static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 0};
+
+const cubert_tune_set *cubert_ops_reduce_tune_set(void) {
+  return &reduce_set;
+}
+
+static _Thread_local int forced = -1;
+
+void cubert_ops_reduce_force_candidate(int index) {
+  forced = index;
+}
+
+/* ---- checks and the entry point -------------------------------------------------------- */
+
+static cubert_status check_out_shape(const cubert_tensor *in, uint32_t axis, int keep_dim,
+                                     const cubert_tensor *out) {
+  uint64_t want[CUBERT_MAX_RANK];
+  uint32_t rank = 0;
+  for (uint32_t d = 0; d < in->rank; ++d) {
+    const bool reduced = axis == CUBERT_AXIS_ALL || d == axis;
+    if (!reduced)
+      want[rank++] = in->shape[d];
+    else if (keep_dim)
+      want[rank++] = 1;
+  }
+  char what[64];
+  if (axis == CUBERT_AXIS_ALL)
+    snprintf(what, sizeof what, "reducing every axis with keep_dim %d", keep_dim ? 1 : 0);
+  else
+    snprintf(what, sizeof what, "reducing axis %u with keep_dim %d", axis, keep_dim ? 1 : 0);
+  if (out->rank != rank)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              OP ": out.rank is %u but %s of in (rank %u) gives rank %u", out->rank,
+                              what, in->rank, rank);
+  for (uint32_t d = 0; d < rank; ++d)
+    if (out->shape[d] != want[d])
+      return cubert_status_make(
+          CUBERT_CODE_INVALID_ARGUMENT, OP ": out.shape[%u] is %llu but %s of in gives %llu", d,
+          (unsigned long long)out->shape[d], what, (unsigned long long)want[d]);
+  return NULL;
+}
+
+/* Gathers a view into a new contiguous row-major handle (copy_strided). */
+static cubert_status gather(cubert_client *client, const cubert_tensor *in, uint64_t elems,
+                            cubert_handle **out) {
+  cubert_handle *src = NULL;
+  const uint64_t avail = cubert_handle_size(in->handle) - in->offset * in->elem_size;
+  CUBERT_RETURN_IF_ERROR(cubert_handle_view(in->handle, in->offset * in->elem_size, avail, &src));
+  cubert_status st = cubert_client_empty(client, elems * in->elem_size, out);
+  if (!st) {
+    uint64_t info[3 + 2 * CUBERT_MAX_RANK];
+    info[0] = in->rank;
+    info[1] = in->elem_size;
+    info[2] = elems;
+    for (uint32_t d = 0; d < in->rank; ++d) {
+      info[3 + d] = in->shape[d];
+      info[3 + in->rank + d] = in->strides[d];
+    }
+    cubert_handle *bufs[2] = {src, *out};
+    cubert_kernel_args args = {bufs, 2, info, 3 + 2 * in->rank};
+    st = cubert_ops_launch_1d(client, &cubert_kernel_copy_strided, elems, &args);
+    if (st) {
+      cubert_handle_release(*out);
+      *out = NULL;
+    }
+  }
+  cubert_handle_release(src);
+  return st;
+}
+
+cubert_status cubert_op_reduce(cubert_client *client, cubert_reduce_op op, const cubert_tensor *in,
+                               uint32_t axis, int keep_dim, const cubert_tensor *out) {
+  if ((unsigned)op >= CUBERT_REDUCE_COUNT_)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, OP ": op is %d, not a cubert_reduce_op",
+                              (int)op);
+  const char *name = op_names[op];
+  const uint32_t ints =
+      CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F32) | CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_I32);
+  cubert_ops_extent in_ext, out_ext;
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "in", in, ints, false, &in_ext));
+  const bool arg = op == CUBERT_REDUCE_ARGMAX || op == CUBERT_REDUCE_ARGMIN;
+  const cubert_dtype want = arg                        ? CUBERT_DTYPE_I32
+                            : op == CUBERT_REDUCE_MEAN ? CUBERT_DTYPE_F32
+                                                       : in->dtype;
+  CUBERT_RETURN_IF_ERROR(
+      cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_DTYPE_BIT(want), true, &out_ext));
+  if (axis != CUBERT_AXIS_ALL && axis >= in->rank)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              OP
+                              ": axis is %u but in has rank %u (axes 0..%d, or "
+                              "CUBERT_AXIS_ALL)",
+                              axis, in->rank, (int)in->rank - 1);
+  CUBERT_RETURN_IF_ERROR(check_out_shape(in, axis, keep_dim, out));
+  const cubert_device_properties *props = cubert_client_properties(client);
+  if (!props) return cubert_status_make(CUBERT_CODE_NOT_FOUND, OP ": the client is released");
+
+  reduce_problem p;
+  memset(&p, 0, sizeof p);
+  p.fam = &families[op][in->dtype == CUBERT_DTYPE_I32];
+  p.in = in->handle;
+  p.out = out->handle;
+  p.in_off = in->offset;
+  p.out_off = out->offset;
+  p.compute_units = props->hardware.num_compute_units;
+  p.max_units = props->hardware.max_units_per_cube < props->hardware.max_cube_dim[0]
+                    ? props->hardware.max_units_per_cube
+                    : props->hardware.max_cube_dim[0];
+
+  /* The reduced length and the kept axes (with out's strides). */
+  uint64_t R = 1;
+  uint32_t kr = 0;
+  uint64_t shape[CUBERT_MAX_RANK], strides[2][CUBERT_MAX_RANK];
+  if (axis == CUBERT_AXIS_ALL) {
+    R = in_ext.elems;
+  } else {
+    R = in->shape[axis];
+    p.sR = in->strides[axis];
+    uint32_t od = 0;
+    for (uint32_t d = 0; d < in->rank; ++d) {
+      if (d == axis) {
+        od += keep_dim ? 1 : 0;
+        continue;
+      }
+      shape[kr] = in->shape[d];
+      strides[0][kr] = in->strides[d];
+      strides[1][kr] = out->strides[od++];
+      ++kr;
+    }
+  }
+  if (out_ext.elems == 0) return NULL; /* nothing to write */
+  if (R == 0 && op != CUBERT_REDUCE_SUM && op != CUBERT_REDUCE_MEAN)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              OP ": %s over an empty axis (%s has length 0) has no value", name,
+                              axis == CUBERT_AXIS_ALL ? "in" : "the axis");
+  if (arg && R > INT32_MAX)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              OP ": %s over %llu elements: indices are i32 (at most 2^31-1)", name,
+                              (unsigned long long)R);
+  p.R = R;
+  p.divisor = R;
+
+  cubert_handle *gathered = NULL;
+  if (axis == CUBERT_AXIS_ALL) {
+    /* One strided axis, or a contiguous copy. */
+    uint32_t rank = in->rank;
+    uint64_t s1[1][CUBERT_MAX_RANK];
+    for (uint32_t d = 0; d < CUBERT_MAX_RANK; ++d) {
+      shape[d] = d < rank ? in->shape[d] : 1;
+      s1[0][d] = d < rank ? in->strides[d] : 0;
+    }
+    if (R > 0) cubert_ops_collapse_axes(&rank, shape, s1, 1);
+    if (R == 0 || rank == 0) {
+      p.sR = 1;
+    } else if (rank == 1) {
+      p.sR = s1[0][0];
+    } else {
+      CUBERT_RETURN_IF_ERROR(gather(client, in, R, &gathered));
+      p.in = gathered;
+      p.in_off = 0;
+      p.sR = 1;
+    }
+    kr = 0;
+  } else {
+    /* Kept axes by input stride, largest first (a stable insertion sort), so the fastest one
+       is last: the unit axis of reduce_outer. Then merge what is contiguous in both. */
+    for (uint32_t i = 1; i < kr; ++i)
+      for (uint32_t j = i; j > 0 && strides[0][j - 1] < strides[0][j]; --j) {
+        uint64_t t = shape[j];
+        shape[j] = shape[j - 1];
+        shape[j - 1] = t;
+        for (int k = 0; k < 2; ++k) {
+          t = strides[k][j];
+          strides[k][j] = strides[k][j - 1];
+          strides[k][j - 1] = t;
+        }
+      }
+    for (uint32_t d = kr; d < CUBERT_MAX_RANK; ++d) {
+      shape[d] = 1;
+      strides[0][d] = strides[1][d] = 0;
+    }
+    cubert_ops_collapse_axes(&kr, shape, strides, 2);
+  }
+  if (kr == 0) {
+    kr = 1;
+    shape[0] = 1;
+    strides[0][0] = strides[1][0] = 0;
+  }
+  p.kr = kr;
+  p.rows = 1;
+  for (uint32_t d = 0; d < kr; ++d) {
+    p.shape[d] = shape[d];
+    p.in_strides[d] = strides[0][d];
+    p.out_strides[d] = strides[1][d];
+    p.rows *= shape[d];
+  }
+  const uint64_t sI = p.in_strides[kr - 1];
+  p.inner_fav = p.shape[kr - 1] == 1 || R <= 1 || p.sR <= sI;
+
+  cubert_tune_key key = {0};
+  cubert_status st =
+      cubert_tune_key_add(&key, (uint64_t)op | (uint64_t)in->dtype << 4 |
+                                    (uint64_t)p.inner_fav << 8 | (uint64_t)(p.sR == 1) << 9 |
+                                    (uint64_t)(sI == 1) << 10 | (uint64_t)(p.rows == 1) << 11);
+  if (!st) st = cubert_tune_key_add_anchored(&key, p.rows);
+  if (!st) st = cubert_tune_key_add_anchored(&key, R);
+  if (!st) st = cubert_tune_key_add_anchored(&key, p.shape[kr - 1]);
+  if (!st && forced >= 0) {
+    if ((unsigned)forced >= GEOMETRY_COUNT || !candidates[forced].valid(client, &key, &p))
+      st = cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
+    else
+      st = candidates[forced].launch(client, &p);
+  } else if (!st) {
+    st = cubert_tune_execute(client, &reduce_set, &key, &p);
+  }
+  cubert_handle_release(gathered);
+  return st;
+}

@@ -1,0 +1,154 @@
+/* cubert_op_softmax: softmax along the last axis (cubert/ops.h), one cube per row
+   (kernels/softmax_body.h), for any strides: the rows' coordinates are the other axes, merged
+   where contiguous in both in and out (cubert_ops_collapse_axes). The cube dim is measured
+   per device by autotune, keyed by dtype, layout class and the anchored row length and count.
+   F64 runs softmax_f64, a kernel file of its own built only on fp64 devices (CUBE_NEEDS_FP64). */
+#include <stdbool.h>
+#include <string.h>
+
+#include "cubert/geometry.h"
+#include "cubert/kernels.h"
+#include "cubert/tune.h"
+#include "ops/ops_internal.h"
+#include "tune/tune_internal.h"
+
+#define OP "softmax"
+
+typedef struct softmax_problem {
+  const cubert_kernel_def *kernel;
+  cubert_handle *in, *out;
+  uint64_t info[CUBERT_KERNEL_SOFTMAX_INFO(CUBERT_MAX_RANK - 1)];
+  uint32_t info_count, max_units;
+  uint64_t rows;
+  /* In place (out == in): softmax is not idempotent, so runs the tuner measures go to a
+     scratch copy of out's handle (allocated on first need) and only the final launch writes
+     in place. */
+  bool in_place;
+  cubert_handle **scratch;
+} softmax_problem;
+
+static cubert_status run(cubert_client *client, const softmax_problem *p, uint32_t units) {
+  if (p->rows > UINT32_MAX)
+    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                              OP ": %llu rows need as many cubes, more than 2^32-1",
+                              (unsigned long long)p->rows);
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)p->rows, &sel));
+  cubert_handle *bufs[2] = {p->in, p->out};
+  if (p->in_place && cubert_tune_measuring()) {
+    if (!*p->scratch)
+      CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, cubert_handle_size(p->out), p->scratch));
+    bufs[1] = *p->scratch;
+  }
+  cubert_kernel_args args = {bufs, 2, p->info, p->info_count};
+  return cubert_client_launch(client, p->kernel, sel.cube_count,
+                              cubert_cube_dim_new_3d(units, 1, 1), &args);
+}
+
+static const uint32_t unit_choices[] = {32, 64, 128, 256};
+
+#define CANDIDATE(i)                                                                             \
+  static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
+    return run(client, args, unit_choices[i]);                                                   \
+  }                                                                                              \
+  static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
+    (void)client, (void)key;                                                                     \
+    return unit_choices[i] <= ((const softmax_problem *)a)->max_units;                           \
+  }
+CANDIDATE(0)
+CANDIDATE(1)
+CANDIDATE(2)
+CANDIDATE(3)
+
+static const cubert_tune_candidate candidates[] = {
+    {"d32", launch_0, valid_0, 1},
+    {"d64", launch_1, valid_1, 0},
+    {"d128", launch_2, valid_2, 1},
+    {"d256", launch_3, valid_3, 0},
+};
+static const cubert_tune_set softmax_set = {"ops.softmax", candidates, 4, 0};
+
+const cubert_tune_set *cubert_ops_softmax_tune_set(void) {
+  return &softmax_set;
+}
+
+static _Thread_local int forced = -1;
+
+void cubert_ops_softmax_force_candidate(int index) {
+  forced = index;
+}
+
+cubert_status cubert_op_softmax(cubert_client *client, const cubert_tensor *in,
+                                const cubert_tensor *out) {
+  cubert_ops_extent in_ext;
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "in", in, CUBERT_OPS_FLOATS, false, &in_ext));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_FLOATS, true, NULL));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(OP, "in", in, "out", out));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_shape(OP, "in", in, "out", out));
+  if (in->rank == 0)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              OP ": in has rank 0; softmax runs along the last axis");
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, OP, "in", in->dtype));
+  if (in->handle == out->handle &&
+      (in->offset != out->offset ||
+       memcmp(in->strides, out->strides, in->rank * sizeof(in->strides[0])) != 0))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, OP
+                              ": out shares in's handle with another offset or strides; "
+                              "in place needs the very same view");
+  const cubert_device_properties *props = cubert_client_properties(client);
+  if (!props) return cubert_status_make(CUBERT_CODE_NOT_FOUND, OP ": the client is released");
+  if (in_ext.elems == 0) return NULL;
+
+  softmax_problem p;
+  memset(&p, 0, sizeof p);
+  p.kernel =
+      in->dtype == CUBERT_DTYPE_F64 ? &cubert_kernel_softmax_f64 : &cubert_kernel_softmax_f32;
+  p.in = in->handle;
+  p.out = out->handle;
+  p.max_units = props->hardware.max_units_per_cube < props->hardware.max_cube_dim[0]
+                    ? props->hardware.max_units_per_cube
+                    : props->hardware.max_cube_dim[0];
+  if (p.max_units > CUBERT_KERNEL_SOFTMAX_MAX_UNITS) p.max_units = CUBERT_KERNEL_SOFTMAX_MAX_UNITS;
+  const uint32_t last = in->rank - 1;
+  uint32_t kr = last;
+  uint64_t shape[CUBERT_MAX_RANK], strides[2][CUBERT_MAX_RANK];
+  for (uint32_t d = 0; d < CUBERT_MAX_RANK; ++d) {
+    shape[d] = d < last ? in->shape[d] : 1;
+    strides[0][d] = d < last ? in->strides[d] : 0;
+    strides[1][d] = d < last ? out->strides[d] : 0;
+  }
+  cubert_ops_collapse_axes(&kr, shape, strides, 2);
+  const uint64_t C = in->shape[last];
+  p.rows = in_ext.elems / C;
+  p.info[0] = kr;
+  p.info[1] = C;
+  p.info[2] = in->strides[last];
+  p.info[3] = out->strides[last];
+  p.info[4] = in->offset;
+  p.info[5] = out->offset;
+  p.info[6] = p.rows;
+  for (uint32_t d = 0; d < kr; ++d) {
+    p.info[7 + d] = shape[d];
+    p.info[7 + kr + d] = strides[0][d];
+    p.info[7 + 2 * kr + d] = strides[1][d];
+  }
+  p.info_count = CUBERT_KERNEL_SOFTMAX_INFO(kr);
+
+  cubert_tune_key key = {0};
+  cubert_status st =
+      cubert_tune_key_add(&key, (uint64_t)in->dtype | (uint64_t)(in->strides[last] == 1) << 8 |
+                                    (uint64_t)(out->strides[last] == 1) << 9);
+  if (!st) st = cubert_tune_key_add_anchored(&key, C);
+  if (!st) st = cubert_tune_key_add_anchored(&key, p.rows);
+  if (!st && forced >= 0) {
+    if (forced >= 4 || !candidates[forced].valid(client, &key, &p))
+      return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
+    return candidates[forced].launch(client, &p);
+  }
+  cubert_handle *scratch = NULL;
+  p.in_place = in->handle == out->handle;
+  p.scratch = &scratch;
+  if (!st) st = cubert_tune_execute(client, &softmax_set, &key, &p);
+  cubert_handle_release(scratch);
+  return st;
+}

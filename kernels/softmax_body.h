@@ -1,0 +1,212 @@
+/* The row softmax of kernels/softmax.cube.c (f32) and softmax_f64.cube.c (f64), written once:
+   the including file defines SM_T (the element type) and SM_NAME (the kernel's name).
+
+   One cube per row (1-D cubes of up to SM_MAX_UNITS units). Three passes over the row, the
+   last two of which hit the cache for rows up to a few hundred KiB, so memory sees about one
+   read and one write of the data:
+     1. each unit takes the max of a strided share of the row (unit u: columns u, u + units, ...
+        so neighbouring units read neighbouring elements), then a tree over the units;
+     2. each unit writes e = exp(x - max) for its share into out and sums its e's, then a tree;
+     3. each unit scales its share of out by 1 / sum.
+   The trees are the branch-free ping-pong trees of examples/softmax.cube.c (any unit count;
+   slots past the units hold the identity). A row of -inf gives NaN (-inf - -inf), as the
+   formula does; NaN anywhere in a row makes the row NaN.
+   out may be in (same offset and strides): each element is read before its unit writes it.
+   Info words: kernels.h (CUBERT_KERNEL_SOFTMAX_INFO). */
+#define SM_MAX_UNITS 256
+
+/* SM_EXP: exp as OpenCL's built-in on devices; on the CPU server the f32 kernel uses
+   softmax_expf_ below, because the C library's expf is a scalar call that blocks
+   vectorisation of the phase loops (4096² softmax ran at 6% of the triad with it). */
+#ifndef SM_EXP
+#define SM_EXP(x) exp(x)
+#endif
+#define SM_MAX_KEPT 7
+
+typedef struct SM_SHARED {
+  SM_T slot[2][2 * SM_MAX_UNITS];
+} SM_SHARED;
+
+/* PHASED_KERNEL pastes its name: expand SM_NAME first. */
+#define SM_KERNEL_(name, ...) PHASED_KERNEL(name, __VA_ARGS__)
+SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
+  const uint32_t kr = INFO_U32(0), units = CUBE_DIM_X;
+  const uint64_t C = INFO_U64(1), si = INFO_U64(2), so = INFO_U64(3), rows = INFO_U64(6);
+  const uint64_t row = CUBE_POS;
+  if (row >= rows || C == 0 || units > SM_MAX_UNITS || CUBE_DIM_Y * CUBE_DIM_Z != 1 ||
+      kr > SM_MAX_KEPT)
+    return;
+  uint64_t bi = INFO_U64(4), bo = INFO_U64(5), rem = row;
+  for (uint32_t d = kr; d-- > 0;) {
+    const uint64_t len = INFO_U64(7 + d), cd = len ? rem % len : 0;
+    rem = len ? rem / len : 0;
+    bi += cd * INFO_U64(7 + kr + d);
+    bo += cd * INFO_U64(7 + 2 * kr + d);
+  }
+  /* The passes index in and out directly (the CPU loops vectorise): bound the row's last
+     elements by the buffers, through one checked access that validate mode reports. */
+  const uint64_t li = bi + (C - 1) * si, lo = bo + (C - 1) * so;
+  if (li < bi || lo < bo || (si && C - 1 > (UINT64_MAX - bi) / si) ||
+      (so && C - 1 > (UINT64_MAX - bo) / so) || li >= LEN(in) || lo >= LEN(out)) {
+    PHASE {
+      if (UNIT_POS_X == 0) (void)LOAD(in, li);
+    }
+    return;
+  }
+  const uint64_t full = C / units, rest = C % units;
+  const bool unit_stride = si == 1 && so == 1;
+  uint32_t top = 1;
+  while (top < units) top *= 2;
+
+  /* Loops over the row's blocks of `units` columns sit outside the phases, so on the CPU each
+     phase is one loop over neighbouring columns (contiguous and vectorised when the strides
+     are 1; the general case is the same loop with strided accesses). */
+  EXCLUSIVE(SM_T, acc);
+  /* 1. The row's maximum (a NaN propagates). */
+  PHASE {
+    MY(acc) = -INFINITY;
+  }
+  uint64_t r0 = 0;
+  if (unit_stride) {
+    /* Four blocks per phase: a quarter of the phases' loop overhead on the CPU. */
+    for (; r0 + 4 <= full; r0 += 4) {
+      const uint64_t at = bi + r0 * units;
+      PHASE {
+        const uint64_t u = at + UNIT_POS_X;
+        const SM_T x0 = in[u], x1 = in[u + units], x2 = in[u + 2 * units], x3 = in[u + 3 * units];
+        const SM_T m01 = (x1 > x0 || x1 != x1) ? x1 : x0, m23 = (x3 > x2 || x3 != x3) ? x3 : x2;
+        const SM_T m = (m23 > m01 || m23 != m23) ? m23 : m01;
+        MY(acc) = (m > MY(acc) || m != m) ? m : MY(acc);
+      }
+    }
+  }
+  if (unit_stride) {
+    for (uint64_t r = r0; r < full; ++r) {
+      const uint64_t at = bi + r * units;
+      PHASE {
+        const SM_T x = in[at + UNIT_POS_X];
+        MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
+      }
+    }
+  } else {
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = r * units;
+      PHASE {
+        const SM_T x = in[bi + (at + UNIT_POS_X) * si];
+        MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
+      }
+    }
+  }
+  PHASE {
+    if (UNIT_POS_X < rest) {
+      const SM_T x = in[bi + (full * units + UNIT_POS_X) * si];
+      MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
+    }
+    sh->slot[0][UNIT_POS_X] = MY(acc);
+    sh->slot[0][units + UNIT_POS_X] = -INFINITY;
+    sh->slot[1][units + UNIT_POS_X] = -INFINITY;
+  }
+  SYNC_CUBE();
+  uint32_t from = 0;
+  for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
+    PHASE {
+      const SM_T a = sh->slot[from][UNIT_POS_X], b = sh->slot[from][UNIT_POS_X + step];
+      sh->slot[1 - from][UNIT_POS_X] = (b > a || b != b) ? b : a;
+    }
+    SYNC_CUBE();
+  }
+  const SM_T row_max = sh->slot[from][0];
+  SYNC_CUBE(); /* every unit has read it before the slots are reused */
+
+  /* 2. e = exp(x - max) into out, and the sum of the e's. */
+  PHASE {
+    MY(acc) = 0;
+  }
+  r0 = 0;
+  if (unit_stride) {
+    for (; r0 + 4 <= full; r0 += 4) {
+      const uint64_t at = r0 * units;
+      PHASE {
+        const uint64_t ui = bi + at + UNIT_POS_X, uo = bo + at + UNIT_POS_X;
+        const SM_T e0 = SM_EXP(in[ui] - row_max), e1 = SM_EXP(in[ui + units] - row_max);
+        const SM_T e2 = SM_EXP(in[ui + 2 * units] - row_max);
+        const SM_T e3 = SM_EXP(in[ui + 3 * units] - row_max);
+        out[uo] = e0;
+        out[uo + units] = e1;
+        out[uo + 2 * units] = e2;
+        out[uo + 3 * units] = e3;
+        MY(acc) += (e0 + e1) + (e2 + e3);
+      }
+    }
+    for (uint64_t r = r0; r < full; ++r) {
+      const uint64_t at = r * units;
+      PHASE {
+        const SM_T e = SM_EXP(in[bi + at + UNIT_POS_X] - row_max);
+        out[bo + at + UNIT_POS_X] = e;
+        MY(acc) += e;
+      }
+    }
+  } else {
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = r * units;
+      PHASE {
+        const uint64_t j = at + UNIT_POS_X;
+        const SM_T e = SM_EXP(in[bi + j * si] - row_max);
+        out[bo + j * so] = e;
+        MY(acc) += e;
+      }
+    }
+  }
+  PHASE {
+    if (UNIT_POS_X < rest) {
+      const uint64_t j = full * units + UNIT_POS_X;
+      const SM_T e = SM_EXP(in[bi + j * si] - row_max);
+      out[bo + j * so] = e;
+      MY(acc) += e;
+    }
+    sh->slot[0][UNIT_POS_X] = MY(acc);
+    sh->slot[0][units + UNIT_POS_X] = 0;
+    sh->slot[1][units + UNIT_POS_X] = 0;
+  }
+  SYNC_CUBE();
+  from = 0;
+  for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
+    PHASE {
+      sh->slot[1 - from][UNIT_POS_X] =
+          sh->slot[from][UNIT_POS_X] + sh->slot[from][UNIT_POS_X + step];
+    }
+    SYNC_CUBE();
+  }
+  const SM_T scale = (SM_T)1 / sh->slot[from][0];
+
+  /* 3. Scale. */
+  if (unit_stride) {
+    uint64_t r = 0;
+    for (; r + 4 <= full; r += 4) {
+      const uint64_t at = bo + r * units;
+      PHASE {
+        const uint64_t u = at + UNIT_POS_X;
+        out[u] *= scale;
+        out[u + units] *= scale;
+        out[u + 2 * units] *= scale;
+        out[u + 3 * units] *= scale;
+      }
+    }
+    for (; r < full; ++r) {
+      const uint64_t at = bo + r * units;
+      PHASE {
+        out[at + UNIT_POS_X] *= scale;
+      }
+    }
+  } else {
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = r * units;
+      PHASE {
+        out[bo + (at + UNIT_POS_X) * so] *= scale;
+      }
+    }
+  }
+  PHASE {
+    if (UNIT_POS_X < rest) out[bo + (full * units + UNIT_POS_X) * so] *= scale;
+  }
+}
