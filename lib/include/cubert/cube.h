@@ -223,6 +223,8 @@
 #define PHASE
 #define EXCLUSIVE(T, name) T name
 #define MY(name) (name)
+#define EXCLUSIVE_ARRAY(T, name, n) T name[n]
+#define MY_AT(name, i) ((name)[i])
 
 #define SHARED_ATOMIC_ADD(p, v) atomic_add((p), (v))
 #define SHARED_ATOMIC_SUB(p, v) atomic_sub((p), (v))
@@ -373,6 +375,11 @@ extern const char CUBERT_CUBE_SOURCE[];
 
 #define EXCLUSIVE(T, name) T name[CUBERT_CUBE_MAX_UNITS]
 #define MY(name) ((name)[cubert_ul_])
+/* n values per unit (n a compile-time constant), element i read and written as MY_AT(name, i):
+   on the CPU n arrays of one value per unit (so a phase's loop over units reads each element
+   as a contiguous vector), on OpenCL a private array. For register blocks (kernels/matmul). */
+#define EXCLUSIVE_ARRAY(T, name, n) T name[n][CUBERT_CUBE_MAX_UNITS]
+#define MY_AT(name, i) ((name)[i][cubert_ul_])
 /* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
    x. The innermost one-trip loop only declares the unit's other positions. */
 #define PHASE                                                                              \
@@ -588,10 +595,19 @@ typedef struct cubert_no_shared_ {
       .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                           \
       .opencl_entry = #kname,                                                             \
       .cpu = kname##_cpu_,                                                                \
-      .flags = (form_flags),                                                              \
+      .flags = (form_flags) | (CUBERT_KERNEL_FILE_FLAGS),                                 \
       .shared_bytes = (shared_bytes_),                                                    \
       .signature = &kname##_signature_,                                                   \
   };
+
+/* Flags every kernel of a file adds to its definition: a file whose kernels use double defines
+   `#define CUBERT_KERNEL_FILE_FLAGS CUBERT_KERNEL_NEEDS_FP64` before including cubert/cube.h,
+   so that the OpenCL server builds (and launches) them only on devices with cl_khr_fp64
+   (UNAVAILABLE elsewhere). Such kernels live in a file of their own: the OpenCL program of a
+   file is built as a whole. */
+#ifndef CUBERT_KERNEL_FILE_FLAGS
+#define CUBERT_KERNEL_FILE_FLAGS 0
+#endif
 
 /* The signature and the definition object. */
 #define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...)                                   \
@@ -609,7 +625,7 @@ typedef struct cubert_no_shared_ {
       .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                                   \
       .opencl_entry = #kname,                                                                     \
       .cpu = CUBERT_CUBE_CPU_IMPL_(kname),                                                        \
-      .flags = (form_flags),                                                                      \
+      .flags = (form_flags) | (CUBERT_KERNEL_FILE_FLAGS),                                         \
       .shared_bytes = (shared_bytes_),                                                            \
       .signature = &kname##_signature_,                                                           \
   };                                                                                              \
