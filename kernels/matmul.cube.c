@@ -18,7 +18,11 @@
      matmul_tile32x32_<t>     PHASED_KERNEL, cube dim (16, 16, 1), cube count
      matmul_tile64x64_<t>     (ceil(N / BN), ceil(M / BM), batches): the tiled, register-
      matmul_tile128x64_<t>    blocked kernel of kernels/matmul_tiled.h with 2x2, 4x4, 8x4
-                              outputs per unit (BM x BN = 32x32, 64x64, 128x64)
+     matmul_tile128x256c_<t>  and 8x16 outputs per unit (BM x BN = 32x32, 64x64, 128x64,
+                              128x256); the last with 16 consecutive columns per unit (for
+                              compilers that vectorise inside a unit: PoCL), the others with
+                              columns 16 apart (for vectorisation across units: the CPU
+                              server, GPUs)
      matmul_beta_<t>          c = t + beta * c (t dense batch x M x N), or beta * c */
 #include "cubert/cube.h"
 

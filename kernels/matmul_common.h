@@ -66,9 +66,9 @@ MM_UNIT_KERNEL(MM_CATX_(matmul_beta, MM_SUFFIX), INFO_U64(0) * INFO_U64(1) * INF
 #define MM_RM 8
 #define MM_RN 4
 #include "matmul_tiled.h"
-#define MM_NAME MM_CATX_(matmul_tile64x128c, MM_SUFFIX)
-#define MM_RM 4
-#define MM_RN 8
+#define MM_NAME MM_CATX_(matmul_tile128x256c, MM_SUFFIX)
+#define MM_RM 8
+#define MM_RN 16
 #define MM_CONSEC 1
 #include "matmul_tiled.h"
 #undef MM_T

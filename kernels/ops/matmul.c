@@ -30,21 +30,21 @@ extern const cubert_kernel_def cubert_kernel_x86v3_matmul_simple_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile32x32_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile64x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x64_f32;
-extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile64x128c_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x256c_f32;
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_simple_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile32x32_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile64x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x64_f32;
-extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile64x128c_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x256c_f32;
 #endif
 
-enum { MM_SIMPLE, MM_TILE32, MM_TILE64, MM_TILE128, MM_TILE64C, MM_KINDS };
+enum { MM_SIMPLE, MM_TILE32, MM_TILE64, MM_TILE128, MM_TILE128C, MM_KINDS };
 enum { MM_INFO_WORDS = 20 };
 
-static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 64};
-static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 128};
+static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 128};
+static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 256};
 
 /* What a candidate launches with. */
 typedef struct mm_args {
@@ -60,7 +60,7 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
     static const cubert_kernel_def *const f64[MM_KINDS] = {
         &cubert_kernel_matmul_simple_f64, &cubert_kernel_matmul_tile32x32_f64,
         &cubert_kernel_matmul_tile64x64_f64, &cubert_kernel_matmul_tile128x64_f64,
-        &cubert_kernel_matmul_tile64x128c_f64};
+        &cubert_kernel_matmul_tile128x256c_f64};
     return f64[kind];
   }
 #ifdef MM_HAVE_VARIANTS
@@ -74,7 +74,7 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
       static const cubert_kernel_def *const v4[MM_KINDS] = {
           &cubert_kernel_x86v4_matmul_simple_f32, &cubert_kernel_x86v4_matmul_tile32x32_f32,
           &cubert_kernel_x86v4_matmul_tile64x64_f32, &cubert_kernel_x86v4_matmul_tile128x64_f32,
-          &cubert_kernel_x86v4_matmul_tile64x128c_f32};
+          &cubert_kernel_x86v4_matmul_tile128x256c_f32};
       return v4[kind];
     }
 #endif
@@ -84,7 +84,7 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
       static const cubert_kernel_def *const v3[MM_KINDS] = {
           &cubert_kernel_x86v3_matmul_simple_f32, &cubert_kernel_x86v3_matmul_tile32x32_f32,
           &cubert_kernel_x86v3_matmul_tile64x64_f32, &cubert_kernel_x86v3_matmul_tile128x64_f32,
-          &cubert_kernel_x86v3_matmul_tile64x128c_f32};
+          &cubert_kernel_x86v3_matmul_tile128x256c_f32};
       return v3[kind];
     }
 #endif
@@ -93,7 +93,7 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
   static const cubert_kernel_def *const f32[MM_KINDS] = {
       &cubert_kernel_matmul_simple_f32, &cubert_kernel_matmul_tile32x32_f32,
       &cubert_kernel_matmul_tile64x64_f32, &cubert_kernel_matmul_tile128x64_f32,
-      &cubert_kernel_matmul_tile64x128c_f32};
+      &cubert_kernel_matmul_tile128x256c_f32};
   return f32[kind];
 }
 
@@ -123,8 +123,8 @@ static cubert_status mm_tile64(cubert_client *c, const void *a) {
 static cubert_status mm_tile128(cubert_client *c, const void *a) {
   return mm_launch(c, a, MM_TILE128);
 }
-static cubert_status mm_tile64c(cubert_client *c, const void *a) {
-  return mm_launch(c, a, MM_TILE64C);
+static cubert_status mm_tile128c(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_TILE128C);
 }
 
 /* A tiled candidate needs a 16 x 16 cube and its cube count within the device's limits; the
@@ -137,6 +137,8 @@ static int mm_tile_valid(const cubert_client *client, const mm_args *args, int k
     return 0;
   const uint64_t cx = (args->n + mm_tile_n[kind] - 1) / mm_tile_n[kind];
   const uint64_t cy = (args->m + mm_tile_m[kind] - 1) / mm_tile_m[kind];
+  const uint64_t shared = mm_kernel(args, kind)->shared_bytes;
+  if (p->hardware.max_shared_memory_size && shared > p->hardware.max_shared_memory_size) return 0;
   if (cx > p->hardware.max_cube_count[0] || cy > p->hardware.max_cube_count[1] ||
       args->batches > p->hardware.max_cube_count[2])
     return 0;
@@ -144,8 +146,10 @@ static int mm_tile_valid(const cubert_client *client, const mm_args *args, int k
   /* On the CPU server (GCC vectorises each phase across the units) the 128 x 64 block spills
      its 32 accumulators and the consecutive-column block turns B reads into gathers: both run
      10-30x slower than 64 x 64 there (bench/matmul.c), so they are not even measured. They
-     exist for OpenCL devices: large GPU tiles, and PoCL, whose LLVM vectorises inside a unit. */
-  if (args->cpu_server && (kind == MM_TILE128 || kind == MM_TILE64C)) return 0;
+     exist for OpenCL devices: large GPU tiles, and PoCL, whose LLVM does not vectorise across
+     work-items around an inner loop but packs a unit's 16 consecutive columns (SLP): there
+     128 x 256c runs about 2x the 64 x 64 kernel. */
+  if (args->cpu_server && (kind == MM_TILE128 || kind == MM_TILE128C)) return 0;
   return args->m >= mm_tile_m[kind] && args->n >= mm_tile_n[kind];
 }
 static int mm_tile32_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
@@ -156,9 +160,9 @@ static int mm_tile64_valid(const cubert_client *c, const cubert_tune_key *k, con
   (void)k;
   return mm_tile_valid(c, a, MM_TILE64);
 }
-static int mm_tile64c_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+static int mm_tile128c_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
   (void)k;
-  return mm_tile_valid(c, a, MM_TILE64C);
+  return mm_tile_valid(c, a, MM_TILE128C);
 }
 static int mm_tile128_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
   (void)k;
@@ -177,14 +181,16 @@ static int mm_simple_valid(const cubert_client *c, const cubert_tune_key *k, con
 
 /* First valid candidate = the default with CUBERT_AUTOTUNE=off. */
 static const cubert_tune_candidate mm_candidates[] = {
-    {"tile64x128c", mm_tile64c, mm_tile64c_valid, 0}, {"tile64x64", mm_tile64, mm_tile64_valid, 0},
-    {"tile128x64", mm_tile128, mm_tile128_valid, 0},  {"tile32x32", mm_tile32, mm_tile32_valid, 0},
+    {"tile64x64", mm_tile64, mm_tile64_valid, 0},
+    {"tile128x64", mm_tile128, mm_tile128_valid, 0},
+    {"tile128x256c", mm_tile128c, mm_tile128c_valid, 0},
+    {"tile32x32", mm_tile32, mm_tile32_valid, 0},
     {"simple", mm_simple, mm_simple_valid, 0},
 };
 /* One set per dtype: their winners differ (f64 halves the vector width). Bump the checksum
    when the kernels change in ways that move the winners. */
-static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, 5, 0x6d6d0001};
-static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, 5, 0x6d6d0001};
+static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, 5, 0x6d6d0002};
+static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, 5, 0x6d6d0002};
 
 /* 0 row-major (inner stride 1), 1 column-major (outer stride 1), 2 other. */
 static uint64_t mm_layout_class(uint64_t s_outer, uint64_t s_inner) {

@@ -411,8 +411,8 @@ static void mm_candidates_agree(cubert_dtype dtype, uint64_t m, uint64_t n, uint
       f64 ? &cubert_kernel_matmul_tile32x32_f64 : &cubert_kernel_matmul_tile32x32_f32,
       f64 ? &cubert_kernel_matmul_tile64x64_f64 : &cubert_kernel_matmul_tile64x64_f32,
       f64 ? &cubert_kernel_matmul_tile128x64_f64 : &cubert_kernel_matmul_tile128x64_f32,
-      f64 ? &cubert_kernel_matmul_tile64x128c_f64 : &cubert_kernel_matmul_tile64x128c_f32};
-  const uint32_t tm[] = {0, 32, 64, 128, 64}, tn[] = {0, 32, 64, 64, 128};
+      f64 ? &cubert_kernel_matmul_tile128x256c_f64 : &cubert_kernel_matmul_tile128x256c_f32};
+  const uint32_t tm[] = {0, 32, 64, 128, 128}, tn[] = {0, 32, 64, 64, 256};
   uint64_t info[20] = {m,
                        n,
                        k,
