@@ -2,6 +2,7 @@
    shape and element type. Before including, define:
      MM_NAME  the kernel's name          MM_T   its element type (float or double)
      MM_RM    rows per unit              MM_RN  columns per unit
+     MM_CONSEC (optional, default 0) 1: a unit's columns are consecutive (see MM_COL)
      MM_INFO_ALPHA(k)  the info word k read as MM_T (INFO_F32 or INFO_F64)
    The macros are undefined again at the end, so the file can be included again.
 
@@ -12,7 +13,8 @@
    the CPU (a phase is a loop over x) neighbouring units own neighbouring columns: every read
    of the B tile and every accumulator is one contiguous vector, and an A element is one value
    broadcast over the row of units. On a GPU the same mapping reads the B tile conflict-free
-   and each A element as a broadcast.
+   and each A element as a broadcast. With MM_CONSEC the unit owns columns x * MM_RN + j
+   instead: one contiguous run per unit, for compilers that vectorise inside a unit (PoCL).
 
    K advances MM_TK at a time: the cube stages an MM_BM x MM_TK tile of A and an MM_TK x MM_BN
    tile of B in shared memory (two barriers per step), then every unit adds MM_TK rank-1
@@ -32,9 +34,6 @@
    MM_RN consecutive columns per unit (1: a unit's reads of a B tile row are one contiguous
    run, which a compiler that vectorises inside a unit, as PoCL's LLVM does, packs). */
 #define MM_COL(j) (MM_CONSEC ? UNIT_POS_X * MM_RN + (j) : UNIT_POS_X + MM_DX * (j))
-#ifndef MM_KSUB
-#define MM_KSUB MM_TK
-#endif
 #define MM_DX 16
 #define MM_DY 16
 #define MM_TK 16
@@ -127,23 +126,20 @@ MM_PHASED_KERNEL(MM_NAME, (MM_SHARED, sh), (const MM_T, a), (const MM_T, b), (MM
       }
     }
     SYNC_CUBE();
-    for (int k0 = 0; k0 < MM_TK; k0 += MM_KSUB) {
-      PHASE {
-        MM_T s[MM_RM * MM_RN];
-        for (int i = 0; i < MM_RM * MM_RN; ++i) s[i] = MY_AT(acc, i);
-        for (int kk = k0; kk < k0 + MM_KSUB; ++kk) {
-          MM_T bv[MM_RN];
-          for (int j = 0; j < MM_RN; ++j) bv[j] = sh->b[kk][MM_COL(j)];
-          for (int i = 0; i < MM_RM; ++i) {
-            const MM_T av = sh->a[UNIT_POS_Y + MM_DY * i][kk];
-            for (int j = 0; j < MM_RN; ++j) s[i * MM_RN + j] = MM_FMA(av, bv[j], s[i * MM_RN + j]);
-          }
+    PHASE {
+      MM_T s[MM_RM * MM_RN];
+      for (int i = 0; i < MM_RM * MM_RN; ++i) s[i] = MY_AT(acc, i);
+      for (int kk = 0; kk < MM_TK; ++kk) {
+        MM_T bv[MM_RN];
+        for (int j = 0; j < MM_RN; ++j) bv[j] = sh->b[kk][MM_COL(j)];
+        for (int i = 0; i < MM_RM; ++i) {
+          const MM_T av = sh->a[UNIT_POS_Y + MM_DY * i][kk];
+          for (int j = 0; j < MM_RN; ++j) s[i * MM_RN + j] = MM_FMA(av, bv[j], s[i * MM_RN + j]);
         }
-        for (int i = 0; i < MM_RM * MM_RN; ++i) MY_AT(acc, i) = s[i];
       }
-      if (MM_KSUB < MM_TK) SYNC_CUBE();
+      for (int i = 0; i < MM_RM * MM_RN; ++i) MY_AT(acc, i) = s[i];
     }
-    if (MM_KSUB == MM_TK) SYNC_CUBE();
+    SYNC_CUBE();
   }
   PHASE {
     for (int i = 0; i < MM_RM; ++i) {
@@ -165,7 +161,6 @@ MM_PHASED_KERNEL(MM_NAME, (MM_SHARED, sh), (const MM_T, a), (const MM_T, b), (MM
 #undef MM_TK
 #undef MM_DY
 #undef MM_DX
-#undef MM_KSUB
 #undef MM_CONSEC
 #undef MM_COL
 #undef MM_NAME

@@ -70,7 +70,8 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
     __builtin_cpu_init();
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512cd")) {
       static const cubert_kernel_def *const v4[MM_KINDS] = {
           &cubert_kernel_x86v4_matmul_simple_f32, &cubert_kernel_x86v4_matmul_tile32x32_f32,
           &cubert_kernel_x86v4_matmul_tile64x64_f32, &cubert_kernel_x86v4_matmul_tile128x64_f32,
