@@ -71,3 +71,55 @@ function(cubert_add_kernels target)
     set_property(TARGET ${target} APPEND PROPERTY CUBERT_FLATTENED_KERNELS ${cl})
   endforeach()
 endfunction()
+
+# cubert_add_kernel_cpu_variants(<target> FILE a.cube.c [PREFIX p] [EXPORT macro]
+#                                VARIANTS name:march ...)
+#
+# Compiles the C side of a kernel file (already added with cubert_add_kernels, same PREFIX and
+# EXPORT) once more per variant with -march=<march>, its definitions named
+# <PREFIX><name>_<kernel>, so that a program built for the baseline ISA can pick, at run time,
+# the build that suits the CPU it runs on (e.g. `__builtin_cpu_supports("avx512f")`; the
+# OpenCL side of every variant is the one flattened file). Variants whose -march the compiler
+# does not take are skipped; each one built defines CUBERT_KERNEL_VARIANT_<name>=1 (PRIVATE) on
+# <target>. Ignored when CUBERT_KERNEL_ARCH is set (every kernel is then built for that ISA).
+include(CheckCCompilerFlag)
+function(cubert_add_kernel_cpu_variants target)
+  cmake_parse_arguments(A "" "FILE;PREFIX;EXPORT" "VARIANTS" ${ARGN})
+  if(CUBERT_KERNEL_ARCH)
+    return()
+  endif()
+  get_filename_component(path ${A_FILE} ABSOLUTE)
+  file(RELATIVE_PATH rel ${CMAKE_CURRENT_SOURCE_DIR} ${path})
+  string(MAKE_C_IDENTIFIER ${rel} id)
+  set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/cubert_kernels/${target})
+  get_filename_component(dir ${path} DIRECTORY)
+  foreach(variant ${A_VARIANTS})
+    string(REPLACE ":" ";" parts ${variant})
+    list(GET parts 0 name)
+    list(GET parts 1 march)
+    string(MAKE_C_IDENTIFIER "CUBERT_HAVE_MARCH_${march}" flag_var)
+    check_c_compiler_flag(-march=${march} ${flag_var})
+    if(NOT ${flag_var})
+      continue()
+    endif()
+    set(wrapper ${out_dir}/${id}_${name}.c)
+    set(text "/* generated: ${rel} built with -march=${march} */\n#include \"${path}\"\n")
+    set(old "")
+    if(EXISTS ${wrapper})
+      file(READ ${wrapper} old)
+    endif()
+    if(NOT old STREQUAL text)
+      file(WRITE ${wrapper} "${text}")
+    endif()
+    target_sources(${target} PRIVATE ${wrapper})
+    set(defs CUBERT_CUBE_SOURCE=cubert_cube_src_${id} CUBERT_KERNEL_PREFIX=${A_PREFIX}${name}_)
+    if(A_EXPORT)
+      list(APPEND defs CUBERT_KERNEL_EXPORT=${A_EXPORT})
+    endif()
+    set_source_files_properties(${wrapper} TARGET_DIRECTORY ${target} PROPERTIES
+      COMPILE_DEFINITIONS "${defs}"
+      COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>;-fopenmp-simd;-ffp-contract=off;-march=${march};-I${dir};$<$<C_COMPILER_ID:Clang>:-Wno-pass-failed>"
+      OBJECT_DEPENDS ${path})
+    target_compile_definitions(${target} PRIVATE CUBERT_KERNEL_VARIANT_${name}=1)
+  endforeach()
+endfunction()

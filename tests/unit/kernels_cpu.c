@@ -71,9 +71,27 @@ static void run_pieces(cubert_cpu_kernel_fn fn, cubert_cpu_ctx ctx, uint64_t pie
 
 Test(kernels_cpu, library_table_lists_every_kernel_once) {
   const cubert_kernel_def *expected[] = {
-      &cubert_kernel_noop,    &cubert_kernel_fill_u32,  &cubert_kernel_copy_strided,
-      &cubert_kernel_add_f32, &cubert_kernel_add_i32,   &cubert_kernel_mul_f32,
-      &cubert_kernel_mul_i32, &cubert_kernel_saxpy_f32, &cubert_kernel_reduce_sum_f32,
+      &cubert_kernel_noop,
+      &cubert_kernel_fill_u32,
+      &cubert_kernel_copy_strided,
+      &cubert_kernel_add_f32,
+      &cubert_kernel_add_i32,
+      &cubert_kernel_mul_f32,
+      &cubert_kernel_mul_i32,
+      &cubert_kernel_saxpy_f32,
+      &cubert_kernel_reduce_sum_f32,
+      &cubert_kernel_matmul_simple_f32,
+      &cubert_kernel_matmul_tile32x32_f32,
+      &cubert_kernel_matmul_tile64x64_f32,
+      &cubert_kernel_matmul_tile128x64_f32,
+      &cubert_kernel_matmul_tile128x256c_f32,
+      &cubert_kernel_matmul_beta_f32,
+      &cubert_kernel_matmul_simple_f64,
+      &cubert_kernel_matmul_tile32x32_f64,
+      &cubert_kernel_matmul_tile64x64_f64,
+      &cubert_kernel_matmul_tile128x64_f64,
+      &cubert_kernel_matmul_tile128x256c_f64,
+      &cubert_kernel_matmul_beta_f64,
   };
   size_t count = 0;
   while (cubert_kernel_library[count] != NULL) ++count;
@@ -88,10 +106,18 @@ Test(kernels_cpu, library_table_lists_every_kernel_once) {
     snprintf(entry, sizeof entry, "%s", k->name);
     cr_assert_str_eq(k->opencl_entry, entry);
     cr_assert(strstr(k->opencl_source, entry) != NULL, "%s's source defines its entry", k->name);
-    const int sync = k == &cubert_kernel_reduce_sum_f32;
-    cr_assert_eq(!!(k->flags & CUBERT_KERNEL_PHASED), sync, "%s flags", k->name);
+    const int reduce = k == &cubert_kernel_reduce_sum_f32;
+    const int tiled = strncmp(k->name, "matmul_tile", 11) == 0;
+    cr_assert_eq(!!(k->flags & CUBERT_KERNEL_PHASED), reduce || tiled, "%s flags", k->name);
+    cr_assert_eq(!!(k->flags & CUBERT_KERNEL_NEEDS_FP64), strstr(k->name, "_f64") != NULL,
+                 "%s needs fp64 exactly when it is an f64 kernel", k->name);
     cr_assert_not_null(k->signature, "%s is a kernel-language kernel", k->name);
-    cr_assert_eq(k->shared_bytes, sync ? CUBERT_KERNEL_REDUCE_SCRATCH * sizeof(float) : 0u);
+    if (reduce)
+      cr_assert_eq(k->shared_bytes, CUBERT_KERNEL_REDUCE_SCRATCH * sizeof(float));
+    else if (tiled)
+      cr_assert_gt(k->shared_bytes, 0u, "%s stages tiles in shared memory", k->name);
+    else
+      cr_assert_eq(k->shared_bytes, 0u, "%s", k->name);
   }
   cr_assert_null(cubert_kernel_find("no_such_kernel"));
   cr_assert_null(cubert_kernel_find(NULL));

@@ -174,11 +174,27 @@ Test(kernels_opencl, every_source_builds_and_entries_match_convention) {
     const cubert_kernel_def *def;
     cl_uint args;
   } expected[] = {
-      {&cubert_kernel_noop, 2},           {&cubert_kernel_fill_u32, 3},
-      {&cubert_kernel_copy_strided, 4},   {&cubert_kernel_add_f32, 5},
-      {&cubert_kernel_add_i32, 5},        {&cubert_kernel_mul_f32, 5},
-      {&cubert_kernel_mul_i32, 5},        {&cubert_kernel_saxpy_f32, 4},
+      {&cubert_kernel_noop, 2},
+      {&cubert_kernel_fill_u32, 3},
+      {&cubert_kernel_copy_strided, 4},
+      {&cubert_kernel_add_f32, 5},
+      {&cubert_kernel_add_i32, 5},
+      {&cubert_kernel_mul_f32, 5},
+      {&cubert_kernel_mul_i32, 5},
+      {&cubert_kernel_saxpy_f32, 4},
       {&cubert_kernel_reduce_sum_f32, 4},
+      {&cubert_kernel_matmul_simple_f32, 5},
+      {&cubert_kernel_matmul_tile32x32_f32, 5},
+      {&cubert_kernel_matmul_tile64x64_f32, 5},
+      {&cubert_kernel_matmul_tile128x64_f32, 5},
+      {&cubert_kernel_matmul_tile128x256c_f32, 5},
+      {&cubert_kernel_matmul_beta_f32, 4},
+      {&cubert_kernel_matmul_simple_f64, 5},
+      {&cubert_kernel_matmul_tile32x32_f64, 5},
+      {&cubert_kernel_matmul_tile64x64_f64, 5},
+      {&cubert_kernel_matmul_tile128x64_f64, 5},
+      {&cubert_kernel_matmul_tile128x256c_f64, 5},
+      {&cubert_kernel_matmul_beta_f64, 4},
   };
   size_t count = 0;
   for (const cubert_kernel_def *const *k = cubert_kernel_library; *k != NULL; ++k) {

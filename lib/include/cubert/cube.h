@@ -240,6 +240,8 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 #define PHASE
 #define EXCLUSIVE(T, name) T name
 #define MY(name) (name)
+#define EXCLUSIVE_ARRAY(T, name, n) T name[n]
+#define MY_AT(name, i) ((name)[i])
 
 #define SHARED_ATOMIC_ADD(p, v) atomic_add((p), (v))
 #define SHARED_ATOMIC_SUB(p, v) atomic_sub((p), (v))
@@ -390,6 +392,11 @@ extern const char CUBERT_CUBE_SOURCE[];
 
 #define EXCLUSIVE(T, name) T name[CUBERT_CUBE_MAX_UNITS]
 #define MY(name) ((name)[cubert_ul_])
+/* n values per unit (n a compile-time constant), element i read and written as MY_AT(name, i):
+   on the CPU n arrays of one value per unit (so a phase's loop over units reads each element
+   as a contiguous vector), on OpenCL a private array. For register blocks (kernels/matmul). */
+#define EXCLUSIVE_ARRAY(T, name, n) T name[n][CUBERT_CUBE_MAX_UNITS]
+#define MY_AT(name, i) ((name)[i][cubert_ul_])
 /* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
    x. The innermost one-trip loop only declares the unit's other positions. */
 #define PHASE                                                                              \

@@ -149,6 +149,27 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_f32, cubert_kern
 #define CUBERT_KERNEL_SOFTMAX_MAX_UNITS 256
 #define CUBERT_KERNEL_SOFTMAX_INFO(kr) (7 + 3 * (kr))
 
+/* Matrix multiply, the kernels behind cubert_op_matmul (cubert/ops.h), which picks among them
+   by autotune: c = alpha * A B per batch, for any strides; c is written, never read. Buffers
+   a, b, c of the element type; 20 info words (element offsets and strides of the three
+   operands, sizes, alpha; kernels/matmul.cube.c lists them). `simple`: one unit per element of
+   C, any 1-D launch of at least batches * M * N units. `tileBMxBN[c]`: phased, cube dim
+   (16, 16, 1), cube count (ceil(N / BN), ceil(M / BM), batches), BM x BN outputs per cube.
+   `beta`: buffers t, c; c = t + beta * c (t dense), or beta * c. The f64 kernels need
+   CUBERT_FEATURE_FP64 (CUBERT_KERNEL_NEEDS_FP64). Prefer cubert_op_matmul. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_simple_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile32x32_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile64x64_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x64_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x256c_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_beta_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_simple_f64;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile32x32_f64;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile64x64_f64;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x64_f64;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x256c_f64;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_beta_f64;
+
 /* Every kernel above, NULL-terminated, in declaration order (for tools and test suites that
    run the whole library). */
 CUBERT_API extern const cubert_kernel_def *const cubert_kernel_library[];

@@ -133,15 +133,23 @@ CUBERT_API cubert_status cubert_op_softmax(cubert_client *client, const cubert_t
 
 /* ---- matrix multiply ------------------------------------------------------------------------ */
 
-/* c = alpha * a · b + beta * c, for rank-2 (M x K times K x N gives M x N) or rank-3 operands
-   (a batch dimension first: batch x M x K, batch x K x N, batch x M x N; an a or b batch of 1
-   or stride 0 is shared by every batch). F32, or F64 where the device has it (alpha and beta are
-   rounded to the dtype). Row-major, column-major, transposed and pitched operands are views:
-   op(A) = A^T is a with its two last strides swapped (cubert_tensor_permute). beta == 0 never
-   reads c (NaN in c does not propagate). c must not overlap a or b. Any M, N, K >= 0; K == 0
-   gives beta * c. The kernel and its tile shape are chosen by autotune per device and anchored
-   (M, N, K, layouts). Results are within a relative error of K * 2^-22 * max|a||b| of the exact
-   product per element for f32 (docs/OPS.md). */
+/* c = alpha * a · b + beta * c, for rank-2 operands (a M x K, b K x N, c M x N) or a rank-3 c
+   (batch x M x N) with a and b each rank 3 (batch x M x K, batch x K x N) or rank 2; an a or b
+   whose batch is 1, has stride 0, or which has rank 2 is shared by every batch. F32, or F64
+   where the device has CUBERT_FEATURE_FP64 (alpha and beta are rounded to the dtype); all three
+   of one dtype. Row-major, column-major, transposed and pitched operands are views: op(A) = A^T
+   is a with its two last strides swapped (cubert_tensor_permute), and any strides and offsets
+   work. beta == 0 never reads c (NaN in c does not propagate). c must not overlap a or b (not
+   detected). Any M, N, K >= 0 (M, N and the batch below 2^32); K == 0 gives beta * c; M, N or
+   batch 0 is a no-op. beta != 0 takes a temporary of batch x M x N elements on the device (the
+   product, then c = t + beta * c in a second pass).
+   The kernel and its tile shape are chosen by autotune (cubert/tune.h, set "matmul_f32" /
+   "matmul_f64") per device and key: M, N, K and batch anchored to powers of two, the layout
+   class of a and b (inner stride 1, outer stride 1, other) and the dtype.
+   Accuracy: every element is within (K + 2) * u * (|alpha| * sum_k |a_ik * b_kj| + |beta * c_ij|)
+   of the exact alpha * sum_k a_ik * b_kj + beta * c_ij, with u = 2^-22 for f32 and 2^-50 for
+   f64 (the sum is accumulated in the dtype, sequentially along K per element, fused or not
+   depending on the device; tests/cts/cts_ops_matmul.c checks this bound). */
 CUBERT_API cubert_status cubert_op_matmul(cubert_client *client, double alpha,
                                           const cubert_tensor *a, const cubert_tensor *b,
                                           double beta, const cubert_tensor *c);

@@ -1,0 +1,356 @@
+/* cubert_op_matmul: checks, then C = alpha * A B through an autotuned kernel, then the beta
+   pass where beta != 0.
+
+   Why beta is a separate pass: cubert_tune_execute runs the candidates several times with one
+   set of arguments, so a tuned launch must overwrite its output. With beta == 0 the kernels
+   write alpha * A B straight into c; otherwise they write it into a dense scratch tensor t and
+   matmul_beta_<t> computes c = t + beta * c once (an extra O(M N) pass next to the O(M N K)
+   product, and beta == 0 never reads c, so NaN there cannot propagate).
+
+   The kernels (kernels/matmul.cube.c) take any strides: every view (transposed, column-major,
+   pitched, broadcast batch) is passed as offsets and strides; the tiled kernels take fast,
+   unguarded loads for whole tiles of operands with an inner stride of 1. The tune key holds
+   the anchored M, N, K and batch count, the layout class of a and b (row-major, column-major
+   or other) and the dtype. On the CPU server the f32 kernels come in up to three builds of
+   their C side (baseline, x86-64-v3, x86-64-v4: CMake's cubert_add_kernel_cpu_variants); the
+   widest the CPU runs is used. */
+#include <string.h>
+
+#include "cubert/geometry.h"
+#include "cubert/kernels.h"
+#include "cubert/tune.h"
+#include "ops/ops_internal.h"
+
+#if defined(CUBERT_KERNEL_VARIANT_x86v3) || defined(CUBERT_KERNEL_VARIANT_x86v4)
+#define MM_HAVE_VARIANTS 1
+#endif
+
+#ifdef CUBERT_KERNEL_VARIANT_x86v3
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_simple_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile32x32_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile64x64_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x64_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x256c_f32;
+#endif
+#ifdef CUBERT_KERNEL_VARIANT_x86v4
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_simple_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile32x32_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile64x64_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x64_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x256c_f32;
+#endif
+
+enum { MM_SIMPLE, MM_TILE32, MM_TILE64, MM_TILE128, MM_TILE128C, MM_KINDS };
+enum { MM_INFO_WORDS = 20 };
+
+static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 128};
+static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 256};
+
+/* What a candidate launches with. */
+typedef struct mm_args {
+  cubert_dtype dtype;
+  int cpu_server;
+  cubert_handle *bufs[3]; /* a, b, out */
+  uint64_t info[MM_INFO_WORDS];
+  uint64_t m, n, k, batches;
+} mm_args;
+
+static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
+  if (args->dtype == CUBERT_DTYPE_F64) {
+    static const cubert_kernel_def *const f64[MM_KINDS] = {
+        &cubert_kernel_matmul_simple_f64, &cubert_kernel_matmul_tile32x32_f64,
+        &cubert_kernel_matmul_tile64x64_f64, &cubert_kernel_matmul_tile128x64_f64,
+        &cubert_kernel_matmul_tile128x256c_f64};
+    return f64[kind];
+  }
+#ifdef MM_HAVE_VARIANTS
+  /* Only the CPU server runs the C side; on OpenCL every build is the same program, so the
+     baseline definition is used there (one program build, not three). */
+  if (args->cpu_server) {
+    __builtin_cpu_init();
+#ifdef CUBERT_KERNEL_VARIANT_x86v4
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512cd")) {
+      static const cubert_kernel_def *const v4[MM_KINDS] = {
+          &cubert_kernel_x86v4_matmul_simple_f32, &cubert_kernel_x86v4_matmul_tile32x32_f32,
+          &cubert_kernel_x86v4_matmul_tile64x64_f32, &cubert_kernel_x86v4_matmul_tile128x64_f32,
+          &cubert_kernel_x86v4_matmul_tile128x256c_f32};
+      return v4[kind];
+    }
+#endif
+#ifdef CUBERT_KERNEL_VARIANT_x86v3
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("bmi2")) {
+      static const cubert_kernel_def *const v3[MM_KINDS] = {
+          &cubert_kernel_x86v3_matmul_simple_f32, &cubert_kernel_x86v3_matmul_tile32x32_f32,
+          &cubert_kernel_x86v3_matmul_tile64x64_f32, &cubert_kernel_x86v3_matmul_tile128x64_f32,
+          &cubert_kernel_x86v3_matmul_tile128x256c_f32};
+      return v3[kind];
+    }
+#endif
+  }
+#endif
+  static const cubert_kernel_def *const f32[MM_KINDS] = {
+      &cubert_kernel_matmul_simple_f32, &cubert_kernel_matmul_tile32x32_f32,
+      &cubert_kernel_matmul_tile64x64_f32, &cubert_kernel_matmul_tile128x64_f32,
+      &cubert_kernel_matmul_tile128x256c_f32};
+  return f32[kind];
+}
+
+static cubert_status mm_launch(cubert_client *client, const mm_args *args, int kind) {
+  const cubert_kernel_args kargs = {
+      .buffers = args->bufs, .buffer_count = 3, .info = args->info, .info_count = MM_INFO_WORDS};
+  if (kind == MM_SIMPLE)
+    return cubert_ops_launch_1d(client, mm_kernel(args, kind), args->m * args->n * args->batches,
+                                &kargs);
+  const uint64_t cx = (args->n + mm_tile_n[kind] - 1) / mm_tile_n[kind];
+  const uint64_t cy = (args->m + mm_tile_m[kind] - 1) / mm_tile_m[kind];
+  return cubert_client_launch(
+      client, mm_kernel(args, kind),
+      cubert_cube_count_new_3d((uint32_t)cx, (uint32_t)cy, (uint32_t)args->batches),
+      cubert_cube_dim_new_3d(16, 16, 1), &kargs);
+}
+
+static cubert_status mm_simple(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_SIMPLE);
+}
+static cubert_status mm_tile32(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_TILE32);
+}
+static cubert_status mm_tile64(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_TILE64);
+}
+static cubert_status mm_tile128(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_TILE128);
+}
+static cubert_status mm_tile128c(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_TILE128C);
+}
+
+/* A tiled candidate needs a 16 x 16 cube and its cube count within the device's limits; the
+   larger tiles only where the product fills at least one of their blocks in each direction
+   (smaller products would compute mostly zeros). */
+static int mm_tile_valid(const cubert_client *client, const mm_args *args, int kind) {
+  const cubert_device_properties *p = cubert_client_properties(client);
+  if (!p || p->hardware.max_units_per_cube < 256 || p->hardware.max_cube_dim[0] < 16 ||
+      p->hardware.max_cube_dim[1] < 16)
+    return 0;
+  const uint64_t cx = (args->n + mm_tile_n[kind] - 1) / mm_tile_n[kind];
+  const uint64_t cy = (args->m + mm_tile_m[kind] - 1) / mm_tile_m[kind];
+  const uint64_t shared = mm_kernel(args, kind)->shared_bytes;
+  if (p->hardware.max_shared_memory_size && shared > p->hardware.max_shared_memory_size) return 0;
+  if (cx > p->hardware.max_cube_count[0] || cy > p->hardware.max_cube_count[1] ||
+      args->batches > p->hardware.max_cube_count[2])
+    return 0;
+  if (kind == MM_TILE32) return 1;
+  /* On the CPU server (GCC vectorises each phase across the units) the 128 x 64 block spills
+     its 32 accumulators and the consecutive-column block turns B reads into gathers: both run
+     10-30x slower than 64 x 64 there (bench/matmul.c), so they are not even measured. They
+     exist for OpenCL devices: large GPU tiles, and PoCL, whose LLVM does not vectorise across
+     work-items around an inner loop but packs a unit's 16 consecutive columns (SLP): there
+     128 x 256c runs about 2x the 64 x 64 kernel. */
+  if (args->cpu_server && (kind == MM_TILE128 || kind == MM_TILE128C)) return 0;
+  return args->m >= mm_tile_m[kind] && args->n >= mm_tile_n[kind];
+}
+static int mm_tile32_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
+  return mm_tile_valid(c, a, MM_TILE32);
+}
+static int mm_tile64_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
+  return mm_tile_valid(c, a, MM_TILE64);
+}
+static int mm_tile128c_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
+  return mm_tile_valid(c, a, MM_TILE128C);
+}
+static int mm_tile128_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
+  return mm_tile_valid(c, a, MM_TILE128);
+}
+/* The simple kernel reads every A and B element from memory K times over: it is a candidate
+   only for small products (at most 2^22 multiply-adds, or a thin C), where a tiled cube would
+   mostly idle; measuring it on large ones would take seconds. */
+static int mm_simple_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)c;
+  (void)k;
+  const mm_args *args = a;
+  const uint64_t flops = args->m * args->n * (args->k ? args->k : 1) * args->batches;
+  return flops <= (1u << 22) || args->m < 8 || args->n < 8;
+}
+
+/* First valid candidate = the default with CUBERT_AUTOTUNE=off. */
+static const cubert_tune_candidate mm_candidates[] = {
+    {"tile64x64", mm_tile64, mm_tile64_valid, 0},
+    {"tile128x64", mm_tile128, mm_tile128_valid, 0},
+    {"tile128x256c", mm_tile128c, mm_tile128c_valid, 0},
+    {"tile32x32", mm_tile32, mm_tile32_valid, 0},
+    {"simple", mm_simple, mm_simple_valid, 0},
+};
+/* One set per dtype: their winners differ (f64 halves the vector width). Bump the checksum
+   when the kernels change in ways that move the winners. */
+static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, 5, 0x6d6d0002};
+static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, 5, 0x6d6d0002};
+
+/* 0 row-major (inner stride 1), 1 column-major (outer stride 1), 2 other. */
+static uint64_t mm_layout_class(uint64_t s_outer, uint64_t s_inner) {
+  return s_inner == 1 ? 0 : s_outer == 1 ? 1 : 2;
+}
+
+static uint64_t mm_scalar_bits(cubert_dtype dtype, double v) {
+  if (dtype == CUBERT_DTYPE_F64) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+  }
+  return cubert_kernel_info_f32((float)v);
+}
+
+/* Strides of a rank-2 or rank-3 operand: batch (0 for rank 2 or a batch of 1), rows, columns. */
+static void mm_strides(const cubert_tensor *t, uint64_t out[3]) {
+  const uint32_t r = t->rank;
+  out[0] = r == 3 && t->shape[0] > 1 ? t->strides[0] : 0;
+  out[1] = t->strides[r - 2];
+  out[2] = t->strides[r - 1];
+}
+
+cubert_status cubert_op_matmul(cubert_client *client, double alpha, const cubert_tensor *a,
+                               const cubert_tensor *b, double beta, const cubert_tensor *c) {
+  static const char op[] = "matmul";
+  if (!client) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "matmul: client is NULL");
+  cubert_ops_extent ea, eb, ec;
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "a", a, CUBERT_OPS_FLOATS, false, &ea));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "b", b, CUBERT_OPS_FLOATS, false, &eb));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "c", c, CUBERT_OPS_FLOATS, true, &ec));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(op, "a", a, "c", c));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(op, "b", b, "c", c));
+  const cubert_tensor *ops[3] = {a, b, c};
+  static const char *const names[3] = {"a", "b", "c"};
+  for (int i = 0; i < 3; ++i)
+    if (ops[i]->rank != 2 && ops[i]->rank != 3)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "matmul: %s has rank %u; matmul takes rank 2 (rows x columns) "
+                                "or 3 (batch x rows x columns)",
+                                names[i], ops[i]->rank);
+  if (c->rank == 2 && (a->rank == 3 || b->rank == 3))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "matmul: %s has rank 3 (batched) but c has rank 2",
+                              a->rank == 3 ? "a" : "b");
+  const uint32_t ra = a->rank - 2, rb = b->rank - 2, rc = c->rank - 2;
+  const uint64_t m = a->shape[ra], k = a->shape[ra + 1], n = b->shape[rb + 1];
+  if (b->shape[rb] != k)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "matmul: a.shape[%u] is %llu but b.shape[%u] is %llu (K, the "
+                              "columns of a and the rows of b, must agree)",
+                              ra + 1, (unsigned long long)k, rb, (unsigned long long)b->shape[rb]);
+  if (c->shape[rc] != m)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "matmul: c.shape[%u] is %llu but a.shape[%u] is %llu (M)", rc,
+                              (unsigned long long)c->shape[rc], ra, (unsigned long long)m);
+  if (c->shape[rc + 1] != n)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "matmul: c.shape[%u] is %llu but b.shape[%u] is %llu (N)", rc + 1,
+                              (unsigned long long)c->shape[rc + 1], rb + 1, (unsigned long long)n);
+  const uint64_t batches = c->rank == 3 ? c->shape[0] : 1;
+  for (int i = 0; i < 2; ++i)
+    if (ops[i]->rank == 3 && ops[i]->shape[0] != batches && ops[i]->shape[0] != 1)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "matmul: %s.shape[0] is %llu but c.shape[0] is %llu (the batch; "
+                                "1 shares one matrix among all batches)",
+                                names[i], (unsigned long long)ops[i]->shape[0],
+                                (unsigned long long)batches);
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, op, "c", c->dtype));
+  const cubert_device_properties *props = cubert_client_properties(client);
+  if (!props) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "matmul: the client is released");
+  /* The kernels index rows and columns in 32 bits inside a cube count. */
+  if (m > UINT32_MAX || n > UINT32_MAX || batches > UINT32_MAX)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "matmul: M, N and the batch count must be below 2^32 (M %llu, N "
+                              "%llu, batches %llu)",
+                              (unsigned long long)m, (unsigned long long)n,
+                              (unsigned long long)batches);
+  if (m == 0 || n == 0 || batches == 0) return NULL;
+
+  mm_args args = {
+      .dtype = c->dtype, .cpu_server = strcmp(props->backend, "cpu") == 0, .m = m, .n = n, .k = k};
+  uint64_t sa[3], sb[3], sc[3];
+  mm_strides(a, sa);
+  mm_strides(b, sb);
+  mm_strides(c, sc);
+  uint64_t *info = args.info;
+  info[0] = m;
+  info[1] = n;
+  info[2] = k;
+  info[4] = a->offset;
+  info[5] = sa[0];
+  info[6] = sa[1];
+  info[7] = sa[2];
+  info[8] = b->offset;
+  info[9] = sb[0];
+  info[10] = sb[1];
+  info[11] = sb[2];
+  info[17] = mm_scalar_bits(c->dtype, alpha);
+  info[18] = mm_scalar_bits(c->dtype, beta);
+
+  /* Product into c (beta == 0) or into a dense scratch t (beta != 0). K == 0: no product. */
+  cubert_handle *scratch = NULL;
+  const bool has_product = k > 0;
+  if (has_product && beta != 0.0) {
+    CUBERT_RETURN_IF_ERROR(
+        cubert_client_empty(client, (size_t)(batches * m * n * c->elem_size), &scratch));
+  }
+  args.bufs[0] = a->handle;
+  args.bufs[1] = b->handle;
+  args.bufs[2] = scratch ? scratch : c->handle;
+  info[12] = scratch ? 0 : c->offset;
+  info[13] = scratch ? m * n : sc[0];
+  info[14] = scratch ? n : sc[1];
+  info[15] = scratch ? 1 : sc[2];
+
+  cubert_tune_key key = {0};
+  cubert_status st = NULL;
+  (void)cubert_tune_key_add_anchored(&key, m);
+  (void)cubert_tune_key_add_anchored(&key, n);
+  (void)cubert_tune_key_add_anchored(&key, k);
+  (void)cubert_tune_key_add_anchored(&key, batches);
+  (void)cubert_tune_key_add(&key,
+                            mm_layout_class(sa[1], sa[2]) * 3 + mm_layout_class(sb[1], sb[2]));
+  (void)cubert_tune_key_add(&key, (uint64_t)c->dtype);
+  const cubert_tune_set *set = c->dtype == CUBERT_DTYPE_F64 ? &mm_set_f64 : &mm_set_f32;
+  /* The z cube count carries the batch: launch at most max_cube_count[2] batches at once. */
+  uint64_t per_launch = props->hardware.max_cube_count[2] ? props->hardware.max_cube_count[2] : 1;
+  if (per_launch > 65535) per_launch = 65535;
+  for (uint64_t first = 0; first < batches && !st; first += per_launch) {
+    args.batches = batches - first < per_launch ? batches - first : per_launch;
+    info[3] = args.batches;
+    info[16] = first;
+    if (has_product) st = cubert_tune_execute(client, set, &key, &args);
+    if (!st && (!has_product || scratch)) {
+      /* c = t + beta * c, or beta * c (K == 0). t is this launch's slice of the scratch. */
+      uint64_t binfo[MM_INFO_WORDS];
+      memcpy(binfo, info, sizeof binfo);
+      binfo[12] = c->offset;
+      binfo[13] = sc[0];
+      binfo[14] = sc[1];
+      binfo[15] = sc[2];
+      binfo[19] = has_product;
+      cubert_handle *view = NULL;
+      if (scratch) {
+        const uint64_t bytes = m * n * c->elem_size;
+        st = cubert_handle_view(scratch, first * bytes, args.batches * bytes, &view);
+      }
+      cubert_handle *bbufs[2] = {view ? view : c->handle, c->handle};
+      const cubert_kernel_args bargs = {
+          .buffers = bbufs, .buffer_count = 2, .info = binfo, .info_count = MM_INFO_WORDS};
+      if (!st)
+        st = cubert_ops_launch_1d(client,
+                                  c->dtype == CUBERT_DTYPE_F64 ? &cubert_kernel_matmul_beta_f64
+                                                               : &cubert_kernel_matmul_beta_f32,
+                                  m * n * args.batches, &bargs);
+      cubert_handle_release(view);
+    }
+  }
+  cubert_handle_release(scratch);
+  return st;
+}
