@@ -192,7 +192,26 @@
    OpenCL side (flattening). Everything here expands to OpenCL C 1.2; cube_prelude.cl provides
    the types and helper functions named below.
    ============================================================================================= */
+/* ---- files whose kernels use double -------------------------------------------------------
+   A kernel file that uses `double` defines CUBERT_CUBE_NEEDS_FP64 to 1 before including this
+   header, and holds only such kernels (the OpenCL server builds a file as one program, so one
+   double in it would fail the build of all its kernels on a device without fp64). Then:
+   - every definition of the file carries CUBERT_KERNEL_NEEDS_FP64, which the OpenCL server
+     checks before building: a launch on a device without cl_khr_fp64 fails with COMPILATION
+     naming the kernel and the device, and the program is never built there;
+   - the flattened OpenCL C declares `cubert_needs_fp64_` (a typedef of double), which
+     cubert-kernel-check looks for to skip the file on such devices. */
+#if defined(CUBERT_CUBE_NEEDS_FP64) && CUBERT_CUBE_NEEDS_FP64
+#define CUBERT_CUBE_FILE_FLAGS_ CUBERT_KERNEL_NEEDS_FP64
+#else
+#define CUBERT_CUBE_FILE_FLAGS_ 0
+#endif
+
 #if defined(CUBERT_CUBE_OPENCL)
+
+#if defined(CUBERT_CUBE_NEEDS_FP64) && CUBERT_CUBE_NEEDS_FP64
+typedef double cubert_needs_fp64_;
+#endif
 
 #define CUBE_FN static inline
 #define CUBE_GLOBAL __global
@@ -588,7 +607,7 @@ typedef struct cubert_no_shared_ {
       .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                           \
       .opencl_entry = #kname,                                                             \
       .cpu = kname##_cpu_,                                                                \
-      .flags = (form_flags),                                                              \
+      .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                    \
       .shared_bytes = (shared_bytes_),                                                    \
       .signature = &kname##_signature_,                                                   \
   };
@@ -609,7 +628,7 @@ typedef struct cubert_no_shared_ {
       .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                                   \
       .opencl_entry = #kname,                                                                     \
       .cpu = CUBERT_CUBE_CPU_IMPL_(kname),                                                        \
-      .flags = (form_flags),                                                                      \
+      .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                            \
       .shared_bytes = (shared_bytes_),                                                            \
       .signature = &kname##_signature_,                                                           \
   };                                                                                              \
