@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "cubert/geometry.h"
+#include "cubert/kernels.h"
 #include "cubert/ops.h"
 
 #ifdef _OPENMP
@@ -38,7 +40,7 @@ static double triad(float *restrict a, const float *restrict b, const float *res
   return bench_seconds_since(t0);
 }
 
-typedef enum { OP_ADD, OP_COPY, OP_READ } op_kind;
+typedef enum { OP_ADD, OP_COPY, OP_READ, OP_LIB_ADD } op_kind;
 
 typedef struct job {
   const char *what;
@@ -51,7 +53,16 @@ static double run_once(cubert_client *client, const job *j, void *host, size_t h
   const uint64_t t0 = bench_now_ns();
   if (j->kind == OP_ADD)
     BENCH_CHECK(cubert_op_binary(client, CUBERT_BINARY_ADD, &j->a, &j->b, &j->out));
-  else if (j->kind == OP_COPY)
+  else if (j->kind == OP_LIB_ADD) {
+    cubert_handle *buffers[3] = {j->a.handle, j->b.handle, j->out.handle};
+    uint64_t info[1] = {j->a.shape[0]};
+    cubert_kernel_args args = {buffers, 3, info, 1};
+    const uint64_t cubes = (info[0] + 255) / 256;
+    cubert_cube_count_selection sel;
+    BENCH_CHECK(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
+    BENCH_CHECK(cubert_client_launch(client, &cubert_kernel_add_f32, sel.cube_count,
+                                     cubert_cube_dim_new_3d(256, 1, 1), &args));
+  } else if (j->kind == OP_COPY)
     BENCH_CHECK(cubert_op_copy(client, &j->a, &j->out));
   else {
     cubert_copy_desc d = {j->a.handle, j->a.rank, {0}, {0}, j->a.elem_size};
@@ -105,6 +116,8 @@ static void run_device(const char *selector, uint64_t side) {
   job jobs[] = {
       {"add f32 dense", OP_ADD, view(x, 1, flat, unit), view(y, 1, flat, unit),
        view(z, 1, flat, unit), 12.0 * n},
+      {"peer: library add_f32 kernel, dense", OP_LIB_ADD, view(x, 1, flat, unit),
+       view(y, 1, flat, unit), view(z, 1, flat, unit), 12.0 * n},
       {"add f32 row broadcast", OP_ADD, view(x, 2, sq, rm), view(row, 1, vec, unit),
        view(z, 2, sq, rm), 8.0 * n},
       {"add f32 scalar broadcast", OP_ADD, view(x, 1, flat, unit), view(scalar, 0, flat, unit),
@@ -136,7 +149,7 @@ static void run_device(const char *selector, uint64_t side) {
   for (int r = 0; r < REPS; ++r) tt[r] = triad(host, hb, hc, n);
   const bench_stats triad_bw = bench_stats_rate(bench_stats_of(tt, REPS), 12.0 * n * 1e-9);
   bench_table_header(stdout, titles, 3);
-  bench_text tb = bench_fmt_range(triad_bw);
+  bench_text tb = bench_textf("%s (%s)", bench_fmt_median(triad_bw).s, bench_fmt_range(triad_bw).s);
   const char *triad_row[] = {"STREAM triad (host, OpenMP)", tb.s, "1"};
   bench_table_row(stdout, triad_row, 3);
   for (size_t j = 0; j < count; ++j) {
@@ -145,7 +158,8 @@ static void run_device(const char *selector, uint64_t side) {
     run_once(client, &jobs[j], host, bytes);
     for (int r = 0; r < REPS; ++r) t[r] = run_once(client, &jobs[j], host, bytes);
     const bench_stats bw = bench_stats_rate(bench_stats_of(t, REPS), jobs[j].bytes * 1e-9);
-    bench_text cell = bench_fmt_range(bw), ratio = bench_fmt(bw.median / triad_bw.median);
+    bench_text cell = bench_textf("%s (%s)", bench_fmt_median(bw).s, bench_fmt_range(bw).s),
+               ratio = bench_fmt(bw.median / triad_bw.median);
     const char *cells[] = {jobs[j].what, cell.s, ratio.s};
     bench_table_row(stdout, cells, 3);
   }

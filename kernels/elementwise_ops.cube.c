@@ -65,6 +65,12 @@ CUBE_FN uint32_t ew_bin_u32(uint32_t op, uint32_t a, uint32_t b) {
   EW_BINARY_C_(T, sfx, div, 3) \
   EW_BINARY_C_(T, sfx, min, 4) \
   EW_BINARY_C_(T, sfx, max, 5) \
+  EW_BINARY_R_(T, sfx, add, 0) \
+  EW_BINARY_R_(T, sfx, sub, 1) \
+  EW_BINARY_R_(T, sfx, mul, 2) \
+  EW_BINARY_R_(T, sfx, div, 3) \
+  EW_BINARY_R_(T, sfx, min, 4) \
+  EW_BINARY_R_(T, sfx, max, 5) \
   EW_BINARY_ND_(T, sfx)
 
 EW_INT_BINARY_(int32_t, i32)
@@ -72,4 +78,7 @@ EW_INT_BINARY_(uint32_t, u32)
 EW_UNARY_C_(int32_t, i32, abs, 3)
 EW_UNARY_C_(int32_t, i32, neg, 4)
 EW_UNARY_C_(int32_t, i32, relu, 5)
+EW_UNARY_R_(int32_t, i32, abs, 3)
+EW_UNARY_R_(int32_t, i32, neg, 4)
+EW_UNARY_R_(int32_t, i32, relu, 5)
 EW_UNARY_ND_(int32_t, i32)

@@ -4,30 +4,29 @@
    contract is in kernels/ops/ops_kernels.h.
 
    Two launch shapes, one unit per output element, units at or past n do nothing:
-   - contiguous ("_c" kernels): every operand is a dense run starting at its own offset.
-     Info: [0] n, [1] out offset, [2] a (or in) offset, [3] b offset (elements).
-     `active` clamps n to what every buffer holds past its offset, so the body indexes the
-     buffers directly: on the CPU the call's units are one vectorised loop without checks.
+   - contiguous ("_c" kernels): every operand is a dense run starting at element 0 of its
+     handle (views with an offset take the rows kernel). Info: [0] n. LOAD_UNIT/STORE_UNIT,
+     so the CPU runs one vectorised loop without checks and OpenCL its own-safe variant (an
+     offset added to every index made PoCL's version 6-10x slower).
    - strided ("_nd" kernels): rank <= 8 after collapsing, with per-operand strides (0 for a
      broadcast axis) and offsets. Info (EW_ND_WORDS): [0] n, [1] rank, [2] op, [3] out offset,
      [4] a offset, [5] b offset, [6..14) shape, [14..22) out strides, [22..30) a strides,
      [30..38) b strides. Accesses are checked (LOAD/STORE): the index arithmetic costs more
-     than the compares. */
+     than the compares.
+   - rows ("_r" kernels, phased): rank <= 2 after collapsing, R rows of L elements; cube c
+     handles chunk c % K of row c / K (K = info[2] chunks per row), one unit per element, so no
+     unit divides. Info (EW_R_WORDS): [0] R, [1] L, [2] K, [3] op, [4..7) offsets (out, a, b),
+     [7..10) strides along a row, [10..13) strides between rows. A full chunk whose out stride
+     is 1, whose input strides are 0 or 1 and whose elements all lie inside the buffers (checked
+     once per cube) runs unchecked, as one vectorised loop per operand pattern on the CPU;
+     other chunks use checked accesses. This is the path of broadcasts (scalar, row, column)
+     and of pitched or sliced rows. */
 #ifndef CUBERT_ELEMENTWISE_OPS_H
 #define CUBERT_ELEMENTWISE_OPS_H
 
 #include "cubert/cube.h"
 
 #define EW_ND_WORDS 38
-
-/* Units a contiguous kernel may run: n, clamped so that offset + unit stays inside a buffer
-   of len elements. */
-CUBE_FN uint64_t ew_fit_(uint64_t n, uint64_t len, uint64_t offset) {
-  if (offset >= len) return 0;
-  return len - offset < n ? len - offset : n;
-}
-#define EW_ACTIVE2_(o, a) ew_fit_(ew_fit_(INFO_U64(0), LEN(o), INFO_U64(1)), LEN(a), INFO_U64(2))
-#define EW_ACTIVE3_(o, a, b) ew_fit_(EW_ACTIVE2_(o, a), LEN(b), INFO_U64(3))
 
 /* Declares and computes the element offsets po, pa, pb of this unit in a strided launch (info
    layout above). Index arithmetic in 32 bits when n fits (a 64-bit division costs several
@@ -64,6 +63,36 @@ CUBE_FN uint64_t ew_fit_(uint64_t n, uint64_t len, uint64_t offset) {
       }                                                          \
     }                                                            \
   }
+
+#define EW_R_WORDS 13
+
+/* True when base + k * stride < len for every k < count (count >= 1), without overflow. */
+CUBE_FN bool ew_span_ok_(uint64_t base, uint64_t count, uint64_t stride, uint64_t len) {
+  if (base >= len) return false;
+  return stride == 0 || count - 1 <= (len - 1 - base) / stride;
+}
+/* For strides 0 and 1 (the only ones the fast phase takes): true when base + k * stride < len
+   for every k < count. No division: a rows kernel evaluates it in every unit on OpenCL. */
+CUBE_FN bool ew_span01_(uint64_t base, uint64_t count, uint64_t stride, uint64_t len) {
+  return base < len && (stride == 0 || len - base >= count);
+}
+
+/* Opens a rows kernel's body: the cube's chunk (po, pa, pb: first elements; so, sa, sb: strides
+   along the row; cnt: its elements) and `fast` (see the layout above). Cubes past the last
+   chunk return. */
+#define EW_R_PROLOGUE_(o, a, b)                                                           \
+  const uint64_t k_ = INFO_U64(2), len_ = INFO_U64(1);                                    \
+  if (k_ == 0 || CUBE_POS / k_ >= INFO_U64(0)) return;                                    \
+  const uint64_t row_ = CUBE_POS / k_, j0_ = (CUBE_POS % k_) * CUBE_DIM;                  \
+  if (j0_ >= len_) return;                                                                \
+  const uint64_t cnt = len_ - j0_ < CUBE_DIM ? len_ - j0_ : CUBE_DIM;                     \
+  const uint64_t so = INFO_U64(7), sa = INFO_U64(8), sb = INFO_U64(9);                    \
+  const uint64_t po = INFO_U64(4) + row_ * INFO_U64(10) + j0_ * so,                       \
+                 pa = INFO_U64(5) + row_ * INFO_U64(11) + j0_ * sa,                       \
+                 pb = INFO_U64(6) + row_ * INFO_U64(12) + j0_ * sb;                       \
+  const bool fast = cnt == CUBE_DIM && so == 1 && sa <= 1 && sb <= 1 &&                   \
+                    ew_span01_(po, cnt, so, LEN(o)) && ew_span01_(pa, cnt, sa, LEN(a)) && \
+                    ew_span01_(pb, cnt, sb, LEN(b));
 
 /* ---- operations (op codes are cubert_unary_op / cubert_binary_op) ---------------------------- */
 
@@ -108,11 +137,9 @@ CUBE_FN uint64_t ew_fit_(uint64_t n, uint64_t len, uint64_t offset) {
   }
 
 /* Generates the kernels of one binary operation on one type: binary_<op>_<sfx>_c. */
-#define EW_BINARY_C_(T, sfx, opname, code)                                                 \
-  UNIT_KERNEL(binary_##opname##_##sfx##_c, EW_ACTIVE3_(out, a, b), (T, out), (const T, a), \
-              (const T, b)) {                                                              \
-    out[INFO_U64(1) + UNIT_ID] =                                                           \
-        ew_bin_##sfx(code, a[INFO_U64(2) + UNIT_ID], b[INFO_U64(3) + UNIT_ID]);            \
+#define EW_BINARY_C_(T, sfx, opname, code)                                                      \
+  UNIT_KERNEL(binary_##opname##_##sfx##_c, INFO_U64(0), (T, out), (const T, a), (const T, b)) { \
+    STORE_UNIT(out, ew_bin_##sfx(code, LOAD_UNIT(a), LOAD_UNIT(b)));                            \
   }
 /* binary_<sfx>_nd: every binary operation on one type, the op from info word 2. */
 #define EW_BINARY_ND_(T, sfx)                                                         \
@@ -120,15 +147,50 @@ CUBE_FN uint64_t ew_fit_(uint64_t n, uint64_t len, uint64_t offset) {
     EW_ND_OFFSETS_(po, pa, pb)                                                        \
     STORE(out, po, ew_bin_##sfx(INFO_U32(2), LOAD(a, pa), LOAD(b, pb)));              \
   }
-#define EW_UNARY_C_(T, sfx, opname, code)                                                \
-  UNIT_KERNEL(unary_##opname##_##sfx##_c, EW_ACTIVE2_(out, a), (T, out), (const T, a)) { \
-    out[INFO_U64(1) + UNIT_ID] = ew_un_##sfx(code, a[INFO_U64(2) + UNIT_ID]);            \
+#define EW_UNARY_C_(T, sfx, opname, code)                                        \
+  UNIT_KERNEL(unary_##opname##_##sfx##_c, INFO_U64(0), (T, out), (const T, a)) { \
+    STORE_UNIT(out, ew_un_##sfx(code, LOAD_UNIT(a)));                            \
   }
 #define EW_UNARY_ND_(T, sfx)                                           \
   UNIT_KERNEL(unary_##sfx##_nd, INFO_U64(0), (T, out), (const T, a)) { \
     EW_ND_OFFSETS_(po, pa, pb)                                         \
     (void)pb;                                                          \
     STORE(out, po, ew_un_##sfx(INFO_U32(2), LOAD(a, pa)));             \
+  }
+
+/* binary_<op>_<sfx>_r: the rows kernel of one operation (the op is a constant, so each
+   operand pattern of the fast phase is a plain vectorisable loop). */
+#define EW_BINARY_R_(T, sfx, opname, code)                                                      \
+  PHASED_KERNEL(binary_##opname##_##sfx##_r, NO_SHARED, (T, out), (const T, a), (const T, b)) { \
+    EW_R_PROLOGUE_(out, a, b)                                                                   \
+    if (fast) {                                                                                 \
+      PHASE {                                                                                   \
+        out[po + UNIT_POS] =                                                                    \
+            ew_bin_##sfx(code, sa ? a[pa + UNIT_POS] : a[pa], sb ? b[pb + UNIT_POS] : b[pb]);   \
+      }                                                                                         \
+    } else {                                                                                    \
+      PHASE {                                                                                   \
+        if (UNIT_POS < cnt)                                                                     \
+          STORE(out, po + UNIT_POS * so,                                                        \
+                ew_bin_##sfx(code, LOAD(a, pa + UNIT_POS * sa), LOAD(b, pb + UNIT_POS * sb)));  \
+      }                                                                                         \
+    }                                                                                           \
+  }
+/* unary_<op>_<sfx>_r (b is a: its stride info word is unused and 0). */
+#define EW_UNARY_R_(T, sfx, opname, code)                                                 \
+  PHASED_KERNEL(unary_##opname##_##sfx##_r, NO_SHARED, (T, out), (const T, a)) {          \
+    EW_R_PROLOGUE_(out, a, a)                                                             \
+    (void)pb;                                                                             \
+    if (fast) {                                                                           \
+      PHASE {                                                                             \
+        out[po + UNIT_POS] = ew_un_##sfx(code, sa ? a[pa + UNIT_POS] : a[pa]);            \
+      }                                                                                   \
+    } else {                                                                              \
+      PHASE {                                                                             \
+        if (UNIT_POS < cnt)                                                               \
+          STORE(out, po + UNIT_POS * so, ew_un_##sfx(code, LOAD(a, pa + UNIT_POS * sa))); \
+      }                                                                                   \
+    }                                                                                     \
   }
 
 /* All seven binary and unary float operations of one type. */
@@ -141,6 +203,13 @@ CUBE_FN uint64_t ew_fit_(uint64_t n, uint64_t len, uint64_t offset) {
   EW_BINARY_C_(T, sfx, min, 4)    \
   EW_BINARY_C_(T, sfx, max, 5)    \
   EW_BINARY_C_(T, sfx, pow, 6)    \
+  EW_BINARY_R_(T, sfx, add, 0)    \
+  EW_BINARY_R_(T, sfx, sub, 1)    \
+  EW_BINARY_R_(T, sfx, mul, 2)    \
+  EW_BINARY_R_(T, sfx, div, 3)    \
+  EW_BINARY_R_(T, sfx, min, 4)    \
+  EW_BINARY_R_(T, sfx, max, 5)    \
+  EW_BINARY_R_(T, sfx, pow, 6)    \
   EW_BINARY_ND_(T, sfx)           \
   EW_UNARY_C_(T, sfx, exp, 0)     \
   EW_UNARY_C_(T, sfx, log, 1)     \
@@ -149,18 +218,25 @@ CUBE_FN uint64_t ew_fit_(uint64_t n, uint64_t len, uint64_t offset) {
   EW_UNARY_C_(T, sfx, neg, 4)     \
   EW_UNARY_C_(T, sfx, relu, 5)    \
   EW_UNARY_C_(T, sfx, tanh, 6)    \
+  EW_UNARY_R_(T, sfx, exp, 0)     \
+  EW_UNARY_R_(T, sfx, log, 1)     \
+  EW_UNARY_R_(T, sfx, sqrt, 2)    \
+  EW_UNARY_R_(T, sfx, abs, 3)     \
+  EW_UNARY_R_(T, sfx, neg, 4)     \
+  EW_UNARY_R_(T, sfx, relu, 5)    \
+  EW_UNARY_R_(T, sfx, tanh, 6)    \
   EW_UNARY_ND_(T, sfx)
 
 /* ---- casts ------------------------------------------------------------------------------------
    cast_<from>_<to>_c and cast_<from>_<to>_nd, with CONV(x) the conversion of one element. */
-#define EW_CAST_(S, D, sname, dname, CONV)                                               \
-  UNIT_KERNEL(cast_##sname##_##dname##_c, EW_ACTIVE2_(out, a), (D, out), (const S, a)) { \
-    out[INFO_U64(1) + UNIT_ID] = CONV(a[INFO_U64(2) + UNIT_ID]);                         \
-  }                                                                                      \
-  UNIT_KERNEL(cast_##sname##_##dname##_nd, INFO_U64(0), (D, out), (const S, a)) {        \
-    EW_ND_OFFSETS_(po, pa, pb)                                                           \
-    (void)pb;                                                                            \
-    STORE(out, po, CONV(LOAD(a, pa)));                                                   \
+#define EW_CAST_(S, D, sname, dname, CONV)                                        \
+  UNIT_KERNEL(cast_##sname##_##dname##_c, INFO_U64(0), (D, out), (const S, a)) {  \
+    STORE_UNIT(out, CONV(LOAD_UNIT(a)));                                          \
+  }                                                                               \
+  UNIT_KERNEL(cast_##sname##_##dname##_nd, INFO_U64(0), (D, out), (const S, a)) { \
+    EW_ND_OFFSETS_(po, pa, pb)                                                    \
+    (void)pb;                                                                     \
+    STORE(out, po, CONV(LOAD(a, pa)));                                            \
   }
 
 /* Float to integer as OpenCL's convert_<int>_sat_rtz, spelled out so that both sides agree:

@@ -8,6 +8,8 @@
    - dense on both sides: copy_<w>_c, a plain loop;
    - a 2-D transpose (out contiguous along its inner axis, in along the outer one): the tiled
      transpose_<w>, so that both sides are read and written along rows;
+   - at most two axes with rows of 64 elements or more (pitched, sliced, broadcast rows):
+     copy_<w>_r, a cube per chunk of a row (elementwise.c's rows launch);
    - anything else: copy_<w>_nd, one unit per element with both sides' strides.
    The cube dims of the 1-D kernels are chosen by autotune (cubert/tune.h): the best dim
    depends on the device and on how scattered the accesses are. */
@@ -104,9 +106,12 @@ cubert_status cubert_ops_launch_1d_tuned(cubert_client *client, const cubert_ker
 
 /* ---- copy ---------------------------------------------------------------------------------- */
 
-#define W_(w) \
-  { &cubert_kernel_copy_##w##_c, &cubert_kernel_copy_##w##_nd, &cubert_kernel_transpose_##w }
-static const cubert_kernel_def *const copy_kernels[4][3] = {W_(u8), W_(u16), W_(u32), W_(u64)};
+#define W_(w)                                                                                \
+  {                                                                                          \
+    &cubert_kernel_copy_##w##_c, &cubert_kernel_copy_##w##_nd, &cubert_kernel_transpose_##w, \
+        &cubert_kernel_copy_##w##_r                                                          \
+  }
+static const cubert_kernel_def *const copy_kernels[4][4] = {W_(u8), W_(u16), W_(u32), W_(u64)};
 #undef W_
 
 /* Launches transpose_<w> over the plan's R x C output (see copy_nd.cube.c). */
@@ -182,12 +187,15 @@ static cubert_status copy_as(cubert_client *client, const char *op, const cubert
     if (p->hardware.max_cube_dim[1] >= 8) return launch_transpose(client, &plan, k[2], handles);
   }
   const bool dense = cubert_ops_plan_contiguous(&plan);
+  if (!dense && plan.rank <= 2 && plan.rank >= 1 && plan.shape[plan.rank - 1] >= 64) {
+    const cubert_ops_kernels rows = {k[0], k[3], k[1]};
+    return cubert_ops_plan_launch(client, &plan, &rows, 0, handles);
+  }
   uint64_t info[CUBERT_OPS_ND_WORDS] = {0};
   uint32_t nwords = 3;
   info[0] = plan.n;
   if (dense) {
-    info[1] = plan.offsets[0];
-    info[2] = plan.offsets[1];
+    nwords = 1;
   } else {
     info[1] = plan.rank;
     info[3] = plan.offsets[0];

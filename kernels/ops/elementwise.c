@@ -2,15 +2,20 @@
    share (ops_kernels.h).
 
    Every call broadcasts its inputs to the output's shape, collapses the axes that are
-   contiguous in every operand (cubert_ops_collapse_axes) and then picks one of two kernels:
-   when every operand is one dense run (no broadcast, no gaps) the operation's own "_c" kernel,
-   a plain loop the CPU vectorises; otherwise the type's "_nd" kernel, which computes each
-   element's offsets from the collapsed shape and per-operand strides. The f64 kernels are
+   contiguous in every operand (cubert_ops_collapse_axes) and then picks one of three kernels:
+   when every operand is one dense run from the start of its handle (no broadcast, no gaps, no
+   offset) the operation's own "_c" kernel,
+   a plain loop the CPU vectorises; when at most two axes are left (a scalar, row or column
+   broadcast, pitched or sliced rows) and rows are long enough, the operation's "_r" kernel,
+   one cube per chunk of a row, whose units need no division and whose loops vectorise for
+   strides 0 and 1; otherwise the type's "_nd" kernel, which computes each element's offsets
+   from the collapsed shape and per-operand strides. The f64 kernels are
    separate definitions that only fp64 devices build, so f64 is checked against the device
    first. */
 #include <stdio.h>
 #include <string.h>
 
+#include "cubert/geometry.h"
 #include "ops/ops_kernels.h"
 
 cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
@@ -39,20 +44,54 @@ cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
 bool cubert_ops_plan_contiguous(const cubert_ops_plan *plan) {
   if (plan->rank > 1) return false;
   for (uint32_t k = 0; k < plan->count; ++k)
-    if (plan->rank == 1 && plan->strides[k][0] != 1) return false;
+    if (plan->offsets[k] != 0 || (plan->rank == 1 && plan->strides[k][0] != 1)) return false;
   return true;
 }
 
+/* Launches a rows ("_r") kernel over the plan (rank <= 2, rows of at least 64 elements): one
+   cube per chunk of a row, of the smallest of 64, 128 and 256 units that covers the row. */
+static cubert_status launch_rows(cubert_client *client, const cubert_ops_plan *plan,
+                                 const cubert_kernel_def *kernel, uint32_t op,
+                                 cubert_handle *const *handles) {
+  const cubert_device_properties *p = cubert_client_properties(client);
+  if (!p) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "the client is released");
+  const uint32_t inner = plan->rank - 1;
+  const uint64_t rows = plan->rank == 2 ? plan->shape[0] : 1, len = plan->shape[inner];
+  const uint32_t dim = len <= 64 ? 64 : len <= 128 ? 128 : 256;
+  const uint64_t per_row = len / dim + (len % dim != 0);
+  if (per_row > UINT32_MAX / rows)
+    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                              "kernel \"%s\": %llu rows of %llu elements need more than 2^32-1 "
+                              "cubes",
+                              kernel->name, (unsigned long long)rows, (unsigned long long)len);
+  uint64_t info[13] = {rows, len, per_row, op};
+  for (uint32_t k = 0; k < plan->count; ++k) {
+    info[4 + k] = plan->offsets[k];
+    info[7 + k] = plan->strides[k][inner];
+    info[10 + k] = plan->rank == 2 ? plan->strides[k][0] : 0;
+  }
+  cubert_kernel_args args = {(cubert_handle **)handles, plan->count, info, 13};
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)(rows * per_row), &sel));
+  return cubert_client_launch(client, kernel, sel.cube_count, cubert_cube_dim_new_3d(dim, 1, 1),
+                              &args);
+}
+
 cubert_status cubert_ops_plan_launch(cubert_client *client, const cubert_ops_plan *plan,
-                                     const cubert_kernel_def *kernel, bool contiguous, uint32_t op,
+                                     const cubert_ops_kernels *kernels, uint32_t op,
                                      cubert_handle *const *handles) {
   if (plan->n == 0) return NULL;
+  const bool contiguous = cubert_ops_plan_contiguous(plan);
+  const cubert_device_properties *p = cubert_client_properties(client);
+  if (!contiguous && kernels->rows && plan->rank >= 1 && plan->rank <= 2 &&
+      plan->shape[plan->rank - 1] >= 64 && p && p->hardware.max_units_per_cube >= 256 &&
+      p->hardware.max_cube_dim[0] >= 256)
+    return launch_rows(client, plan, kernels->rows, op, handles);
   uint64_t info[CUBERT_OPS_ND_WORDS] = {0};
   uint32_t words;
   info[0] = plan->n;
   if (contiguous) {
-    for (uint32_t k = 0; k < plan->count; ++k) info[1 + k] = plan->offsets[k];
-    words = 1 + plan->count;
+    words = 1;
   } else {
     info[1] = plan->rank;
     info[2] = op;
@@ -64,7 +103,8 @@ cubert_status cubert_ops_plan_launch(cubert_client *client, const cubert_ops_pla
     words = CUBERT_OPS_ND_WORDS;
   }
   cubert_kernel_args args = {(cubert_handle **)handles, plan->count, info, words};
-  return cubert_ops_launch_1d(client, kernel, plan->n, &args);
+  return cubert_ops_launch_1d(client, contiguous ? kernels->dense : kernels->strided, plan->n,
+                              &args);
 }
 
 /* ---- kernel tables ----------------------------------------------------------------------------
@@ -102,6 +142,21 @@ static int type_index(cubert_dtype d) {
   }
 static const cubert_kernel_def *const binary_c[T_COUNT][CUBERT_BINARY_COUNT_] = {
     FLOAT_BINARY_(f32), FLOAT_BINARY_(f64), INT_BINARY_(i32), INT_BINARY_(u32)};
+#define FLOAT_BINARY_R_(s)                                                    \
+  {                                                                           \
+    &cubert_kernel_binary_add_##s##_r, &cubert_kernel_binary_sub_##s##_r,     \
+        &cubert_kernel_binary_mul_##s##_r, &cubert_kernel_binary_div_##s##_r, \
+        &cubert_kernel_binary_min_##s##_r, &cubert_kernel_binary_max_##s##_r, \
+        &cubert_kernel_binary_pow_##s##_r                                     \
+  }
+#define INT_BINARY_R_(s)                                                           \
+  {                                                                                \
+    &cubert_kernel_binary_add_##s##_r, &cubert_kernel_binary_sub_##s##_r,          \
+        &cubert_kernel_binary_mul_##s##_r, &cubert_kernel_binary_div_##s##_r,      \
+        &cubert_kernel_binary_min_##s##_r, &cubert_kernel_binary_max_##s##_r, NULL \
+  }
+static const cubert_kernel_def *const binary_r[T_COUNT][CUBERT_BINARY_COUNT_] = {
+    FLOAT_BINARY_R_(f32), FLOAT_BINARY_R_(f64), INT_BINARY_R_(i32), INT_BINARY_R_(u32)};
 static const cubert_kernel_def *const binary_nd[T_COUNT] = {
     &cubert_kernel_binary_f32_nd, &cubert_kernel_binary_f64_nd, &cubert_kernel_binary_i32_nd,
     &cubert_kernel_binary_u32_nd};
@@ -118,6 +173,19 @@ static const cubert_kernel_def *const unary_c[T_COUNT][CUBERT_UNARY_COUNT_] = {
     FLOAT_UNARY_(f64),
     {NULL, NULL, NULL, &cubert_kernel_unary_abs_i32_c, &cubert_kernel_unary_neg_i32_c,
      &cubert_kernel_unary_relu_i32_c, NULL},
+    {NULL}};
+#define FLOAT_UNARY_R_(s)                                                    \
+  {                                                                          \
+    &cubert_kernel_unary_exp_##s##_r, &cubert_kernel_unary_log_##s##_r,      \
+        &cubert_kernel_unary_sqrt_##s##_r, &cubert_kernel_unary_abs_##s##_r, \
+        &cubert_kernel_unary_neg_##s##_r, &cubert_kernel_unary_relu_##s##_r, \
+        &cubert_kernel_unary_tanh_##s##_r                                    \
+  }
+static const cubert_kernel_def *const unary_r[T_COUNT][CUBERT_UNARY_COUNT_] = {
+    FLOAT_UNARY_R_(f32),
+    FLOAT_UNARY_R_(f64),
+    {NULL, NULL, NULL, &cubert_kernel_unary_abs_i32_r, &cubert_kernel_unary_neg_i32_r,
+     &cubert_kernel_unary_relu_i32_r, NULL},
     {NULL}};
 static const cubert_kernel_def *const unary_nd[T_COUNT] = {
     &cubert_kernel_unary_f32_nd, &cubert_kernel_unary_f64_nd, &cubert_kernel_unary_i32_nd, NULL};
@@ -157,10 +225,9 @@ cubert_status cubert_op_binary(cubert_client *client, cubert_binary_op op, const
   cubert_ops_plan plan;
   CUBERT_RETURN_IF_ERROR(cubert_ops_plan_make(name, out, ins, names, 2, &plan));
   const int t = type_index(out->dtype);
-  const bool dense = cubert_ops_plan_contiguous(&plan);
+  const cubert_ops_kernels kernels = {binary_c[t][op], binary_r[t][op], binary_nd[t]};
   cubert_handle *handles[3] = {out->handle, a->handle, b->handle};
-  return cubert_ops_plan_launch(client, &plan, dense ? binary_c[t][op] : binary_nd[t], dense,
-                                (uint32_t)op, handles);
+  return cubert_ops_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
 }
 
 cubert_status cubert_op_unary(cubert_client *client, cubert_unary_op op, const cubert_tensor *in,
@@ -180,8 +247,7 @@ cubert_status cubert_op_unary(cubert_client *client, cubert_unary_op op, const c
   cubert_ops_plan plan;
   CUBERT_RETURN_IF_ERROR(cubert_ops_plan_make(name, out, ins, names, 1, &plan));
   const int t = type_index(out->dtype);
-  const bool dense = cubert_ops_plan_contiguous(&plan);
+  const cubert_ops_kernels kernels = {unary_c[t][op], unary_r[t][op], unary_nd[t]};
   cubert_handle *handles[2] = {out->handle, in->handle};
-  return cubert_ops_plan_launch(client, &plan, dense ? unary_c[t][op] : unary_nd[t], dense,
-                                (uint32_t)op, handles);
+  return cubert_ops_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
 }

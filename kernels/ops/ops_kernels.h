@@ -14,34 +14,35 @@
 #include "ops/ops_internal.h"
 
 #define CUBERT_OPS_K_(name) extern const cubert_kernel_def cubert_kernel_##name;
-#define CUBERT_OPS_FLOAT_K_(sfx)                                                             \
-  CUBERT_OPS_K_(binary_add_##sfx##_c)                                                        \
-  CUBERT_OPS_K_(binary_sub_##sfx##_c)                                                        \
-  CUBERT_OPS_K_(binary_mul_##sfx##_c) CUBERT_OPS_K_(binary_div_##sfx##_c)                    \
-      CUBERT_OPS_K_(binary_min_##sfx##_c) CUBERT_OPS_K_(binary_max_##sfx##_c)                \
-          CUBERT_OPS_K_(binary_pow_##sfx##_c) CUBERT_OPS_K_(binary_##sfx##_nd)               \
-              CUBERT_OPS_K_(unary_exp_##sfx##_c) CUBERT_OPS_K_(unary_log_##sfx##_c)          \
-                  CUBERT_OPS_K_(unary_sqrt_##sfx##_c) CUBERT_OPS_K_(unary_abs_##sfx##_c)     \
-                      CUBERT_OPS_K_(unary_neg_##sfx##_c) CUBERT_OPS_K_(unary_relu_##sfx##_c) \
-                          CUBERT_OPS_K_(unary_tanh_##sfx##_c) CUBERT_OPS_K_(unary_##sfx##_nd)
-#define CUBERT_OPS_INT_K_(sfx)                                                \
-  CUBERT_OPS_K_(binary_add_##sfx##_c)                                         \
-  CUBERT_OPS_K_(binary_sub_##sfx##_c)                                         \
-  CUBERT_OPS_K_(binary_mul_##sfx##_c) CUBERT_OPS_K_(binary_div_##sfx##_c)     \
-      CUBERT_OPS_K_(binary_min_##sfx##_c) CUBERT_OPS_K_(binary_max_##sfx##_c) \
-          CUBERT_OPS_K_(binary_##sfx##_nd)
+/* The "_c" and "_r" kernels of one operation on one type. */
+#define CUBERT_OPS_CR_(kind, op, sfx) \
+  CUBERT_OPS_K_(kind##_##op##_##sfx##_c) CUBERT_OPS_K_(kind##_##op##_##sfx##_r)
+#define CUBERT_OPS_INT_K_(sfx)                                      \
+  CUBERT_OPS_CR_(binary, add, sfx)                                  \
+  CUBERT_OPS_CR_(binary, sub, sfx)                                  \
+  CUBERT_OPS_CR_(binary, mul, sfx)                                  \
+  CUBERT_OPS_CR_(binary, div, sfx) CUBERT_OPS_CR_(binary, min, sfx) \
+      CUBERT_OPS_CR_(binary, max, sfx) CUBERT_OPS_K_(binary_##sfx##_nd)
+#define CUBERT_OPS_FLOAT_K_(sfx)                                                                   \
+  CUBERT_OPS_INT_K_(sfx)                                                                           \
+  CUBERT_OPS_CR_(binary, pow, sfx)                                                                 \
+  CUBERT_OPS_CR_(unary, exp, sfx)                                                                  \
+  CUBERT_OPS_CR_(unary, log, sfx) CUBERT_OPS_CR_(unary, sqrt, sfx) CUBERT_OPS_CR_(unary, abs, sfx) \
+      CUBERT_OPS_CR_(unary, neg, sfx) CUBERT_OPS_CR_(unary, relu, sfx)                             \
+          CUBERT_OPS_CR_(unary, tanh, sfx) CUBERT_OPS_K_(unary_##sfx##_nd)
 #define CUBERT_OPS_CAST_K_(from, to) \
   CUBERT_OPS_K_(cast_##from##_##to##_c) CUBERT_OPS_K_(cast_##from##_##to##_nd)
 #define CUBERT_OPS_COPY_K_(w) \
-  CUBERT_OPS_K_(copy_##w##_c) CUBERT_OPS_K_(copy_##w##_nd) CUBERT_OPS_K_(transpose_##w)
+  CUBERT_OPS_K_(copy_##w##_c) \
+  CUBERT_OPS_K_(copy_##w##_r) CUBERT_OPS_K_(copy_##w##_nd) CUBERT_OPS_K_(transpose_##w)
 
 CUBERT_OPS_FLOAT_K_(f32)
 CUBERT_OPS_FLOAT_K_(f64)
 CUBERT_OPS_INT_K_(i32)
 CUBERT_OPS_INT_K_(u32)
-CUBERT_OPS_K_(unary_abs_i32_c)
-CUBERT_OPS_K_(unary_neg_i32_c)
-CUBERT_OPS_K_(unary_relu_i32_c)
+CUBERT_OPS_CR_(unary, abs, i32)
+CUBERT_OPS_CR_(unary, neg, i32)
+CUBERT_OPS_CR_(unary, relu, i32)
 CUBERT_OPS_K_(unary_i32_nd)
 CUBERT_OPS_CAST_K_(f32, i32)
 CUBERT_OPS_CAST_K_(f32, u32)
@@ -69,6 +70,7 @@ CUBERT_OPS_COPY_K_(u32)
 CUBERT_OPS_COPY_K_(u64)
 
 #undef CUBERT_OPS_K_
+#undef CUBERT_OPS_CR_
 #undef CUBERT_OPS_FLOAT_K_
 #undef CUBERT_OPS_INT_K_
 #undef CUBERT_OPS_CAST_K_
@@ -93,12 +95,19 @@ typedef struct cubert_ops_plan {
 cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
                                    const cubert_tensor *const *ins, const char *const *names,
                                    uint32_t count, cubert_ops_plan *plan);
-/* True when every operand is dense (rank <= 1 with unit strides): the "_c" kernels apply. */
+/* True when every operand is dense (rank <= 1 with unit strides) and starts at element 0 of
+   its handle: the "_c" kernels apply. */
 bool cubert_ops_plan_contiguous(const cubert_ops_plan *plan);
-/* Launches a "_c" kernel (info [n, offsets...]) or an "_nd" kernel (CUBERT_OPS_ND_WORDS words
-   with `op` in word 2) over the plan, binding the handles in operand order. */
+/* The three kernels of an elementwise operation; `rows` may be NULL (then "_nd" serves). */
+typedef struct cubert_ops_kernels {
+  const cubert_kernel_def *dense, *rows, *strided;
+} cubert_ops_kernels;
+/* Launches the plan with the kernel its layout calls for: "_c" when dense (info [n]),
+   "_r" for rank <= 2 with rows of at least 64 elements (elementwise_ops.h's rows layout),
+   else "_nd" (CUBERT_OPS_ND_WORDS words with `op` in word 2), binding the handles in operand
+   order. */
 cubert_status cubert_ops_plan_launch(cubert_client *client, const cubert_ops_plan *plan,
-                                     const cubert_kernel_def *kernel, bool contiguous, uint32_t op,
+                                     const cubert_ops_kernels *kernels, uint32_t op,
                                      cubert_handle *const *handles);
 
 #endif /* CUBERT_OPS_KERNELS_H */

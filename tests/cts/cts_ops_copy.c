@@ -54,6 +54,9 @@ Test(ops_copy, any_strides_every_element_size) {
       {"3-D permuted", 3, {5, 6, 7}, {1, 35, 5}, {0}, 0, 0},
       {"4-D with size-1 dims", 4, {3, 1, 4, 1}, {0}, {1, 12, 3, 9}, 0, 0},
       {"empty", 2, {0, 7}, {0}, {0}, 0, 0},
+      {"pitched rows", 2, {70, 300}, {310, 1}, {0}, 2, 0},
+      {"broadcast row", 2, {50, 200}, {0, 1}, {0}, 0, 0},
+      {"sliced long rows", 2, {40, 150}, {400, 2}, {160, 1}, 0, 1},
       {"large transpose", 2, {1000, 1003}, {1, 1000}, {0}, 0, 0},
   };
   static const uint64_t elem_sizes[] = {1, 2, 4, 8, 3, 12, 6};

@@ -268,6 +268,13 @@ Test(ops_elementwise, unary_dense_and_strided_every_op_and_dtype) {
       run_check(0, op, &a, NULL, &out);
       ctv_free(&a);
       ctv_free(&out);
+      /* a row broadcast to pitched rows (the rows kernel) */
+      const uint64_t row[1] = {300}, rows[2] = {20, 300}, pitch[2] = {333, 1};
+      a = ctv_new(t, 1, row, NULL, 1, -4, 4);
+      out = ctv_new(t, 2, rows, pitch, 4, 0, 1);
+      run_check(0, op, &a, NULL, &out);
+      ctv_free(&a);
+      ctv_free(&out);
       a = ctv_new(t, 2, shape, transposed, 3, -4, 4);
       out = ctv_new(t, 2, shape, pitched, 1, 0, 1);
       spice_ints(&a, NULL);
