@@ -8,7 +8,8 @@
    Bandwidth counts the bytes an op must move (each input element read once, each output
    element written once; a broadcast operand that stays in cache counts once).
 
-     bench_ops_elementwise [cpu|opencl|both] [n_side]      (default: both, 4096)
+     bench_ops_elementwise [both|SELECTOR] [n_side]   (default: both = cpu then opencl; 4096)
+   SELECTOR is any device selector (cpu, opencl, opencl:gpu, opencl:1, ...).
 
    Medians of 9 timed runs (min–max) after two warm-up runs (which also tune the copy's cube
    dim, cubert/tune.h). Each run is the op and a cubert_client_sync. */
@@ -179,7 +180,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   bench_print_env(stdout);
-  if (!strcmp(which, "cpu") || !strcmp(which, "both")) run_device("cpu", side);
-  if (!strcmp(which, "opencl") || !strcmp(which, "both")) run_device("opencl", side);
+  if (!strcmp(which, "both")) {
+    run_device("cpu", side);
+    run_device("opencl", side);
+  } else {
+    run_device(which, side); /* any device selector: cpu, opencl, opencl:gpu, opencl:1, ... */
+  }
   return 0;
 }
