@@ -1,11 +1,12 @@
 /* cubert — tensor variants of the client: allocation through layout plans (several tensors in
    one allocation, pitched rows where the device prefers them) and strided reads through the
-   library's copy kernel. */
+   library's copy kernel (launched through kernels/ops, whose tuned launch picks its cube dim). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_internal.h"
 #include "cubert/kernels.h"
+#include "ops/ops_internal.h"
 
 void cubert_tensor_release(cubert_tensor *tensor) {
   if (!tensor) return;
@@ -171,22 +172,9 @@ static cubert_status read_strided(cubert_client *client, const cubert_copy_desc 
   CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, dst_size, &scratch));
   cubert_handle *buffers[2] = {desc->handle, scratch};
   cubert_kernel_args args = {buffers, 2, info, 3 + 2 * desc->rank};
-  const cubert_device_properties *p = cubert_client_properties(client);
-  uint32_t max_units = p->hardware.max_units_per_cube;
-  uint32_t dim_x = max_units < 256 ? max_units : 256;
-  if (dim_x > p->hardware.max_cube_dim[0]) dim_x = p->hardware.max_cube_dim[0];
-  if (dim_x == 0) dim_x = 1;
-  uint64_t cubes = (elems + dim_x - 1) / dim_x;
-  cubert_status s = NULL;
-  if (cubes > UINT32_MAX)
-    s = cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
-                           "a strided read of %llu elements needs %llu cubes, more than 2^32-1",
-                           (unsigned long long)elems, (unsigned long long)cubes);
-  cubert_cube_count_selection sel;
-  if (!s) s = cubert_cube_count_select(client, (uint32_t)cubes, &sel);
-  if (!s)
-    s = cubert_client_launch(client, &cubert_kernel_copy_strided, sel.cube_count,
-                             cubert_cube_dim_new_3d(dim_x, 1, 1), &args);
+  /* The cube dim comes from autotune (issue 11 #5), keyed by size, rank and element size. */
+  cubert_status s = cubert_ops_launch_1d_tuned(client, &cubert_kernel_copy_strided, elems, &args,
+                                               desc->rank, desc->elem_size);
   if (!s) s = cubert_client_read(client, scratch, dst, dst_size);
   cubert_handle_release(scratch);
   return s;

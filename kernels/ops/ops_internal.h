@@ -74,4 +74,13 @@ void cubert_ops_reduce_force_candidate(int index);
 const struct cubert_tune_set *cubert_ops_softmax_tune_set(void);
 void cubert_ops_softmax_force_candidate(int index);
 
+/* As cubert_ops_launch_1d, with the cube dim chosen by autotune (cubert/tune.h; set
+   "ops.copy_cube_dim", key: the kernel's name, the anchored n, `rank` and `elem_size`). For
+   kernels whose best dim depends on the device and the access pattern (the copy kernels of
+   cubert_op_copy and cubert_client_read_tensor). The launch must be repeatable (tuning runs it
+   several times): outputs may not alias inputs. */
+cubert_status cubert_ops_launch_1d_tuned(cubert_client *client, const cubert_kernel_def *kernel,
+                                         uint64_t n, const cubert_kernel_args *args, uint32_t rank,
+                                         uint64_t elem_size);
+
 #endif /* CUBERT_OPS_INTERNAL_H */

@@ -50,7 +50,8 @@ CUBERT_API cubert_status cubert_tensor_permute(const cubert_tensor *in, const ui
 
 /* out = in, element by element, for any strides on both sides (materialises a permuted,
    transposed, sliced or broadcast view). Same shape and dtype (any dtype, NONE included when
-   elem_sizes match). */
+   elem_sizes match). The bits move unchanged, as 1-, 2-, 4- or 8-byte words, so F64 and F16
+   need no device feature here. The kernel's cube dim is chosen by autotune. */
 CUBERT_API cubert_status cubert_op_copy(cubert_client *client, const cubert_tensor *in,
                                         const cubert_tensor *out);
 /* out = in with its axes permuted (out.shape[i] == in.shape[axes[i]]): cubert_tensor_permute
@@ -61,7 +62,11 @@ CUBERT_API cubert_status cubert_op_permute(cubert_client *client, const cubert_t
 
 /* out = (out.dtype) in for in, out in {F32, F64, I32, U32, F16}. Same shape. Float to integer
    rounds toward zero and saturates (NaN gives 0), as OpenCL's convert_<type>_sat_rtz; integer
-   to float rounds to nearest; f32 to f16 rounds to nearest even. */
+   to float rounds to nearest even; f32 and f64 to f16 round once to nearest even (overflow
+   gives infinity, tiny values f16 subnormals or zero); I32 <-> U32 keeps the bits (modulo
+   2^32). Every device gives the same bits. F16 is converted with integer arithmetic, so it
+   needs no CUBERT_FEATURE_FP16 here (PoCL does not report it); F64 needs CUBERT_FEATURE_FP64.
+   in == out's dtype is a copy. */
 CUBERT_API cubert_status cubert_op_cast(cubert_client *client, const cubert_tensor *in,
                                         const cubert_tensor *out);
 
@@ -78,7 +83,9 @@ typedef enum cubert_unary_op {
   CUBERT_UNARY_COUNT_
 } cubert_unary_op;
 
-/* out = op(in), in and out of one dtype; in broadcasts to out's shape (NumPy rules, below). */
+/* out = op(in), in and out of one dtype; in broadcasts to out's shape (NumPy rules, below).
+   Float results are within OpenCL 1.2's bounds (exp, log, sqrt 3 ulp; tanh 5 ulp; abs, neg,
+   relu exact); relu is x < 0 ? 0 : x, so NaN and -0.0 pass through. */
 CUBERT_API cubert_status cubert_op_unary(cubert_client *client, cubert_unary_op op,
                                          const cubert_tensor *in, const cubert_tensor *out);
 
@@ -97,7 +104,9 @@ typedef enum cubert_binary_op {
 /* out = a op b, all three of one dtype, with NumPy broadcasting: shapes are aligned at their
    last axis; each of a's and b's dimensions equals out's or is 1 (or is missing, a lower rank);
    out's shape must be the broadcast shape. INVALID_ARGUMENT names the operand and the axis of a
-   mismatch. out may be a or b (same strides) for an in-place update. */
+   mismatch. out may be a or b (same strides) for an in-place update. Floats: add, sub, mul,
+   min, max exact, div within 3 ulp (OpenCL 1.2 allows 2.5 in f32), pow within 16 ulp; min and
+   max are fmin/fmax (a NaN operand gives the other). */
 CUBERT_API cubert_status cubert_op_binary(cubert_client *client, cubert_binary_op op,
                                           const cubert_tensor *a, const cubert_tensor *b,
                                           const cubert_tensor *out);

@@ -1,0 +1,253 @@
+/* cubert_op_unary and cubert_op_binary, and the elementwise launch plan that cast.c and copy.c
+   share (ops_kernels.h).
+
+   Every call broadcasts its inputs to the output's shape, collapses the axes that are
+   contiguous in every operand (cubert_ops_collapse_axes) and then picks one of three kernels:
+   when every operand is one dense run from the start of its handle (no broadcast, no gaps, no
+   offset) the operation's own "_c" kernel,
+   a plain loop the CPU vectorises; when at most two axes are left (a scalar, row or column
+   broadcast, pitched or sliced rows) and rows are long enough, the operation's "_r" kernel,
+   one cube per chunk of a row, whose units need no division and whose loops vectorise for
+   strides 0 and 1; otherwise the type's "_nd" kernel, which computes each element's offsets
+   from the collapsed shape and per-operand strides. The f64 kernels are
+   separate definitions that only fp64 devices build, so f64 is checked against the device
+   first. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cubert/geometry.h"
+#include "ops/ops_kernels.h"
+
+cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
+                                   const cubert_tensor *const *ins, const char *const *names,
+                                   uint32_t count, cubert_ops_plan *plan) {
+  memset(plan, 0, sizeof *plan);
+  plan->count = count + 1;
+  plan->rank = out->rank;
+  plan->n = 1;
+  for (uint32_t d = 0; d < out->rank; ++d) {
+    plan->shape[d] = out->shape[d];
+    plan->n *= out->shape[d]; /* checked for overflow by cubert_ops_check_tensor */
+    plan->strides[0][d] = out->strides[d];
+  }
+  plan->offsets[0] = out->offset;
+  for (uint32_t i = 0; i < count; ++i) {
+    CUBERT_RETURN_IF_ERROR(
+        cubert_ops_broadcast_strides(op, names[i], ins[i], out, plan->strides[i + 1]));
+    plan->offsets[i + 1] = ins[i]->offset;
+  }
+  if (plan->n == 0) return NULL;
+  cubert_ops_collapse_axes(&plan->rank, plan->shape, plan->strides, plan->count);
+  return NULL;
+}
+
+bool cubert_ops_plan_contiguous(const cubert_ops_plan *plan) {
+  if (plan->rank > 1) return false;
+  for (uint32_t k = 0; k < plan->count; ++k)
+    if (plan->offsets[k] != 0 || (plan->rank == 1 && plan->strides[k][0] != 1)) return false;
+  return true;
+}
+
+/* Launches a rows ("_r") kernel over the plan (rank <= 2, rows of at least 64 elements): one
+   cube per chunk of a row, of the smallest of 64, 128 and 256 units that covers the row. */
+static cubert_status launch_rows(cubert_client *client, const cubert_ops_plan *plan,
+                                 const cubert_kernel_def *kernel, uint32_t op,
+                                 cubert_handle *const *handles) {
+  const cubert_device_properties *p = cubert_client_properties(client);
+  if (!p) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "the client is released");
+  const uint32_t inner = plan->rank - 1;
+  const uint64_t rows = plan->rank == 2 ? plan->shape[0] : 1, len = plan->shape[inner];
+  const uint32_t dim = len <= 64 ? 64 : len <= 128 ? 128 : 256;
+  const uint64_t per_row = len / dim + (len % dim != 0);
+  if (per_row > UINT32_MAX / rows)
+    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                              "kernel \"%s\": %llu rows of %llu elements need more than 2^32-1 "
+                              "cubes",
+                              kernel->name, (unsigned long long)rows, (unsigned long long)len);
+  uint64_t info[13] = {rows, len, per_row, op};
+  for (uint32_t k = 0; k < plan->count; ++k) {
+    info[4 + k] = plan->offsets[k];
+    info[7 + k] = plan->strides[k][inner];
+    info[10 + k] = plan->rank == 2 ? plan->strides[k][0] : 0;
+  }
+  cubert_kernel_args args = {(cubert_handle **)handles, plan->count, info, 13};
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)(rows * per_row), &sel));
+  return cubert_client_launch(client, kernel, sel.cube_count, cubert_cube_dim_new_3d(dim, 1, 1),
+                              &args);
+}
+
+cubert_status cubert_ops_plan_launch(cubert_client *client, const cubert_ops_plan *plan,
+                                     const cubert_ops_kernels *kernels, uint32_t op,
+                                     cubert_handle *const *handles) {
+  if (plan->n == 0) return NULL;
+  const bool contiguous = cubert_ops_plan_contiguous(plan);
+  const cubert_device_properties *p = cubert_client_properties(client);
+  if (!contiguous && kernels->rows && plan->rank >= 1 && plan->rank <= 2 &&
+      plan->shape[plan->rank - 1] >= 64 && p && p->hardware.max_units_per_cube >= 256 &&
+      p->hardware.max_cube_dim[0] >= 256)
+    return launch_rows(client, plan, kernels->rows, op, handles);
+  uint64_t info[CUBERT_OPS_ND_WORDS] = {0};
+  uint32_t words;
+  info[0] = plan->n;
+  if (contiguous) {
+    words = 1;
+  } else {
+    info[1] = plan->rank;
+    info[2] = op;
+    for (uint32_t k = 0; k < plan->count; ++k) info[3 + k] = plan->offsets[k];
+    for (uint32_t d = 0; d < plan->rank; ++d) {
+      info[6 + d] = plan->shape[d];
+      for (uint32_t k = 0; k < plan->count; ++k) info[14 + 8 * k + d] = plan->strides[k][d];
+    }
+    words = CUBERT_OPS_ND_WORDS;
+  }
+  cubert_kernel_args args = {(cubert_handle **)handles, plan->count, info, words};
+  return cubert_ops_launch_1d(client, contiguous ? kernels->dense : kernels->strided, plan->n,
+                              &args);
+}
+
+/* ---- kernel tables ----------------------------------------------------------------------------
+ */
+
+enum { T_F32, T_F64, T_I32, T_U32, T_COUNT };
+
+static int type_index(cubert_dtype d) {
+  switch (d) {
+    case CUBERT_DTYPE_F32:
+      return T_F32;
+    case CUBERT_DTYPE_F64:
+      return T_F64;
+    case CUBERT_DTYPE_I32:
+      return T_I32;
+    case CUBERT_DTYPE_U32:
+      return T_U32;
+    default:
+      return -1;
+  }
+}
+
+#define FLOAT_BINARY_(s)                                                      \
+  {                                                                           \
+    &cubert_kernel_binary_add_##s##_c, &cubert_kernel_binary_sub_##s##_c,     \
+        &cubert_kernel_binary_mul_##s##_c, &cubert_kernel_binary_div_##s##_c, \
+        &cubert_kernel_binary_min_##s##_c, &cubert_kernel_binary_max_##s##_c, \
+        &cubert_kernel_binary_pow_##s##_c                                     \
+  }
+#define INT_BINARY_(s)                                                             \
+  {                                                                                \
+    &cubert_kernel_binary_add_##s##_c, &cubert_kernel_binary_sub_##s##_c,          \
+        &cubert_kernel_binary_mul_##s##_c, &cubert_kernel_binary_div_##s##_c,      \
+        &cubert_kernel_binary_min_##s##_c, &cubert_kernel_binary_max_##s##_c, NULL \
+  }
+static const cubert_kernel_def *const binary_c[T_COUNT][CUBERT_BINARY_COUNT_] = {
+    FLOAT_BINARY_(f32), FLOAT_BINARY_(f64), INT_BINARY_(i32), INT_BINARY_(u32)};
+#define FLOAT_BINARY_R_(s)                                                    \
+  {                                                                           \
+    &cubert_kernel_binary_add_##s##_r, &cubert_kernel_binary_sub_##s##_r,     \
+        &cubert_kernel_binary_mul_##s##_r, &cubert_kernel_binary_div_##s##_r, \
+        &cubert_kernel_binary_min_##s##_r, &cubert_kernel_binary_max_##s##_r, \
+        &cubert_kernel_binary_pow_##s##_r                                     \
+  }
+#define INT_BINARY_R_(s)                                                           \
+  {                                                                                \
+    &cubert_kernel_binary_add_##s##_r, &cubert_kernel_binary_sub_##s##_r,          \
+        &cubert_kernel_binary_mul_##s##_r, &cubert_kernel_binary_div_##s##_r,      \
+        &cubert_kernel_binary_min_##s##_r, &cubert_kernel_binary_max_##s##_r, NULL \
+  }
+static const cubert_kernel_def *const binary_r[T_COUNT][CUBERT_BINARY_COUNT_] = {
+    FLOAT_BINARY_R_(f32), FLOAT_BINARY_R_(f64), INT_BINARY_R_(i32), INT_BINARY_R_(u32)};
+static const cubert_kernel_def *const binary_nd[T_COUNT] = {
+    &cubert_kernel_binary_f32_nd, &cubert_kernel_binary_f64_nd, &cubert_kernel_binary_i32_nd,
+    &cubert_kernel_binary_u32_nd};
+
+#define FLOAT_UNARY_(s)                                                      \
+  {                                                                          \
+    &cubert_kernel_unary_exp_##s##_c, &cubert_kernel_unary_log_##s##_c,      \
+        &cubert_kernel_unary_sqrt_##s##_c, &cubert_kernel_unary_abs_##s##_c, \
+        &cubert_kernel_unary_neg_##s##_c, &cubert_kernel_unary_relu_##s##_c, \
+        &cubert_kernel_unary_tanh_##s##_c                                    \
+  }
+static const cubert_kernel_def *const unary_c[T_COUNT][CUBERT_UNARY_COUNT_] = {
+    FLOAT_UNARY_(f32),
+    FLOAT_UNARY_(f64),
+    {NULL, NULL, NULL, &cubert_kernel_unary_abs_i32_c, &cubert_kernel_unary_neg_i32_c,
+     &cubert_kernel_unary_relu_i32_c, NULL},
+    {NULL}};
+#define FLOAT_UNARY_R_(s)                                                    \
+  {                                                                          \
+    &cubert_kernel_unary_exp_##s##_r, &cubert_kernel_unary_log_##s##_r,      \
+        &cubert_kernel_unary_sqrt_##s##_r, &cubert_kernel_unary_abs_##s##_r, \
+        &cubert_kernel_unary_neg_##s##_r, &cubert_kernel_unary_relu_##s##_r, \
+        &cubert_kernel_unary_tanh_##s##_r                                    \
+  }
+static const cubert_kernel_def *const unary_r[T_COUNT][CUBERT_UNARY_COUNT_] = {
+    FLOAT_UNARY_R_(f32),
+    FLOAT_UNARY_R_(f64),
+    {NULL, NULL, NULL, &cubert_kernel_unary_abs_i32_r, &cubert_kernel_unary_neg_i32_r,
+     &cubert_kernel_unary_relu_i32_r, NULL},
+    {NULL}};
+static const cubert_kernel_def *const unary_nd[T_COUNT] = {
+    &cubert_kernel_unary_f32_nd, &cubert_kernel_unary_f64_nd, &cubert_kernel_unary_i32_nd, NULL};
+
+static const char *const binary_names[CUBERT_BINARY_COUNT_] = {"add", "sub", "mul", "div",
+                                                               "min", "max", "pow"};
+static const char *const unary_names[CUBERT_UNARY_COUNT_] = {"exp", "log",  "sqrt", "abs",
+                                                             "neg", "relu", "tanh"};
+
+/* The dtypes an operation takes, as a cubert_ops_check_tensor mask. */
+static uint32_t allowed_mask(const cubert_kernel_def *const table[][CUBERT_BINARY_COUNT_],
+                             uint32_t op) {
+  static const cubert_dtype types[T_COUNT] = {CUBERT_DTYPE_F32, CUBERT_DTYPE_F64, CUBERT_DTYPE_I32,
+                                              CUBERT_DTYPE_U32};
+  uint32_t mask = 0;
+  for (int t = 0; t < T_COUNT; ++t)
+    if (table[t][op]) mask |= CUBERT_OPS_DTYPE_BIT(types[t]);
+  return mask;
+}
+
+cubert_status cubert_op_binary(cubert_client *client, cubert_binary_op op, const cubert_tensor *a,
+                               const cubert_tensor *b, const cubert_tensor *out) {
+  if ((unsigned)op >= CUBERT_BINARY_COUNT_)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "binary: op is %d, not a cubert_binary_op", (int)op);
+  char name[16];
+  snprintf(name, sizeof name, "binary %s", binary_names[op]);
+  const uint32_t allowed = allowed_mask(binary_c, op);
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(name, "a", a, allowed, false, NULL));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(name, "b", b, allowed, false, NULL));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(name, "out", out, allowed, true, NULL));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(name, "a", a, "out", out));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(name, "b", b, "out", out));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, name, "out", out->dtype));
+  const cubert_tensor *ins[2] = {a, b};
+  const char *names[2] = {"a", "b"};
+  cubert_ops_plan plan;
+  CUBERT_RETURN_IF_ERROR(cubert_ops_plan_make(name, out, ins, names, 2, &plan));
+  const int t = type_index(out->dtype);
+  const cubert_ops_kernels kernels = {binary_c[t][op], binary_r[t][op], binary_nd[t]};
+  cubert_handle *handles[3] = {out->handle, a->handle, b->handle};
+  return cubert_ops_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
+}
+
+cubert_status cubert_op_unary(cubert_client *client, cubert_unary_op op, const cubert_tensor *in,
+                              const cubert_tensor *out) {
+  if ((unsigned)op >= CUBERT_UNARY_COUNT_)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "unary: op is %d, not a cubert_unary_op", (int)op);
+  char name[16];
+  snprintf(name, sizeof name, "unary %s", unary_names[op]);
+  const uint32_t allowed = allowed_mask(unary_c, op);
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(name, "in", in, allowed, false, NULL));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(name, "out", out, allowed, true, NULL));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(name, "in", in, "out", out));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, name, "out", out->dtype));
+  const cubert_tensor *ins[1] = {in};
+  const char *names[1] = {"in"};
+  cubert_ops_plan plan;
+  CUBERT_RETURN_IF_ERROR(cubert_ops_plan_make(name, out, ins, names, 1, &plan));
+  const int t = type_index(out->dtype);
+  const cubert_ops_kernels kernels = {unary_c[t][op], unary_r[t][op], unary_nd[t]};
+  cubert_handle *handles[2] = {out->handle, in->handle};
+  return cubert_ops_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
+}
