@@ -115,8 +115,11 @@
        furthest element by the buffers here, through one checked access validate mode reports. */ \
     if (r1 > r0) {                                                                                \
       const uint64_t last = base + (r1 - 1) * sR;                                                 \
+      /* (a separate test: `x || (with_idx && ..)` draws a constant-operand warning when the      \
+         family has no indices) */                                                                \
+      const bool idx_short = with_idx && last >= LEN(in_idx);                                     \
       if (last < base || (sR && (r1 - 1) > (UINT64_MAX - base) / sR) || last >= LEN(in) ||        \
-          (with_idx && last >= LEN(in_idx))) {                                                    \
+          idx_short) {                                                                            \
         (void)LOAD(in, last);                                                                     \
         r1 = r0;                                                                                  \
       }                                                                                           \

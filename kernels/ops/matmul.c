@@ -21,10 +21,6 @@
 #include "cubert/tune.h"
 #include "ops/ops_internal.h"
 
-#if defined(CUBERT_KERNEL_VARIANT_x86v3) || defined(CUBERT_KERNEL_VARIANT_x86v4)
-#define MM_HAVE_VARIANTS 1
-#endif
-
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_simple_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile32x32_f32;
@@ -63,15 +59,13 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
         &cubert_kernel_matmul_tile128x256c_f64};
     return f64[kind];
   }
-#ifdef MM_HAVE_VARIANTS
   /* Only the CPU server runs the C side; on OpenCL every build is the same program, so the
      baseline definition is used there (one program build, not three). */
   if (args->cpu_server) {
-    __builtin_cpu_init();
+    const cubert_ops_cpu_level level = cubert_ops_cpu_level_get();
+    (void)level;
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512cd")) {
+    if (level >= CUBERT_OPS_CPU_X86V4) {
       static const cubert_kernel_def *const v4[MM_KINDS] = {
           &cubert_kernel_x86v4_matmul_simple_f32, &cubert_kernel_x86v4_matmul_tile32x32_f32,
           &cubert_kernel_x86v4_matmul_tile64x64_f32, &cubert_kernel_x86v4_matmul_tile128x64_f32,
@@ -80,8 +74,7 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
     }
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("bmi2")) {
+    if (level >= CUBERT_OPS_CPU_X86V3) {
       static const cubert_kernel_def *const v3[MM_KINDS] = {
           &cubert_kernel_x86v3_matmul_simple_f32, &cubert_kernel_x86v3_matmul_tile32x32_f32,
           &cubert_kernel_x86v3_matmul_tile64x64_f32, &cubert_kernel_x86v3_matmul_tile128x64_f32,
@@ -90,7 +83,6 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
     }
 #endif
   }
-#endif
   static const cubert_kernel_def *const f32[MM_KINDS] = {
       &cubert_kernel_matmul_simple_f32, &cubert_kernel_matmul_tile32x32_f32,
       &cubert_kernel_matmul_tile64x64_f32, &cubert_kernel_matmul_tile128x64_f32,

@@ -253,6 +253,19 @@ const cubert_tune_set *cubert_ops_reduce_tune_set(void) {
 
 static _Thread_local int forced = -1;
 
+/* A forced candidate whose kernel exceeds its own per-device unit limit (CUBERT_CODE_UNITS: e.g.
+   NVIDIA runs some kernels with at most 256 units per cube) cannot run here, as an invalid one:
+   UNAVAILABLE, which the tests read as "skip this geometry". */
+static cubert_status forced_launch(cubert_status st, int index) {
+  if (st && cubert_status_code(st) == CUBERT_CODE_UNITS) {
+    cubert_status_free(st);
+    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                              OP ": candidate %d exceeds its kernel's unit limit on this device",
+                              index);
+  }
+  return st;
+}
+
 void cubert_ops_reduce_force_candidate(int index) {
   forced = index;
 }
@@ -455,7 +468,7 @@ cubert_status cubert_op_reduce(cubert_client *client, cubert_reduce_op op, const
     if ((unsigned)forced >= GEOMETRY_COUNT || !candidates[forced].valid(client, &key, &p))
       st = cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
     else
-      st = candidates[forced].launch(client, &p);
+      st = forced_launch(candidates[forced].launch(client, &p), forced);
   } else if (!st) {
     st = cubert_tune_execute(client, &reduce_set, &key, &p);
   }

@@ -10,6 +10,21 @@
 #include "cubert/kernels.h"
 #include "cubert/tune.h"
 #include "ops/ops_internal.h"
+
+/* The f32 kernel's AVX2 and AVX-512 builds (CMakeLists.txt: cubert_add_kernel_cpu_variants): the
+   CPU server's softmax is bound by exp, which the wider builds evaluate 2-4x as many at once. */
+#ifdef CUBERT_KERNEL_VARIANT_x86v3
+extern const cubert_kernel_def cubert_kernel_x86v3_softmax_f32;
+#define SM_X86V3 (&cubert_kernel_x86v3_softmax_f32)
+#else
+#define SM_X86V3 NULL
+#endif
+#ifdef CUBERT_KERNEL_VARIANT_x86v4
+extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32;
+#define SM_X86V4 (&cubert_kernel_x86v4_softmax_f32)
+#else
+#define SM_X86V4 NULL
+#endif
 #include "tune/tune_internal.h"
 
 #define OP "softmax"
@@ -101,8 +116,9 @@ cubert_status cubert_op_softmax(cubert_client *client, const cubert_tensor *in,
 
   softmax_problem p;
   memset(&p, 0, sizeof p);
-  p.kernel =
-      in->dtype == CUBERT_DTYPE_F64 ? &cubert_kernel_softmax_f64 : &cubert_kernel_softmax_f32;
+  p.kernel = in->dtype == CUBERT_DTYPE_F64
+                 ? &cubert_kernel_softmax_f64
+                 : cubert_ops_cpu_pick(client, &cubert_kernel_softmax_f32, SM_X86V3, SM_X86V4);
   p.in = in->handle;
   p.out = out->handle;
   p.max_units = props->hardware.max_units_per_cube < props->hardware.max_cube_dim[0]
@@ -143,7 +159,16 @@ cubert_status cubert_op_softmax(cubert_client *client, const cubert_tensor *in,
   if (!st && forced >= 0) {
     if (forced >= 4 || !candidates[forced].valid(client, &key, &p))
       return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
-    return candidates[forced].launch(client, &p);
+    cubert_status launched = candidates[forced].launch(client, &p);
+    /* The kernel's own per-device unit limit (CUBERT_CODE_UNITS) makes the candidate unfit
+       here, as an invalid one. */
+    if (launched && cubert_status_code(launched) == CUBERT_CODE_UNITS) {
+      cubert_status_free(launched);
+      return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                                OP ": candidate %d exceeds its kernel's unit limit on this device",
+                                forced);
+    }
+    return launched;
   }
   cubert_handle *scratch = NULL;
   p.in_place = in->handle == out->handle;
