@@ -443,12 +443,22 @@ static void mm_candidates_agree(cubert_dtype dtype, uint64_t m, uint64_t n, uint
     if (i == 0)
       ASSERT_OK(cubert_client_launch(cts_client, defs[i], cts_cubes(m * n, cts_dim()),
                                      cubert_cube_dim_new_3d(cts_dim(), 1, 1), &args));
-    else
-      ASSERT_OK(
+    else {
+      cubert_status st =
           cubert_client_launch(cts_client, defs[i],
                                cubert_cube_count_new_3d((uint32_t)((n + tn[i] - 1) / tn[i]),
                                                         (uint32_t)((m + tm[i] - 1) / tm[i]), 1),
-                               cubert_cube_dim_new_3d(16, 16, 1), &args));
+                               cubert_cube_dim_new_3d(16, 16, 1), &args);
+      /* A tile beyond this device's shared memory or the kernel's unit limit (the f64 128x256
+         tile needs 50 KB; NVIDIA gives 48) is refused before anything runs, as autotune's
+         validity check refuses it: nothing to compare. */
+      if (st && (cubert_status_code(st) == CUBERT_CODE_SHARED_MEMORY ||
+                 cubert_status_code(st) == CUBERT_CODE_UNITS)) {
+        cubert_status_free(st);
+        continue;
+      }
+      cr_assert(st == NULL, "%s: %s", defs[i]->name, cubert_status_message(st));
+    }
     cts_read(c.t.handle, got, bytes);
     mm_check(&a, &b, &c, got, alpha, 0, defs[i]->name);
   }
