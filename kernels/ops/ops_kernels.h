@@ -17,21 +17,21 @@
 /* The "_c" and "_r" kernels of one operation on one type. */
 #define CUBERT_OPS_CR_(kind, op, sfx) \
   CUBERT_OPS_K_(kind##_##op##_##sfx##_c) CUBERT_OPS_K_(kind##_##op##_##sfx##_r)
-#define CUBERT_OPS_INT_K_(sfx)                                      \
-  CUBERT_OPS_CR_(binary, add, sfx)                                  \
-  CUBERT_OPS_CR_(binary, sub, sfx)                                  \
-  CUBERT_OPS_CR_(binary, mul, sfx)                                  \
-  CUBERT_OPS_CR_(binary, div, sfx)                                  \
-  CUBERT_OPS_CR_(binary, min, sfx) CUBERT_OPS_CR_(binary, max, sfx) \
-      CUBERT_OPS_K_(binary_##sfx##_nd)
-#define CUBERT_OPS_FLOAT_K_(sfx)                                                                   \
-  CUBERT_OPS_INT_K_(sfx)                                                                           \
-  CUBERT_OPS_CR_(binary, pow, sfx)                                                                 \
-  CUBERT_OPS_CR_(unary, exp, sfx)                                                                  \
-  CUBERT_OPS_CR_(unary, log, sfx)                                                                  \
-  CUBERT_OPS_CR_(unary, sqrt, sfx) CUBERT_OPS_CR_(unary, abs, sfx) CUBERT_OPS_CR_(unary, neg, sfx) \
-      CUBERT_OPS_CR_(unary, relu, sfx) CUBERT_OPS_CR_(unary, tanh, sfx)                            \
-          CUBERT_OPS_K_(unary_##sfx##_nd)
+#define CUBERT_OPS_INT_K_(sfx)     \
+  CUBERT_OPS_CR_(binary, add, sfx) \
+  CUBERT_OPS_CR_(binary, sub, sfx) \
+  CUBERT_OPS_CR_(binary, mul, sfx) \
+  CUBERT_OPS_CR_(binary, div, sfx) \
+  CUBERT_OPS_CR_(binary, min, sfx) CUBERT_OPS_CR_(binary, max, sfx) CUBERT_OPS_K_(binary_##sfx##_nd)
+#define CUBERT_OPS_FLOAT_K_(sfx)   \
+  CUBERT_OPS_INT_K_(sfx)           \
+  CUBERT_OPS_CR_(binary, pow, sfx) \
+  CUBERT_OPS_CR_(unary, exp, sfx)  \
+  CUBERT_OPS_CR_(unary, log, sfx)  \
+  CUBERT_OPS_CR_(unary, sqrt, sfx) \
+  CUBERT_OPS_CR_(unary, abs, sfx)  \
+  CUBERT_OPS_CR_(unary, neg, sfx)  \
+  CUBERT_OPS_CR_(unary, relu, sfx) CUBERT_OPS_CR_(unary, tanh, sfx) CUBERT_OPS_K_(unary_##sfx##_nd)
 #define CUBERT_OPS_CAST_K_(from, to) \
   CUBERT_OPS_K_(cast_##from##_##to##_c) CUBERT_OPS_K_(cast_##from##_##to##_nd)
 #define CUBERT_OPS_COPY_K_(w) \
