@@ -48,6 +48,20 @@
 #define RA_FLAG_IN_IDX 1u
 #define RA_FLAG_PARTIAL 2u
 
+/* RA_REPn(M, ...) expands M(g, ...) for g = 0 .. n-1 (unrolled steps with constant indices, so
+   a GPU keeps the values in registers). */
+/* clang-format off */
+#define RA_REP4(M, ...) M(0, __VA_ARGS__) M(1, __VA_ARGS__) M(2, __VA_ARGS__) M(3, __VA_ARGS__)
+#define RA_REP8(M, ...) \
+  RA_REP4(M, __VA_ARGS__) M(4, __VA_ARGS__) M(5, __VA_ARGS__) M(6, __VA_ARGS__) M(7, __VA_ARGS__)
+/* clang-format on */
+/* reduce_inner's contiguous walk: loads per unit and phase. */
+#define RA_INNER_UNROLL 8
+#define RA_INNER_REP RA_REP8
+#define RA_I_LOAD(g, A) const A x##g = (A)in[at + (uint64_t)(g)*units];
+#define RA_I_COMBINE(g, COMBINE) \
+  COMBINE(MY(acc), MY(ai), x##g, (int32_t)(row + (uint64_t)(g)*units + UNIT_POS_X));
+
 /* ---- combine steps: COMBINE(v, vi, x, xi) folds (x, xi) into (v, vi) ---- */
 #define RA_SUM(v, vi, x, xi) v = (v) + (x)
 #define RA_MAXF(v, vi, x, xi) v = ((x) > (v) || (x) != (x)) ? (x) : (v)
@@ -142,7 +156,18 @@
         }                                                                                         \
       }                                                                                           \
     } else if (sR == 1) {                                                                         \
-      for (uint64_t j = 0; j < full; ++j) {                                                       \
+      /* RA_INNER_UNROLL loads per unit and phase, issued before they are combined (in order):    \
+         a GPU unit keeps that many reads in flight instead of one. */                            \
+      uint64_t j = 0;                                                                             \
+      for (; j + RA_INNER_UNROLL <= full; j += RA_INNER_UNROLL) {                                 \
+        const uint64_t row = r0 + j * units;                                                      \
+        PHASE {                                                                                   \
+          const uint64_t at = base + row + UNIT_POS_X;                                            \
+          RA_INNER_REP(RA_I_LOAD, A)                                                              \
+          RA_INNER_REP(RA_I_COMBINE, COMBINE)                                                     \
+        }                                                                                         \
+      }                                                                                           \
+      for (; j < full; ++j) {                                                                     \
         const uint64_t row = r0 + j * units;                                                      \
         PHASE {                                                                                   \
           COMBINE(MY(acc), MY(ai), (A)in[base + row + UNIT_POS_X], (int32_t)(row + UNIT_POS_X));  \
@@ -202,7 +227,9 @@
     }                                                                                             \
   }                                                                                               \
   RA_OUTER(reduce_outer_##f, RA_NO_SYNC, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)                \
-  RA_OUTER(reduce_outer_sync_##f, SYNC_CUBE, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)
+  RA_OUTER(reduce_outer_sync_##f, SYNC_CUBE, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)            \
+  RA_OUTER_WIDE(reduce_outer_wide_##f, RA_NO_SYNC, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)      \
+  RA_OUTER_WIDE(reduce_outer_wide_sync_##f, SYNC_CUBE, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)
 
 /* reduce_outer, and reduce_outer_sync (SYNC = SYNC_CUBE): the same body with a barrier after
    each step along the axis. The barrier costs nothing on the CPU server, but OpenCL compilers
@@ -301,6 +328,89 @@
         }                                                                                         \
       }                                                                                           \
     }                                                                                             \
+  }
+
+/* reduce_outer_wide and reduce_outer_wide_sync: as reduce_outer, but a cube covers RA_WIDE * units
+   outputs of the last kept axis and unit u owns RA_WIDE of them, i0 + g * units + u for
+   g < RA_WIDE. A step along the reduced axis reads the block's whole run of one row in RA_WIDE
+   phases of `units` neighbouring elements: on the CPU one sequential stream through the row
+   (reduce_outer's eight rows per phase are eight short strips), on a GPU RA_WIDE coalesced loads
+   in flight per unit. Outputs past the axis re-read the last one (clamped) and store nothing. */
+#define RA_WIDE 8
+#define RA_W_INIT(g, IDENT) \
+  MY_AT(acc, g) = IDENT;    \
+  MY_AT(ai, g) = INT32_MAX;
+/* One phase of step r: output g * units + u of the block, at `stride` elements apart. */
+#define RA_W_STEP(g, A, COMBINE, stride)                                                 \
+  PHASE {                                                                                \
+    const uint64_t col = (uint64_t)(g)*units + UNIT_POS_X, cc = col < last ? col : last; \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[row + cc * (stride)], (int32_t)r);        \
+  }
+#define RA_W_STORE(g, HAS_IDX, FINISH)                                                       \
+  PHASE {                                                                                    \
+    const uint64_t col = (uint64_t)(g)*units + UNIT_POS_X;                                   \
+    if (col <= last) {                                                                       \
+      const uint64_t i = i0 + col;                                                           \
+      if (flags & RA_FLAG_PARTIAL) {                                                         \
+        STORE(part, (o * ilen + i) * S + s, MY_AT(acc, g));                                  \
+        if (HAS_IDX) STORE(part_idx, (o * ilen + i) * S + s, MY_AT(ai, g));                  \
+      } else {                                                                               \
+        STORE(out, out_pos + i * sO, FINISH(MY_AT(acc, g), MY_AT(ai, g), INFO_U64(RA_DIV))); \
+      }                                                                                      \
+    }                                                                                        \
+  }
+#define RA_OUTER_WIDE(name, SYNC, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)                     \
+  PHASED_KERNEL(name, NO_SHARED, (const T, in), (const int32_t, in_idx), (A, part),             \
+                (int32_t, part_idx), (O, out)) {                                                \
+    const uint32_t kr = INFO_U32(RA_KR), units = CUBE_DIM_X;                                    \
+    const uint64_t R = INFO_U64(RA_R), sR = INFO_U64(RA_SR), S = INFO_U64(RA_S);                \
+    const uint64_t chunk = INFO_U64(RA_CHUNK), flags = INFO_U64(RA_FLAGS);                      \
+    if (kr == 0 || kr > RA_MAX_KEPT || S == 0 || CUBE_DIM_Y * CUBE_DIM_Z != 1) return;          \
+    const uint64_t ilen = INFO_U64(RA_SHAPE + kr - 1), rows = INFO_U64(RA_ROWS);                \
+    if (ilen == 0) return;                                                                      \
+    const uint64_t span = (uint64_t)units * RA_WIDE;                                            \
+    const uint64_t blocks = ilen / span + (ilen % span != 0), olen = rows / ilen, c = CUBE_POS; \
+    if (c >= blocks * olen * S) return;                                                         \
+    const uint64_t ib = c % blocks, o = (c / blocks) % olen, s = c / blocks / olen;             \
+    uint64_t base = INFO_U64(RA_IN_OFF), out_pos = INFO_U64(RA_OUT_OFF), rem = o;               \
+    for (uint32_t d = kr - 1; d-- > 0;) {                                                       \
+      const uint64_t len = INFO_U64(RA_SHAPE + d), cd = len ? rem % len : 0;                    \
+      rem = len ? rem / len : 0;                                                                \
+      base += cd * INFO_U64(RA_SHAPE + kr + d);                                                 \
+      out_pos += cd * INFO_U64(RA_SHAPE + 2 * kr + d);                                          \
+    }                                                                                           \
+    const uint64_t sI = INFO_U64(RA_SHAPE + 2 * kr - 1), sO = INFO_U64(RA_SHAPE + 3 * kr - 1);  \
+    const uint64_t i0 = ib * span, last = (ilen - i0 < span ? ilen - i0 : span) - 1;            \
+    uint64_t r0 = s * chunk, r1 = r0 + chunk;                                                   \
+    if (r0 > R) r0 = R;                                                                         \
+    if (r1 > R || S == 1) r1 = R;                                                               \
+    base += i0 * sI;                                                                            \
+    if (r1 > r0) {                                                                              \
+      const uint64_t far = base + last * sI + (r1 - 1) * sR;                                    \
+      if (far < base || (sR && (r1 - 1) > (UINT64_MAX - base) / sR) || far >= LEN(in)) {        \
+        (void)LOAD(in, far);                                                                    \
+        r1 = r0;                                                                                \
+      }                                                                                         \
+    }                                                                                           \
+    EXCLUSIVE_ARRAY(A, acc, RA_WIDE);                                                           \
+    EXCLUSIVE_ARRAY(int32_t, ai, RA_WIDE);                                                      \
+    PHASE {                                                                                     \
+      RA_REP8(RA_W_INIT, IDENT)                                                                 \
+    }                                                                                           \
+    if (sI == 1) {                                                                              \
+      for (uint64_t r = r0; r < r1; ++r) {                                                      \
+        const uint64_t row = base + r * sR;                                                     \
+        RA_REP8(RA_W_STEP, A, COMBINE, 1)                                                       \
+        SYNC();                                                                                 \
+      }                                                                                         \
+    } else {                                                                                    \
+      for (uint64_t r = r0; r < r1; ++r) {                                                      \
+        const uint64_t row = base + r * sR;                                                     \
+        RA_REP8(RA_W_STEP, A, COMBINE, sI)                                                      \
+        SYNC();                                                                                 \
+      }                                                                                         \
+    }                                                                                           \
+    RA_REP8(RA_W_STORE, HAS_IDX, FINISH)                                                        \
   }
 
 /*        family      T         A         O         identity   idx combine    finish */

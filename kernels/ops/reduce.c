@@ -26,16 +26,17 @@
 #define KEPT_MAX (CUBERT_MAX_RANK - 1)
 
 typedef struct family {
-  const cubert_kernel_def *inner, *outer, *outer_sync;
+  const cubert_kernel_def *inner, *outer, *outer_sync, *wide, *wide_sync;
   const cubert_kernel_def *second; /* reduce_inner over the partials */
   uint32_t part_size;              /* bytes of one partial value */
   bool has_idx;
 } family;
 
-#define FAM(f, s, size, idx)                                                             \
-  {                                                                                      \
-    &cubert_kernel_reduce_inner_##f, &cubert_kernel_reduce_outer_##f,                    \
-        &cubert_kernel_reduce_outer_sync_##f, &cubert_kernel_reduce_inner_##s, size, idx \
+#define FAM(f, s, size, idx)                                                                  \
+  {                                                                                           \
+    &cubert_kernel_reduce_inner_##f, &cubert_kernel_reduce_outer_##f,                         \
+        &cubert_kernel_reduce_outer_sync_##f, &cubert_kernel_reduce_outer_wide_##f,           \
+        &cubert_kernel_reduce_outer_wide_sync_##f, &cubert_kernel_reduce_inner_##s, size, idx \
   }
 /* [op][0: f32, 1: i32] */
 static const family families[CUBERT_REDUCE_COUNT_][2] = {
@@ -99,19 +100,31 @@ static cubert_status launch(cubert_client *client, const cubert_kernel_def *k, u
                               &args);
 }
 
-/* Runs one geometry: `outer` or inner form, `units` per cube, `chunk` elements of the axis per
-   split (0: no split). */
-static cubert_status run(cubert_client *client, const reduce_problem *p, bool outer, uint32_t units,
-                         uint64_t chunk, bool sync) {
+/* One launch shape: the kernel form, `units` per cube, `chunk` elements of the axis per split
+   (0: no split). */
+typedef struct geometry {
+  bool outer;
+  uint32_t units;
+  uint64_t chunk;
+  bool sync; /* reduce_outer(_wide)_sync: a barrier per step (for OpenCL CPU devices) */
+  bool wide; /* reduce_outer_wide: 8 outputs per unit */
+} geometry;
+
+static cubert_status run(cubert_client *client, const reduce_problem *p, const geometry *g) {
   const family *f = p->fam;
-  const cubert_kernel_def *outer_kernel = sync ? f->outer_sync : f->outer;
+  const bool outer = g->outer;
+  const uint32_t units = g->units;
+  uint64_t chunk = g->chunk;
+  const cubert_kernel_def *outer_kernel =
+      g->wide ? (g->sync ? f->wide_sync : f->wide) : (g->sync ? f->outer_sync : f->outer);
+  const uint64_t span = g->wide ? 8 * (uint64_t)units : units;
   uint64_t S = 1;
   if (chunk && p->R > chunk) S = p->R / chunk + (p->R % chunk != 0);
   if (S == 1) chunk = p->R;
   uint64_t info[CUBERT_KERNEL_REDUCE_AXIS_INFO(KEPT_MAX)];
   const uint32_t info_count = CUBERT_KERNEL_REDUCE_AXIS_INFO(p->kr);
   const uint64_t I = p->shape[p->kr - 1];
-  const uint64_t cubes1 = outer ? (I / units + (I % units != 0)) * (p->rows / I) * S : p->rows * S;
+  const uint64_t cubes1 = outer ? (I / span + (I % span != 0)) * (p->rows / I) * S : p->rows * S;
   cubert_handle *dummy8 = NULL, *part = NULL, *part_idx = NULL;
   cubert_status st = NULL;
   if (S == 1) {
@@ -153,24 +166,23 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, bool ou
 
 /* ---- the tunable set ----------------------------------------------------------------------- */
 
-typedef struct geometry {
-  bool outer;
-  uint32_t units;
-  uint64_t chunk;
-  bool sync; /* reduce_outer_sync: a barrier per step (for OpenCL CPU devices) */
-} geometry;
-
 /* Inner without split, inner split in the (elements per cube x cube dim) shapes the full
-   reduction used to be measured at (bench/tune.c), outer without and with split, and outer
-   with a barrier per step (OpenCL CPU devices). */
+   reduction used to be measured at (bench/tune.c), outer without and with split, outer with a
+   barrier per step (OpenCL CPU devices), and the wide outer form (8 outputs per unit: one
+   sequential stream per row on a CPU, more loads in flight on a GPU) with and without both. */
 static const geometry geometries[] = {
-    {false, 64, 0, false},      {false, 256, 0, false},      {false, 256, 4096, false},
-    {false, 256, 16384, false}, {false, 256, 65536, false},  {false, 16, 16384, false},
-    {false, 16, 65536, false},  {false, 16, 262144, false},  {false, 64, 65536, false},
-    {false, 64, 262144, false}, {false, 64, 1048576, false}, {true, 64, 0, false},
-    {true, 256, 0, false},      {true, 1024, 0, false},      {true, 64, 1024, false},
-    {true, 256, 1024, false},   {true, 256, 256, false},     {true, 64, 0, true},
-    {true, 256, 0, true},       {true, 1024, 0, true},       {true, 256, 1024, true},
+    {false, 64, 0, false, false},       {false, 256, 0, false, false},
+    {false, 256, 4096, false, false},   {false, 256, 16384, false, false},
+    {false, 256, 65536, false, false},  {false, 16, 16384, false, false},
+    {false, 16, 65536, false, false},   {false, 16, 262144, false, false},
+    {false, 64, 65536, false, false},   {false, 64, 262144, false, false},
+    {false, 64, 1048576, false, false}, {true, 64, 0, false, false},
+    {true, 256, 0, false, false},       {true, 1024, 0, false, false},
+    {true, 64, 1024, false, false},     {true, 256, 1024, false, false},
+    {true, 256, 256, false, false},     {true, 64, 0, true, false},
+    {true, 256, 0, true, false},        {true, 1024, 0, true, false},
+    {true, 256, 1024, true, false},     {true, 128, 0, false, true},
+    {true, 256, 0, false, true},        {true, 256, 0, true, true},
 };
 #define GEOMETRY_COUNT (sizeof(geometries) / sizeof(geometries[0]))
 
@@ -179,20 +191,20 @@ static int geometry_valid(const reduce_problem *p, const geometry *g) {
   if (!g->outer && g->units > CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS) return 0;
   if (g->outer == p->inner_fav) return 0;
   const uint64_t spread = 2 * (uint64_t)(p->compute_units ? p->compute_units : 1);
+  const uint64_t span = g->wide ? 8 * (uint64_t)g->units : g->units;
   if (g->chunk == 0) {
     /* One cube per output (block): enough of them, or an axis short enough for one cube. */
-    const uint64_t cubes = g->outer ? p->rows / g->units + 1 : p->rows;
+    const uint64_t cubes = g->outer ? p->rows / span + 1 : p->rows;
     return cubes >= spread || p->R <= (g->outer ? 4096 : 65536);
   }
   /* A split only where it splits, and only for few outputs. */
-  const uint64_t cubes = g->outer ? p->rows / g->units + 1 : p->rows;
+  const uint64_t cubes = g->outer ? p->rows / span + 1 : p->rows;
   return p->R > 2 * g->chunk && cubes < 4 * spread;
 }
 
 #define CANDIDATE(i)                                                                             \
   static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
-    return run(client, args, geometries[i].outer, geometries[i].units, geometries[i].chunk,      \
-               geometries[i].sync);                                                              \
+    return run(client, args, &geometries[i]);                                                    \
   }                                                                                              \
   static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
     (void)client, (void)key;                                                                     \
@@ -219,6 +231,9 @@ CANDIDATE(17)
 CANDIDATE(18)
 CANDIDATE(19)
 CANDIDATE(20)
+CANDIDATE(21)
+CANDIDATE(22)
+CANDIDATE(23)
 
 /* Group 0 (CUBERT_AUTOTUNE=minimal): one per family. */
 static const cubert_tune_candidate candidates[] = {
@@ -243,6 +258,9 @@ static const cubert_tune_candidate candidates[] = {
     {"outer_sync_d256", launch_18, valid_18, 0},
     {"outer_sync_d1024", launch_19, valid_19, 1},
     {"outer_sync_d256_c1024", launch_20, valid_20, 1},
+    {"outer_wide_d128", launch_21, valid_21, 0},
+    {"outer_wide_d256", launch_22, valid_22, 1},
+    {"outer_wide_sync_d256", launch_23, valid_23, 1},
 };
 _Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
 static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 0};

@@ -136,6 +136,26 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_sync_sum_f3
     cubert_kernel_reduce_outer_sync_max_i32, cubert_kernel_reduce_outer_sync_min_i32,
     cubert_kernel_reduce_outer_sync_argmax_f32, cubert_kernel_reduce_outer_sync_argmin_f32,
     cubert_kernel_reduce_outer_sync_argmax_i32, cubert_kernel_reduce_outer_sync_argmin_i32;
+/* reduce_outer_wide_<f> and reduce_outer_wide_sync_<f>: reduce_outer_<f> (and _sync) where a
+   cube covers 8 * units outputs of the last kept axis, unit u owning outputs g * units + u
+   (g < 8): each step along the axis reads one contiguous run of the block's row. Same info and
+   buffers; the cube count is ceil(len / (8 * units)) * (rows / len) * S. */
+CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_wide_sum_f32,
+    cubert_kernel_reduce_outer_wide_mean_f32, cubert_kernel_reduce_outer_wide_sum_i32,
+    cubert_kernel_reduce_outer_wide_mean_i32, cubert_kernel_reduce_outer_wide_mean_i64,
+    cubert_kernel_reduce_outer_wide_max_f32, cubert_kernel_reduce_outer_wide_min_f32,
+    cubert_kernel_reduce_outer_wide_max_i32, cubert_kernel_reduce_outer_wide_min_i32,
+    cubert_kernel_reduce_outer_wide_argmax_f32, cubert_kernel_reduce_outer_wide_argmin_f32,
+    cubert_kernel_reduce_outer_wide_argmax_i32, cubert_kernel_reduce_outer_wide_argmin_i32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_wide_sync_sum_f32,
+    cubert_kernel_reduce_outer_wide_sync_mean_f32, cubert_kernel_reduce_outer_wide_sync_sum_i32,
+    cubert_kernel_reduce_outer_wide_sync_mean_i32, cubert_kernel_reduce_outer_wide_sync_mean_i64,
+    cubert_kernel_reduce_outer_wide_sync_max_f32, cubert_kernel_reduce_outer_wide_sync_min_f32,
+    cubert_kernel_reduce_outer_wide_sync_max_i32, cubert_kernel_reduce_outer_wide_sync_min_i32,
+    cubert_kernel_reduce_outer_wide_sync_argmax_f32,
+    cubert_kernel_reduce_outer_wide_sync_argmin_f32,
+    cubert_kernel_reduce_outer_wide_sync_argmax_i32,
+    cubert_kernel_reduce_outer_wide_sync_argmin_i32;
 #define CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS 256
 #define CUBERT_KERNEL_REDUCE_AXIS_INFO(kr) (10 + 3 * (kr))
 
