@@ -14,7 +14,7 @@
      launch may cover more units than elements (round n up to whole cubes).
    - Every info word is a uint64_t. Floating-point scalars travel as their IEEE-754 bit pattern
      in the low 32 bits (cubert_kernel_info_f32 builds one).
-   - Accesses follow the launch's execution mode (docs/KERNELS.md): checked (the default) never
+   - Accesses follow the launch's execution mode (docs/kernels.md): checked (the default) never
      leaves a buffer whatever the info words say (out-of-range reads give 0, writes are
      dropped, missing info words read 0); validate also reports the first violation at the
      next sync, naming kernel, buffer, unit and index; unchecked trusts the caller.
