@@ -1,4 +1,4 @@
-/* cubert — configuration from the environment (DESIGN §8).
+/* cubert — configuration from the environment (docs/environment.md lists every variable).
 
    Every CUBERT_* variable is read here and nowhere else, once per process (pthread_once), so
    the library behaves the same for its whole lifetime even if the program changes its

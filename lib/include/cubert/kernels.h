@@ -1,6 +1,6 @@
-/* cubert — the kernel library: ready-made kernels (DESIGN §7), each written once in the kernel
-   language (cubert/cube.h, the .cube.c files in kernels/), so the CPU server runs the code the
-   OpenCL devices run.
+/* cubert — the kernel library: ready-made kernels (kernels/README.md), each written once in the
+   kernel language (cubert/cube.h, the .cube.c files in kernels/, docs/kernels.md), so the CPU
+   server runs the code the OpenCL devices run.
 
    Calling convention shared by every kernel below:
    - Buffers are bound in the order listed (cubert_kernel_args.buffers). Each kernel declares
