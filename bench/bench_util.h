@@ -3,8 +3,8 @@
    Header-only (every function is static inline, so a program that uses only some of them gets
    no unused-function warnings). What it gives:
    - timing: bench_now_ns() on CLOCK_MONOTONIC;
-   - statistics: bench_stats_of() -> median, min, max of a sample array (DESIGN §10: report
-     medians and min–max, never a single time);
+   - statistics: bench_stats_of() -> median, min, max of a sample array (report medians and
+     min–max, never a single time: docs/architecture.md#benchmarks);
    - number formatting with a fixed number of significant digits, so tables stay readable
      whatever the magnitude;
    - markdown tables: bench_table_header() / bench_table_row();

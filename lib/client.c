@@ -1,9 +1,9 @@
 /* cubert — the client: client views, buffers, reads and writes and synchronisation, with their
    argument validation and calls into the server (devices are in device.c, launches in launch.c,
    memory control in client_memory.c). One recursive lock per device serialises access to the server
-   (DESIGN §4: a lock around the server rather than a device thread, since a thread hop costs
-   microseconds on the launch path); re-entrancy lets exclusive()/profile() callbacks use the
-   client.
+   (docs/architecture.md#clients-devices-and-threads: a lock around the server rather than a
+   device thread, since a thread hop costs microseconds on the launch path); re-entrancy lets
+   exclusive()/profile() callbacks use the client.
 
    Lifetime: a public cubert_client is a token of the object table (object_table.h). Every
    call holds a reference on the client, and on each handle it uses, for its whole duration,

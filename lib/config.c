@@ -1,4 +1,4 @@
-/* cubert — configuration from the environment (DESIGN §8).
+/* cubert — configuration from the environment (docs/environment.md lists every variable).
 
    Every CUBERT_* variable is read here and nowhere else, once per process (pthread_once), so
    the library behaves the same for its whole lifetime even if the program changes its
@@ -32,6 +32,8 @@ enum {
   DEFAULT_MAX_STREAMS = 32,
   MAX_STREAMS_LIMIT = 4096,
   CPU_THREADS_LIMIT = 4096,
+  /* Cache files are <dir>/<kind>/<name> and paths are limited to PATH_MAX (4096) bytes. */
+  CACHE_DIR_MAX_BYTES = 4000,
 };
 
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
@@ -166,6 +168,11 @@ static void config_load(void) {
   owned_trace_path = env_copy("CUBERT_TRACE");
   config.device = owned_device;
   config.cache_dir = owned_cache_dir;
+  /* cubert_cache_dir() gives up on a folder whose files' paths would be too long, which turned
+     the disk caches off without a word; say so once, like any other unusable value. */
+  if (owned_cache_dir && strlen(owned_cache_dir) > CACHE_DIR_MAX_BYTES)
+    add_warning("CUBERT_CACHE_DIR is %zu bytes long (at most %d usable): disk caches are off",
+                strlen(owned_cache_dir), CACHE_DIR_MAX_BYTES);
   config.trace_path = owned_trace_path;
 
   config.cpu_threads =

@@ -1,4 +1,4 @@
-/* cubert — status objects (DESIGN §3).
+/* cubert — status objects (docs/architecture.md#errors).
 
    A status is immutable from the reader's point of view: every constructor and setter rebuilds
    the full message text eagerly, so cubert_status_message() only reads and a status may be

@@ -20,10 +20,13 @@
    the file) and otherwise ignored. */
 #include "trace.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *g_file;
@@ -105,9 +108,20 @@ static FILE *file_locked(const char *path) {
   }
   if (g_file || g_failed) return g_file;
   if (!g_path && !(g_path = strdup(path))) return NULL;
-  g_file = fopen(g_path, "w");
+  /* Not fopen(path, "w"): a FIFO at the path would block the first launch until a reader
+     appeared (forever, in a program that traces itself), and a device node would take the
+     events without the seeks back over the closing text. So the open never blocks and only a
+     regular file is traced; it is emptied only once known to be one. */
+  int fd = open(g_path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) != 0)) {
+    close(fd);
+    fd = -1;
+  }
+  g_file = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!g_file) {
-    fail_locked("creating");
+    if (fd >= 0) close(fd);
+    fail_locked("creating the regular file");
     return NULL;
   }
   g_events = 0;

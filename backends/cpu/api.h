@@ -1,6 +1,6 @@
-/* cubert — the pthread + hwloc CPU compute server (DESIGN §5). This is the server's only public
-   header: the backend object the core's backend table names, and a topology query for tools
-   (cubert-info prints it through the backend's `describe`).
+/* cubert — the pthread + hwloc CPU compute server (docs/architecture.md#the-cpu-server).
+   This is the server's only public header: the backend object the core's backend table names,
+   and a topology query for tools (cubert-info prints it through the backend's `describe`).
 
    The server runs kernels' C implementations (cubert_kernel_def.cpu) on a pool of worker
    threads pinned one per core of the process's cpubind set. See backends/cpu/README.md for the

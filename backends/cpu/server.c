@@ -1,7 +1,8 @@
 /* cubert CPU server — the vtable, device creation and destruction, device properties, and the
    backend object (enumerate/create/describe).
 
-   Property choices (DESIGN §5, reference HardwareProperties of cubecl-cpu where it fits):
+   Property choices (docs/architecture.md#the-cpu-server, reference HardwareProperties of
+   cubecl-cpu where it fits):
    - max_shared_memory_size = max(L1d, 64 KiB): the reference uses the L1d size (64 KiB when
      unknown). Shared memory here is an ordinary per-thread buffer, so the limit only keeps
      kernels honest; the 64 KiB floor admits every kernel sized for a GPU's usual 48 KiB.

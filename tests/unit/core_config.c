@@ -115,6 +115,23 @@ Test(core_config, cpu_threads_bad_value_warns) {
   assert_one_warning("CUBERT_CPU_THREADS", "\"many\"", "0..4096");
 }
 
+/* A cache folder too long for its files' paths turned the disk caches off silently. */
+Test(core_config, cache_dir_too_long_warns) {
+  char long_dir[4100];
+  memset(long_dir, 'a', sizeof(long_dir) - 1);
+  long_dir[0] = '/';
+  long_dir[sizeof(long_dir) - 1] = '\0';
+  with_env("CUBERT_CACHE_DIR", long_dir);
+  assert_one_warning("CUBERT_CACHE_DIR", "4099 bytes", "disk caches are off");
+  cr_assert_null(cubert_cache_dir("opencl"));
+  long_dir[4000] = '\0'; /* the longest usable folder: no warning */
+  with_env("CUBERT_CACHE_DIR", long_dir);
+  cr_assert_eq(cubert_config_warning_count(), 0);
+  char *dir = cubert_cache_dir("opencl");
+  cr_assert_not_null(dir);
+  free(dir);
+}
+
 Test(core_config, enum_values_bad_warn_with_choices) {
   const cubert_config *c = with_env("CUBERT_PROFILE", "loud");
   cr_assert_eq(c->profile_level, 0);

@@ -1,8 +1,8 @@
 /* The core's cross-stream protocol (lib/stream/resolve.c), ported from the reference's
-   MultiStream tests (cubecl-architecture.md §(g) "Streams") onto real streams of the CPU
-   server: the shared-binding analysis and resolve state, pinning of a binding used by another
-   stream until the consumer's work completed, and the regression for the reference's known
-   flaw (waits keyed by allocation instead of last use). */
+   MultiStream tests (cubecl-runtime; lib/stream/README.md describes cubert's protocol) onto
+   real streams of the CPU server: the shared-binding analysis and resolve state, pinning of a
+   binding used by another stream until the consumer's work completed, and the regression for
+   the reference's known flaw (waits keyed by allocation instead of last use). */
 #include <criterion/criterion.h>
 #include <cubert/cubert.h>
 #include <cubert/kernels.h>

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config_internal.h"
@@ -229,5 +230,34 @@ Test(core_trace, events_are_streamed_while_the_device_lives) {
   text = valid_trace(g_path);
   cr_expect_eq(count(text, "\"ph\":\"X\""), 2000);
   free(text);
+  remove(g_path);
+}
+
+/* A FIFO at the path (no reader) must not block the first launch: fopen(path, "w") waited for
+   a reader forever. Launches run untraced and the FIFO is left as it was. */
+Test(core_trace, a_fifo_at_the_path_does_not_block_launches, .timeout = 60) {
+  char cwd[2048];
+  cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+  snprintf(g_path, sizeof(g_path), "%s/trace-fifo-%ld", cwd, (long)getpid());
+  remove(g_path);
+  cr_assert_eq(mkfifo(g_path, 0600), 0, "mkfifo %s", g_path);
+  setenv("CUBERT_TRACE", g_path, 1);
+  cubert_config_reload_for_tests();
+  cubert_client *cpu = NULL;
+  cr_assert_null(cubert_client_create("cpu", &cpu));
+  launch_n(cpu, &cubert_kernel_noop, 3);
+  cubert_client_release(cpu);
+  struct stat st;
+  cr_assert_eq(stat(g_path, &st), 0);
+  cr_expect(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+  remove(g_path);
+  /* A regular file at a new path is traced again. */
+  trace_to_temp_file();
+  cr_assert_null(cubert_client_create("cpu", &cpu));
+  launch_n(cpu, &cubert_kernel_noop, 2);
+  char *text = valid_trace(g_path);
+  cr_expect_eq(count(text, "\"ph\":\"X\""), 2);
+  free(text);
+  cubert_client_release(cpu);
   remove(g_path);
 }

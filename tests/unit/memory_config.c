@@ -1,5 +1,6 @@
-/* Memory pool layouts: presets and explicit configuration (reference §(g) item 20 and the
-   worked examples of the SubSlices and ExclusivePages presets). */
+/* Memory pool layouts: presets and explicit configuration (item 20 of the ported reference
+   behaviours, see memory_pools.c, and the worked examples of the SubSlices and ExclusivePages
+   presets in lib/memory/README.md, "Pools and routing"). */
 #include <criterion/criterion.h>
 #include <string.h>
 

@@ -1,5 +1,6 @@
-/* Memory manager behaviour with the reference's numbers (cubecl-architecture.md §(g), items
-   4-32) over a host test storage.
+/* Memory manager behaviour with the reference's numbers (cubecl-runtime's memory management,
+   its behaviours numbered 4-32 as they were ported; lib/memory/README.md says where cubert
+   differs and why) over a host test storage.
 
    Not ported, on purpose:
    - items 3, 5, 11 (handle location updates, the memory page's "memory job", binding lookup

@@ -1,7 +1,7 @@
 /* cubert — the kernel language: one C file of kernels for the CPU server and every OpenCL device.
 
    A kernel file (`*.cube.c`) includes only this header (and headers of its own that follow the
-   same rules). The build uses it twice (cubert_add_kernels in CMake, docs/KERNELS.md):
+   same rules). The build uses it twice (cubert_add_kernels in CMake, docs/kernels.md):
    - compiled as C11 for the CPU server, where every kernel becomes a C function over a range of
      units and a `cubert_kernel_def` object carrying both implementations;
    - flattened by the C preprocessor with CUBERT_CUBE_OPENCL defined (`#line` directives kept,

@@ -1,5 +1,5 @@
 /* cubert kernel language: the OpenCL C 1.2 prelude placed in front of every flattened kernel
-   file (cubert/cube.h describes the language; docs/KERNELS.md the calling convention).
+   file (cubert/cube.h describes the language; docs/kernels.md the calling convention).
 
    The OpenCL server builds the program with -DCUBERT_MODE=0|1|2 (checked, validate, unchecked)
    and -DCUBERT_OWN_SAFE=1 for launches whose units all lie below every buffer's length.

@@ -1,6 +1,6 @@
 /* cubert — kernels. A kernel is a codelet: one definition with an implementation per backend
    (OpenCL C source, C function for the CPU server). This is the low-level layer: kernels are
-   normally written once in the kernel language (cubert/cube.h, docs/KERNELS.md), which produces
+   normally written once in the kernel language (cubert/cube.h, docs/kernels.md), which produces
    these definitions; a hand-written codelet fills the fields itself. */
 #ifndef CUBERT_KERNEL_H
 #define CUBERT_KERNEL_H
@@ -78,7 +78,7 @@ typedef struct cubert_kernel_buffer_decl {
 /* What a kernel-language kernel declares. The client checks every launch against it on every
    server: exactly buffer_count buffers, each a whole number of its elements
    (INVALID_ARGUMENT naming the kernel, what it expects and what it got). On OpenCL a kernel
-   with a signature uses the kernel-language calling convention (docs/KERNELS.md). */
+   with a signature uses the kernel-language calling convention (docs/kernels.md). */
 typedef struct cubert_kernel_signature {
   uint32_t buffer_count;
   const cubert_kernel_buffer_decl *buffers; /* buffer_count entries */

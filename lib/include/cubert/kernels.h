@@ -1,6 +1,6 @@
-/* cubert — the kernel library: ready-made kernels (DESIGN §7), each written once in the kernel
-   language (cubert/cube.h, the .cube.c files in kernels/), so the CPU server runs the code the
-   OpenCL devices run.
+/* cubert — the kernel library: ready-made kernels (kernels/README.md), each written once in the
+   kernel language (cubert/cube.h, the .cube.c files in kernels/, docs/kernels.md), so the CPU
+   server runs the code the OpenCL devices run.
 
    Calling convention shared by every kernel below:
    - Buffers are bound in the order listed (cubert_kernel_args.buffers). Each kernel declares
@@ -14,7 +14,7 @@
      launch may cover more units than elements (round n up to whole cubes).
    - Every info word is a uint64_t. Floating-point scalars travel as their IEEE-754 bit pattern
      in the low 32 bits (cubert_kernel_info_f32 builds one).
-   - Accesses follow the launch's execution mode (docs/KERNELS.md): checked (the default) never
+   - Accesses follow the launch's execution mode (docs/kernels.md): checked (the default) never
      leaves a buffer whatever the info words say (out-of-range reads give 0, writes are
      dropped, missing info words read 0); validate also reports the first violation at the
      next sync, naming kernel, buffer, unit and index; unchecked trusts the caller.

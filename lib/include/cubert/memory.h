@@ -1,4 +1,5 @@
-/* cubert — memory pool configuration, allocation modes and reports (DESIGN §4). */
+/* cubert — memory pool configuration, allocation modes and reports (docs/architecture.md#memory,
+   lib/memory/README.md). */
 #ifndef CUBERT_MEMORY_H
 #define CUBERT_MEMORY_H
 

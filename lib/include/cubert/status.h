@@ -1,4 +1,4 @@
-/* cubert — status objects and the error taxonomy (DESIGN §3).
+/* cubert — status objects and the error taxonomy (docs/architecture.md#errors).
 
    Every fallible function returns a `cubert_status`: NULL means success, anything else is a
    heap-allocated error object that the caller owns and frees with cubert_status_free().

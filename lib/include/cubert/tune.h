@@ -1,4 +1,5 @@
-/* cubert — autotune: choose among launch variants by measuring them on the device (DESIGN §7b).
+/* cubert — autotune: choose among launch variants by measuring them on the device
+   (docs/TUNING.md, docs/architecture.md#profiling-tracing-and-autotune).
 
    A tunable set is an ordered list of candidates that all compute the same thing from the same
    arguments (say, one reduction with different cube dims). The first time a key (an anchored
@@ -7,7 +8,7 @@
    remembers the fastest, in memory (per device) and on disk (per device identity, under
    CUBERT_CACHE_DIR); every later call with that key runs the winner directly.
 
-   Environment (read once, DESIGN §8):
+   Environment (read once, docs/environment.md):
      CUBERT_AUTOTUNE=off|minimal|full   off: the first valid candidate, nothing measured or
                                         cached; minimal: only the priority-0 candidates are
                                         measured; full (default): every valid candidate.
