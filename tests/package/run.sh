@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 jobs=${JOBS:-2}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cubert-package.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${PACKAGE_KEEP:-}" ] || rm -rf "$work"' EXIT
 fail() { echo "package test: FAILED: $*" >&2; exit 1; }
 step() { echo "== package test: $*"; }
 
