@@ -84,7 +84,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 # dpkg-shlibdeps turns the binaries' DT_NEEDED into Depends (libc6, libhwloc15,
-# ocl-icd-libopencl1 | libopencl1, ...); without dpkg-dev the explicit lists below still hold.
+# ocl-icd-libopencl1 | libopencl1, ...); without dpkg-dev the explicit lists below stand in.
 find_program(CUBERT_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(CUBERT_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -94,10 +94,12 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libcubert-dev)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME cubert-tools)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION utils)
-set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "cubert runtime library (libcubert.so.${PROJECT_VERSION_MAJOR})")
-set(CPACK_COMPONENT_DEV_DESCRIPTION
-    "cubert development files: headers, static library, CMake package, pkg-config, kernel helper")
-set(CPACK_COMPONENT_TOOLS_DESCRIPTION "cubert-info (device listing) and cubert-kernel-check")
+# Descriptions (CPack puts CPACK_PACKAGE_DESCRIPTION_SUMMARY on the synopsis line).
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "The shared library, libcubert.so.${PROJECT_VERSION_MAJOR}.")
+set(CPACK_DEBIAN_DEV_DESCRIPTION "Development files: headers, libcubert.a, the CMake package \
+(find_package(cubert)) with the kernel-language helper cubert_add_kernels, pkg-config files.")
+set(CPACK_DEBIAN_TOOLS_DESCRIPTION "Tools: cubert-info lists the devices (--json for scripts); \
+cubert-kernel-check builds kernel-language files with an OpenCL compiler.")
 set(CPACK_COMPONENT_DEV_DEPENDS runtime)
 set(runtime_deps "libhwloc15")
 set(dev_deps "libhwloc-dev, pkg-config")
@@ -108,10 +110,16 @@ if(CUBERT_WITH_OPENCL)
   set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "pocl-opencl-icd | opencl-icd")
   set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "pocl-opencl-icd | opencl-icd")
 endif()
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "${runtime_deps}")
+# The binaries' own dependencies come from dpkg-shlibdeps where it exists (with versions), from
+# the list above elsewhere; the -dev package names what building against libcubert.a needs.
+if(NOT CUBERT_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "${runtime_deps}")
+  set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${runtime_deps}")
+endif()
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${dev_deps}")
-set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${runtime_deps}")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# ldconfig after (un)installing the shared library.
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
+# A shlibs file for libcubert0 (packages built against it depend on libcubert0 >= this
+# version); CPack adds ldconfig to postinst/postrm of the package holding the library.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 include(CPack)
