@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
   if (!x || !y || !sums) return 1;
   srand(7);
   for (uint64_t i = 0; i < n; ++i) {
-    x[i] = (float)rand() / RAND_MAX - 0.5f;
+    x[i] = (float)((double)rand() / RAND_MAX - 0.5);
     y[i] = (float)(i % 17) - 8.0f;
   }
   const float a = 1.5f;
