@@ -57,6 +57,17 @@ test-fuzz:
 	@cmake --build $(BUILD)-fuzz -j $(JOBS)
 	cd $(BUILD)-fuzz && ctest --output-on-failure -L fuzz $(CTEST_FLAGS)
 
+# The package round trip (tests/package/run.sh): stages `cmake --install`, builds an
+# out-of-tree project against it through find_package and pkg-config, runs it on both servers.
+test-package: build
+	JOBS=$(JOBS) bash tests/package/run.sh $(BUILD)
+
+# Debian packages libcubert0, libcubert-dev, cubert-tools in $(BUILD) (docs/install.md).
+package: build
+	cd $(BUILD) && cpack -G DEB
+
+.PHONY: test-package package
+
 bench: build
 	@echo "benchmarks are in $(BUILD)/bench (see docs/BENCHMARKS.md for the commands)"
 

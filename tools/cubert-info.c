@@ -1,7 +1,10 @@
 /* cubert-info: lists every device of every backend compiled into the library, with its
    properties; unavailable devices are listed with the reason.
    cubert-info --tune: also lists, per available device, its autotune cache file and the
-   winners recorded there (set, key fields, winner, median). */
+   winners recorded there (set, key fields, winner, median).
+   cubert-info --json: the same listing as one JSON document for scripts (see json_main; with
+   --tune, each device's cache path and entries too). Exit status 0 when a device is listed,
+   1 when none is available, 2 on a usage error. */
 #include <cubert/cubert.h>
 #include <cubert/server.h>
 #include <stdio.h>
@@ -63,16 +66,249 @@ static void print_tune_cache(const char *selector) {
   cubert_client_release(client);
 }
 
+/* ---- --json ----------------------------------------------------------------------------- */
+
+/* Length of the well-formed UTF-8 sequence at s[0..avail), 0 when it is not one (device and
+   driver strings come from drivers and /proc: nothing promises UTF-8). */
+static size_t utf8_sequence(const unsigned char *s, size_t avail) {
+  unsigned c = s[0];
+  size_t n = c < 0x80                 ? 1
+             : c >= 0xc2 && c <= 0xdf ? 2
+             : c >= 0xe0 && c <= 0xef ? 3
+             : c >= 0xf0 && c <= 0xf4 ? 4
+                                      : 0;
+  if (n == 0 || n > avail) return 0;
+  for (size_t i = 1; i < n; ++i)
+    if ((s[i] & 0xc0) != 0x80) return 0;
+  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) || (c == 0xf0 && s[1] < 0x90) ||
+      (c == 0xf4 && s[1] > 0x8f))
+    return 0;
+  return n;
+}
+
+/* `s` as a JSON string: quotes, backslashes and control bytes escaped, bytes that are not
+   UTF-8 replaced by U+FFFD, so the document is always valid JSON. */
+static void json_string(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  putchar('"');
+  for (size_t i = 0; i < len;) {
+    unsigned c = p[i];
+    if (c == '"' || c == '\\') {
+      printf("\\%c", (int)c);
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      printf("\\u%04x", c);
+      ++i;
+    } else {
+      size_t n = utf8_sequence(p + i, len - i);
+      if (n == 0) {
+        fputs("\\ufffd", stdout);
+        ++i;
+      } else {
+        fwrite(p + i, 1, n, stdout);
+        i += n;
+      }
+    }
+  }
+  putchar('"');
+}
+
+static void json_key_string(const char *key, const char *value) {
+  printf("\"%s\": ", key);
+  json_string(value, strlen(value));
+}
+
+static void json_u64_3(const char *key, const uint32_t v[3]) {
+  printf("\"%s\": [%u, %u, %u]", key, v[0], v[1], v[2]);
+}
+
+static const char *device_type_name(cubert_device_type t) {
+  switch (t) {
+    case CUBERT_DEVICE_TYPE_CPU_SERVER:
+      return "cpu_server";
+    case CUBERT_DEVICE_TYPE_OPENCL_CPU:
+      return "opencl_cpu";
+    case CUBERT_DEVICE_TYPE_OPENCL_GPU:
+      return "opencl_gpu";
+    default:
+      return "opencl_other";
+  }
+}
+
+/* The properties print_properties shows, as members of the enclosing object. */
+static void json_properties(const cubert_device_properties *p) {
+  const cubert_hardware_properties *h = &p->hardware;
+  printf(",\n      ");
+  json_key_string("name", p->name);
+  printf(",\n      ");
+  json_key_string("backend", p->backend);
+  printf(",\n      \"type\": \"%s\",\n      ", device_type_name(p->type));
+  json_key_string("vendor", p->vendor);
+  printf(",\n      ");
+  json_key_string("driver_version", p->driver_version);
+  printf(",\n      ");
+  json_key_string("platform_version", p->platform_version);
+  printf(",\n      \"max_units_per_cube\": %u,\n      ", h->max_units_per_cube);
+  json_u64_3("max_cube_dim", h->max_cube_dim);
+  printf(",\n      ");
+  json_u64_3("max_cube_count", h->max_cube_count);
+  printf(",\n      \"max_total_cubes\": %llu,", (unsigned long long)h->max_total_cubes);
+  printf("\n      \"plane_size_min\": %u,\n      \"plane_size_max\": %u,", h->plane_size_min,
+         h->plane_size_max);
+  printf("\n      \"max_bindings\": %u,", h->max_bindings);
+  printf("\n      \"max_shared_memory_size\": %llu,",
+         (unsigned long long)h->max_shared_memory_size);
+  printf("\n      \"num_cpu_cores\": %u,\n      \"num_compute_units\": %u,", h->num_cpu_cores,
+         h->num_compute_units);
+  printf("\n      \"load_width\": %u,\n      \"max_vector_size\": %u,", h->load_width,
+         h->max_vector_size);
+  printf("\n      \"memory\": {\"max_page_size\": %llu, \"alignment\": %llu},",
+         (unsigned long long)p->memory.max_page_size, (unsigned long long)p->memory.alignment);
+  static const struct {
+    uint32_t bit;
+    const char *name;
+  } features[] = {{CUBERT_FEATURE_FP64, "fp64"},
+                  {CUBERT_FEATURE_FP16, "fp16"},
+                  {CUBERT_FEATURE_ATOMIC64, "atomic64"},
+                  {CUBERT_FEATURE_UNALIGNED_IO, "unaligned_io"},
+                  {CUBERT_FEATURE_PROFILING, "profiling"}};
+  printf("\n      \"features\": [");
+  int first = 1;
+  for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); ++i) {
+    if (!(p->features & features[i].bit)) continue;
+    printf("%s\"%s\"", first ? "" : ", ", features[i].name);
+    first = 0;
+  }
+  printf("],\n      \"timing\": \"%s\"",
+         p->timing_method == CUBERT_TIMING_DEVICE ? "device" : "system");
+}
+
+/* The backend's own description (describe(), text lines) as an array of trimmed lines. */
+static void json_details(const cubert_backend *backend, size_t index) {
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  if (!f) return;
+  backend->describe(index, f);
+  fclose(f);
+  printf(",\n      \"details\": [");
+  int first = 1;
+  for (char *line = text; line && *line;) {
+    char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    size_t start = 0;
+    while (start < len && (line[start] == ' ' || line[start] == '\t')) ++start;
+    while (len > start && (line[len - 1] == ' ' || line[len - 1] == '\r')) --len;
+    if (len > start) {
+      printf("%s\n        ", first ? "" : ",");
+      json_string(line + start, len - start);
+      first = 0;
+    }
+    line = end ? end + 1 : NULL;
+  }
+  printf("%s]", first ? "" : "\n      ");
+  free(text);
+}
+
+typedef struct json_tune_state {
+  int first;
+} json_tune_state;
+
+static void json_tune_entry(const cubert_tune_entry *e, void *user) {
+  json_tune_state *st = user;
+  printf("%s\n          {", st->first ? "" : ",");
+  st->first = 0;
+  json_key_string("set", e->set_name);
+  printf(", \"key\": [");
+  for (uint32_t i = 0; i < e->key.count; ++i)
+    printf("%s%llu", i ? ", " : "", (unsigned long long)e->key.fields[i]);
+  printf("], \"winner\": %u, ", e->winner);
+  json_key_string("winner_name", e->winner_name);
+  printf(", \"winner_ns\": %llu}", (unsigned long long)e->winner_ns);
+}
+
+static void json_tune_cache(const char *selector) {
+  cubert_client *client = NULL;
+  cubert_status s = cubert_client_create(selector, &client);
+  char path[4096];
+  size_t count = 0;
+  int listed_path = 0;
+  printf(",\n      \"autotune\": {");
+  if (!s) s = cubert_tune_cache_path(client, path, sizeof(path));
+  if (!s) {
+    json_key_string("cache", path);
+    printf(", \"entries\": [");
+    json_tune_state st = {1};
+    s = cubert_tune_cache_foreach(client, json_tune_entry, &st, &count);
+    printf("%s]", st.first ? "" : "\n        ");
+    listed_path = 1;
+  }
+  if (s) {
+    if (listed_path) printf(", ");
+    json_key_string("error", cubert_status_message(s));
+  }
+  printf("}");
+  cubert_status_free(s);
+  cubert_client_release(client);
+}
+
+/* {"version": ..., "backends": [{"name", "devices": [{selector, available, reason | the
+   properties, details, autotune}], "error" when enumeration failed}]}. */
+static int json_main(int tune) {
+  const cubert_backend *const *backends = cubert_backends();
+  int listed = 0;
+  printf("{\n  \"version\": \"%s\",\n  \"backends\": [", CUBERT_VERSION_STRING);
+  for (size_t b = 0; backends[b]; ++b) {
+    printf("%s\n    {", b ? "," : "");
+    json_key_string("name", backends[b]->name);
+    size_t count = 0;
+    cubert_status s = backends[b]->enumerate(NULL, 0, &count);
+    cubert_device_info *infos = NULL;
+    if (!s && count && !(infos = calloc(count, sizeof(*infos)))) return 1;
+    if (!s && count) s = backends[b]->enumerate(infos, count, &count);
+    if (s) {
+      printf(", ");
+      json_key_string("error", cubert_status_message(s));
+      cubert_status_free(s);
+      count = 0;
+    }
+    printf(", \"devices\": [");
+    for (size_t i = 0; i < count; ++i) {
+      printf("%s\n      {", i ? "," : "");
+      json_key_string("selector", infos[i].selector);
+      printf(", \"available\": %s", infos[i].available ? "true" : "false");
+      if (!infos[i].available) {
+        printf(", ");
+        json_key_string("reason", infos[i].reason);
+        printf("}");
+        continue;
+      }
+      json_properties(&infos[i].properties);
+      if (backends[b]->describe) json_details(backends[b], i);
+      if (tune) json_tune_cache(infos[i].selector);
+      printf("}");
+      listed++;
+    }
+    printf("%s]}", count ? "\n    " : "");
+    free(infos);
+  }
+  printf("\n  ]\n}\n");
+  return listed ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
-  int tune = 0;
+  int tune = 0, json = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--tune") == 0) {
       tune = 1;
+    } else if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
     } else {
-      fprintf(stderr, "usage: %s [--tune]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--tune] [--json]\n", argv[0]);
       return 2;
     }
   }
+  if (json) return json_main(tune);
   const cubert_backend *const *backends = cubert_backends();
   int listed = 0;
   for (size_t b = 0; backends[b]; ++b) {

@@ -1,6 +1,8 @@
 /* cubert conformance suite: written once against the public client API, compiled once per
-   backend with CUBERT_CTS_DEVICE set ("cpu", "opencl"). cts_main.c skips the whole binary
-   (exit 77, reason printed) when that device does not exist. */
+   backend with CUBERT_CTS_DEVICE set ("cpu", "opencl"). CUBERT_TEST_DEVICE picks another device
+   of that backend at run time ("opencl:cpu", "opencl:1"; tests/test_device.h). cts_main.c
+   skips the whole binary (exit 77, reason printed) when the default device does not exist, and
+   fails it when CUBERT_TEST_DEVICE is malformed or names a device that does not exist. */
 #ifndef CUBERT_CTS_H
 #define CUBERT_CTS_H
 
@@ -46,6 +48,9 @@ static inline const char *cts_or_empty(const char *s) {
 
 /* The client of the device under test (created by the suite's init fixture). */
 extern cubert_client *cts_client;
+/* The selector of the device under test: $CUBERT_TEST_DEVICE when it names this binary's
+   backend, else CUBERT_CTS_DEVICE (tests/test_device.h). */
+const char *cts_device(void);
 void cts_setup(void);
 void cts_teardown(void);
 

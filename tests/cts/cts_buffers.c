@@ -92,7 +92,7 @@ Test(buffers, released_handle_is_not_found) {
 
 Test(buffers, handle_of_another_client_is_not_found) {
   cubert_client *other = NULL;
-  ASSERT_OK(cubert_client_create(CUBERT_CTS_DEVICE, &other));
+  ASSERT_OK(cubert_client_create(cts_device(), &other));
   uint32_t v = 3, back = 0;
   cubert_handle *foreign = NULL;
   ASSERT_OK(cubert_client_create_buffer(other, &v, 4, &foreign));

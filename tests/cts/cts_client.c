@@ -178,7 +178,7 @@ Test(client, profile_level_basic_logs_launches_and_a_summary) {
   setenv("CUBERT_PROFILE", "basic", 1);
   cubert_config_reload_for_tests();
   cubert_client *c = NULL;
-  ASSERT_OK(cubert_client_create(CUBERT_CTS_DEVICE, &c));
+  ASSERT_OK(cubert_client_create(cts_device(), &c));
   cubert_handle *h = NULL;
   ASSERT_OK(cubert_client_empty(c, 4096 * 4, &h));
   uint64_t info[2] = {4096, 3};
@@ -214,7 +214,7 @@ Test(client, trace_writes_one_event_per_launch) {
   setenv("CUBERT_TRACE", path, 1);
   cubert_config_reload_for_tests();
   cubert_client *c = NULL;
-  ASSERT_OK(cubert_client_create(CUBERT_CTS_DEVICE, &c));
+  ASSERT_OK(cubert_client_create(cts_device(), &c));
   cubert_handle *h = NULL;
   ASSERT_OK(cubert_client_empty(c, 1024 * 4, &h));
   uint64_t info[2] = {1024, 5};

@@ -2,11 +2,22 @@
 #include <stdio.h>
 
 #include "cts.h"
+#include "test_device.h"
 
 cubert_client *cts_client;
 
+/* The device under test: CUBERT_TEST_DEVICE when it names this binary's backend (the backend of
+   CUBERT_CTS_DEVICE), else CUBERT_CTS_DEVICE (tests/test_device.h). Read again in each test
+   process (Criterion runs tests in their own processes); main() has already refused a bad
+   value. */
+const char *cts_device(void) {
+  cubert_test_device_choice c = cubert_test_device(CUBERT_CTS_DEVICE, CUBERT_CTS_DEVICE);
+  cr_assert_not_null(c.selector, "%s", c.error);
+  return c.selector;
+}
+
 void cts_setup(void) {
-  ASSERT_OK(cubert_client_create(CUBERT_CTS_DEVICE, &cts_client));
+  ASSERT_OK(cubert_client_create(cts_device(), &cts_client));
 }
 
 void cts_teardown(void) {
@@ -41,16 +52,29 @@ void cts_read(cubert_handle *h, void *dst, size_t size) {
 }
 
 int main(int argc, char *argv[]) {
-  /* Skip, visibly, when the device under test does not exist here. */
+  cubert_test_device_choice device = cubert_test_device(CUBERT_CTS_DEVICE, CUBERT_CTS_DEVICE);
+  if (!device.selector) {
+    fprintf(stderr, "FAIL: conformance suite for the %s backend: %s\n", CUBERT_CTS_DEVICE,
+            device.error);
+    return 1;
+  }
+  /* Skip, visibly, when the default device does not exist here; a device that
+     CUBERT_TEST_DEVICE names must exist. */
   cubert_client *probe = NULL;
-  cubert_status s = cubert_client_create(CUBERT_CTS_DEVICE, &probe);
+  cubert_status s = cubert_client_create(device.selector, &probe);
   if (s) {
-    printf("SKIP: conformance suite for \"%s\": %s\n", CUBERT_CTS_DEVICE, cubert_status_message(s));
+    if (device.from_env) {
+      fprintf(stderr, "FAIL: CUBERT_TEST_DEVICE=\"%s\" cannot be opened: %s\n", device.selector,
+              cubert_status_message(s));
+      cubert_status_free(s);
+      return 1;
+    }
+    printf("SKIP: conformance suite for \"%s\": %s\n", device.selector, cubert_status_message(s));
     cubert_status_free(s);
     return 77;
   }
-  printf("conformance suite on \"%s\": %s\n", CUBERT_CTS_DEVICE,
-         cubert_client_properties(probe)->name);
+  printf("conformance suite on \"%s\"%s: %s\n", device.selector,
+         device.from_env ? " (CUBERT_TEST_DEVICE)" : "", cubert_client_properties(probe)->name);
   cubert_client_release(probe);
   struct criterion_test_set *tests = criterion_initialize();
   int result = 0;

@@ -11,6 +11,7 @@
 
 #include "config_internal.h"
 #include "cubert/cubert.h"
+#include "test_device.h"
 
 /* ---- a small strict JSON validator (RFC 8259, UTF-8 checked) ----------------------------- */
 
@@ -185,8 +186,12 @@ Test(core_trace, two_devices_share_one_valid_trace, .timeout = 120) {
   trace_to_temp_file();
   cubert_client *cpu = NULL, *ocl = NULL;
   cr_assert_null(cubert_client_create("cpu", &cpu));
-  cubert_status s = cubert_client_create("opencl", &ocl);
+  cubert_test_device_choice second = cubert_test_device("opencl", "opencl");
+  cr_assert_not_null(second.selector, "%s", second.error);
+  cubert_status s = cubert_client_create(second.selector, &ocl);
   if (s) {
+    cr_assert(!second.from_env, "CUBERT_TEST_DEVICE=\"%s\": %s", second.selector,
+              cubert_status_message(s));
     cubert_status_free(s);
     cubert_client_release(cpu);
     cr_skip_test("a second device (OpenCL) is needed");

@@ -1,9 +1,9 @@
 /* The kernel library's OpenCL C sources, built and run through the raw OpenCL API on the
-   first device of the first platform that has one (PoCL in CI), independent of the OpenCL
-   server: every source must build (checked and unchecked), every entry must exist with the
-   argument count of the calling convention, and each kernel must match the scalar
-   references of kernels_reference.h over 1-D, 2-D and 3-D launch shapes. Without an OpenCL
-   platform every test skips and says why. */
+   first device of the first platform that has one (PoCL in CI; CUBERT_TEST_DEVICE=opencl:...
+   picks another), independent of the OpenCL server: every source must build (checked and
+   unchecked), every entry must exist with the argument count of the calling convention, and each
+   kernel must match the scalar references of kernels_reference.h over 1-D, 2-D and 3-D launch
+   shapes. Without an OpenCL platform every test skips and says why. */
 #include <CL/cl.h>
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -13,6 +13,8 @@
 
 #include "cubert/kernels.h"
 #include "kernels_reference.h"
+#include "opencl/internal.h"
+#include "test_device.h"
 
 /* The kernel definitions also reference the CPU server's kernel services; this file never
    runs a CPU implementation, so weak stand-ins satisfy the linker until (and, being weak,
@@ -47,8 +49,33 @@ static struct {
     cr_assert_eq(err_, CL_SUCCESS, "%s returned %d", #call, err_); \
   } while (0)
 
-/* Opens the first device of any type, or skips the test. */
+/* The device CUBERT_TEST_DEVICE names ("opencl:cpu", "opencl:1"; tests/test_device.h), through
+   the OpenCL server's own enumeration; it must exist. */
+static void ocl_open_test_device(const char *selector) {
+  cubert_ocl_device_entry *entries = NULL;
+  size_t count = 0, index = 0;
+  cubert_status s = cubert_ocl_list_devices(&entries, &count);
+  if (!s) s = cubert_ocl_select(cubert_test_device_spec(selector), entries, count, &index);
+  cr_assert_null(s, "CUBERT_TEST_DEVICE=\"%s\": %s", selector, cubert_status_message(s));
+  env.device = entries[index].device;
+  free(entries);
+}
+
+/* Opens the device CUBERT_TEST_DEVICE names, else the first device of any type, or skips the
+   test. */
 static void ocl_open(void) {
+  cubert_test_device_choice choice = cubert_test_device("opencl", "opencl");
+  cr_assert_not_null(choice.selector, "%s", choice.error);
+  if (choice.from_env) {
+    ocl_open_test_device(choice.selector);
+    cl_int err = CL_SUCCESS;
+    env.context = clCreateContext(NULL, 1, &env.device, NULL, NULL, &err);
+    CL_OK(err);
+    env.queue = clCreateCommandQueue(env.context, env.device, 0, &err);
+    CL_OK(err);
+    env.program_count = 0;
+    return;
+  }
   cl_uint platform_count = 0;
   if (clGetPlatformIDs(0, NULL, &platform_count) != CL_SUCCESS || platform_count == 0)
     cr_skip_test(

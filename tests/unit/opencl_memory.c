@@ -91,8 +91,11 @@ Test(opencl_memory, pages_of_devices_with_their_own_memory_are_touched) {
 Test(opencl_memory, client_refuses_and_recovers) {
   ocl_test_env();
   cubert_client *client = NULL;
-  cubert_status s = cubert_client_create("opencl", &client);
+  int from_env = 0;
+  const char *selector = ocl_test_selector(&from_env);
+  cubert_status s = cubert_client_create(selector, &client);
   if (s) {
+    cr_assert(!from_env, "CUBERT_TEST_DEVICE=\"%s\": %s", selector, cubert_status_message(s));
     cubert_status_free(s);
     cr_skip_test("no OpenCL device");
   }
@@ -150,12 +153,13 @@ Test(opencl_memory, allocation_the_host_cannot_back_fails_inside_cubert, .timeou
 #else
   /* Everything OpenCL happens in the child: PoCL's worker threads do not survive a fork. */
   ocl_test_env();
+  const char *selector = ocl_test_selector(NULL);
   fflush(NULL);
   pid_t pid = fork();
   cr_assert_geq(pid, 0);
   if (pid == 0) {
     cubert_client *client = NULL;
-    if (cubert_client_create("opencl", &client)) _exit(3);
+    if (cubert_client_create(selector, &client)) _exit(3);
     uint64_t page = cubert_client_properties(client)->memory.max_page_size;
     if (page > 1024 * MIB) page = 1024 * MIB;
     /* Room for the process as it is plus about 1.5 pages. */

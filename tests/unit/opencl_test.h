@@ -16,6 +16,7 @@
 #include "client_internal.h"
 #include "opencl/api.h"
 #include "opencl/internal.h"
+#include "test_device.h"
 
 /* PoCL compiles each new kernel for about a second; its own cache makes reruns fast. Keep it
    under the build folder (the working directory of ctest) unless the caller chose one. */
@@ -35,19 +36,31 @@ static inline void ocl_test_temp_dir(char *out, size_t capacity) {
   cr_assert_not_null(mkdtemp(out), "mkdtemp(%s) failed", out);
 }
 
-/* Opens the default OpenCL device with a private disk cache folder, or skips the test. */
+/* The OpenCL device under test: CUBERT_TEST_DEVICE when it names an OpenCL device
+   ("opencl:cpu", "opencl:1"), else "opencl" (the first one); a bad value fails the test. */
+static inline const char *ocl_test_selector(int *from_env) {
+  cubert_test_device_choice c = cubert_test_device("opencl", "opencl");
+  cr_assert_not_null(c.selector, "%s", c.error);
+  if (from_env) *from_env = c.from_env;
+  return c.selector;
+}
+
+/* Opens the OpenCL device under test with a private disk cache folder, or skips the test when
+   the default device is absent (one that CUBERT_TEST_DEVICE names must exist). */
 static inline cubert_server *ocl_test_server(void) {
   ocl_test_env();
+  int from_env = 0;
+  const char *selector = ocl_test_selector(&from_env);
   cubert_server *server = NULL;
-  cubert_status s = cubert_opencl_backend.create("", &server);
+  cubert_status s = cubert_opencl_backend.create(cubert_test_device_spec(selector), &server);
   if (s) {
     char reason[1024];
     snprintf(reason, sizeof(reason), "%s", cubert_status_message(s));
     cubert_code code = cubert_status_code(s);
     cubert_status_free(s);
-    if (code == CUBERT_CODE_UNAVAILABLE || code == CUBERT_CODE_NOT_FOUND)
+    if (!from_env && (code == CUBERT_CODE_UNAVAILABLE || code == CUBERT_CODE_NOT_FOUND))
       cr_skip_test("no OpenCL device to test the OpenCL server on: %s", reason);
-    cr_assert_fail("creating the OpenCL server failed: %s", reason);
+    cr_assert_fail("creating the OpenCL server for \"%s\" failed: %s", selector, reason);
   }
   char dir[2200];
   ocl_test_temp_dir(dir, sizeof(dir));

@@ -1,0 +1,60 @@
+#!/bin/bash
+# The package round trip (CI stage `make test-package`): stages an install of a built tree,
+# builds tests/package against it through find_package (CMAKE_PREFIX_PATH) and through
+# pkg-config (PKG_CONFIG_PATH), each with the shared and the static library, checks that a
+# required component that is not built (MPI) fails with a clear message, and runs every build
+# on the CPU server and the first OpenCL device (PoCL here).
+#   tests/package/run.sh [BUILD_DIR]   (default build; it must be built)
+# PACKAGE_DEVICES overrides the devices (default "cpu opencl", "cpu" without the OpenCL server).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+jobs=${JOBS:-2}
+work=$(mktemp -d "${TMPDIR:-/tmp}/cubert-package.XXXXXX")
+trap '[ -n "${PACKAGE_KEEP:-}" ] || rm -rf "$work"' EXIT
+fail() { echo "package test: FAILED: $*" >&2; exit 1; }
+step() { echo "== package test: $*"; }
+
+stage=$work/stage
+step "cmake --install $build --prefix <stage>"
+cmake --install "$build" --prefix "$stage" >"$work/install.log" || { cat "$work/install.log"; fail "install"; }
+pc=$(dirname "$(find "$stage" -name cubert.pc | head -1)")
+[ -f "$pc/cubert.pc" ] || fail "no cubert.pc under the staged install"
+for f in include/cubert/cube.h include/cubert/cube_prelude.cl include/cubert/cubert.h \
+  bin/cubert-info bin/cubert-kernel-check; do
+  [ -e "$stage/$f" ] || fail "the install lacks $f"
+done
+soname=$(readelf -d "$pc/../libcubert.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ "$soname" = libcubert.so.0 ] || fail "SONAME is '$soname', expected libcubert.so.0"
+[ -f "$pc/../libcubert.a" ] || fail "the install lacks libcubert.a"
+
+if [ -z "${PACKAGE_DEVICES:-}" ]; then
+  PACKAGE_DEVICES=cpu
+  grep -q CUBERT_WITH_OPENCL "$pc/cubert.pc" && PACKAGE_DEVICES="cpu opencl"
+fi
+
+step "find_package(cubert) build (CMAKE_PREFIX_PATH=<stage>)"
+cmake -S "$root/tests/package" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$stage" \
+  -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; fail "configure"; }
+cmake --build "$work/cmake" -j "$jobs" >>"$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; fail "build"; }
+ldd "$work/cmake/pkg_app" | grep -q "$stage/.*libcubert.so.0" ||
+  fail "pkg_app does not load the staged libcubert.so.0: $(ldd "$work/cmake/pkg_app" | grep cubert)"
+
+step "find_package(cubert REQUIRED COMPONENTS MPI) must fail: MPI is not built"
+if cmake -S "$root/tests/package" -B "$work/mpi" -DCMAKE_PREFIX_PATH="$stage" -DPKG_REQUIRE=MPI \
+  >"$work/mpi.log" 2>&1; then
+  fail "find_package with the MPI component succeeded"
+fi
+grep -q "component MPI: not built" "$work/mpi.log" || { cat "$work/mpi.log"; fail "no clear message for MPI"; }
+
+step "pkg-config build (PKG_CONFIG_PATH=<stage>/.../pkgconfig, tests/package/Makefile)"
+PKG_CONFIG_PATH="$pc" make -s -C "$root/tests/package" OUT="$work/pc" >"$work/pc.log" 2>&1 ||
+  { cat "$work/pc.log"; fail "pkg-config build"; }
+
+for app in cmake/pkg_app cmake/pkg_app_static pc/pkg_app pc/pkg_app_static; do
+  for device in $PACKAGE_DEVICES; do
+    step "$app $device"
+    "$work/$app" "$device" || fail "$app on $device"
+  done
+done
+echo "package test: all builds verified on: $PACKAGE_DEVICES"
