@@ -66,9 +66,8 @@ static double run_once(cubert_client *client, const job *j, void *host, size_t h
   } else if (j->kind == OP_COPY)
     BENCH_CHECK(cubert_op_copy(client, &j->a, &j->out));
   else {
-    cubert_copy_desc d = {j->a.handle, j->a.rank, {0}, {0}, j->a.elem_size};
-    memcpy(d.shape, j->a.shape, sizeof d.shape);
-    memcpy(d.strides, j->a.strides, sizeof d.strides);
+    cubert_copy_desc d;
+    BENCH_CHECK(cubert_copy_desc_from_tensor(&j->a, &d));
     BENCH_CHECK(cubert_client_read_tensor(client, &d, host, host_size));
   }
   BENCH_CHECK(cubert_client_sync(client));

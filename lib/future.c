@@ -1,79 +1,169 @@
-/* cubert — asynchronous reads. A future owns a device event that completes when the read's
-   destination holds the data; backends without asynchronous reads complete it at once. */
+/* cubert — asynchronous reads. A future owns the device events of its reads (one per handle);
+   it is complete when every one of them is, i.e. when every destination holds its data.
+   Backends without asynchronous reads (read_async NULL) read synchronously and complete the
+   future at once.
+
+   The reads of one future go to the calling stream in order, each after the cross-stream
+   ordering its handle needs (stream/resolve.c), like any other command of the stream. A
+   failure while queueing the k-th read leaves reads 0..k-1 in flight: the call waits for them
+   before it returns the error, so no destination is written after the caller got it back. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "client_internal.h"
 
 struct cubert_future {
   cubert_device *device; /* retained */
-  cubert_event *event;   /* NULL once waited, or for a synchronous read */
+  cubert_event **events; /* [event_count]; NULL entries were waited for already */
+  size_t event_count;
   cubert_stream_slot *slot;
-  cubert_stream_id stream; /* whose errors the read reports */
+  cubert_stream_id stream; /* whose errors the reads report */
   cubert_status result;
   int done;
 };
 
-static cubert_status read_async(cubert_client *client, cubert_client_obj *c, cubert_handle *handle,
-                                cubert_handle_obj *h, void *dst, size_t size, cubert_future **out) {
-  if (!dst && size) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL");
+/* Waits for and releases the events of `f` (device lock NOT held); returns the first error. */
+static cubert_status events_wait(cubert_future *f) {
+  cubert_server *server = f->device->server;
+  cubert_status first = NULL;
+  for (size_t i = 0; i < f->event_count; ++i) {
+    if (!f->events[i]) continue;
+    cubert_status s = server->vtable->event_sync(server, f->events[i]);
+    if (s && !first)
+      first = s;
+    else
+      cubert_status_free(s);
+  }
+  cubert_device_lock(f->device);
+  for (size_t i = 0; i < f->event_count; ++i) {
+    if (f->events[i]) server->vtable->event_release(server, f->events[i]);
+    f->events[i] = NULL;
+  }
+  cubert_device_unlock(f->device);
+  return first;
+}
+
+/* Checks the arguments of read k (named in errors as handles[k], sizes[k], dsts[k], or as
+   `handle`, `size`, `dst` for the single read) and returns its binding. The caller holds `h`. */
+static cubert_status read_binding(const cubert_handle_obj *h, void *dst, size_t size, size_t k,
+                                  int many, cubert_binding *out) {
+  if (!dst && size)
+    return many ? cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                     "dsts[%zu] is NULL but sizes[%zu] is %zu bytes", k, k, size)
+                : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL");
   if (size > h->size)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "read of %zu bytes goes past the end of the handle (%llu bytes)",
-                              size, (unsigned long long)h->size);
-  cubert_future *f = calloc(1, sizeof(*f));
-  if (!f) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+    return many ? cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                     "sizes[%zu] is %zu bytes, past the end of handles[%zu] (%llu "
+                                     "bytes)",
+                                     k, size, k, (unsigned long long)h->size)
+                : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                     "read of %zu bytes goes past the end of the handle (%llu "
+                                     "bytes)",
+                                     size, (unsigned long long)h->size);
+  *out = cubert_handle_binding(h);
+  out->size = size;
+  return NULL;
+}
+
+/* Queues the reads on the calling stream (device lock held by the caller). */
+static cubert_status queue_reads(cubert_client *client, cubert_client_obj *c, size_t count,
+                                 cubert_handle *const *handles, cubert_handle_obj *const *objs,
+                                 void *const *dsts, const size_t *sizes, int many,
+                                 cubert_future *f) {
   cubert_device *device = c->device;
   cubert_server *server = device->server;
-  cubert_device_lock(device);
   uint32_t index = 0;
-  cubert_binding b = cubert_handle_binding(h);
-  b.size = size;
-  cubert_status s = cubert_slot_acquire(device, c, &index, &f->slot);
-  if (!s) f->stream = f->slot->owner;
-  if (!s) s = cubert_slot_resolve(device, index, &b, 1);
-  if (!s && server->vtable->read_async && size) {
-    s = server->vtable->read_async(server, f->slot->stream, &b, dst, size, &f->event);
-    if (!s) cubert_slot_mark_used(device, index, &b, 1);
-  } else if (!s) {
-    /* The lock is recursive, so the synchronous read can run under it. */
-    f->result = cubert_client_read(client, handle, dst, size);
+  CUBERT_RETURN_IF_ERROR(cubert_slot_acquire(device, c, &index, &f->slot));
+  f->stream = f->slot->owner;
+  cubert_status s = NULL;
+  cubert_binding *bindings = calloc(count ? count : 1, sizeof(*bindings));
+  if (!bindings) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  for (size_t k = 0; k < count && !s; ++k)
+    s = read_binding(objs[k], dsts[k], sizes[k], k, many, &bindings[k]);
+  if (!s && !server->vtable->read_async) {
+    /* The lock is recursive, so the synchronous reads can run under it. */
+    for (size_t k = 0; k < count && !f->result; ++k)
+      f->result = cubert_client_read(client, handles[k], dsts[k], sizes[k]);
     f->done = 1;
   }
-  cubert_device_unlock(device);
+  for (size_t k = 0; k < count && !s && !f->done; ++k) {
+    s = cubert_slot_resolve(device, index, &bindings[k], 1);
+    if (!s)
+      s = server->vtable->read_async(server, f->slot->stream, &bindings[k], dsts[k], sizes[k],
+                                     &f->events[k]);
+    if (!s) cubert_slot_mark_used(device, index, &bindings[k], 1);
+  }
+  free(bindings);
+  return s;
+}
+
+static cubert_status read_many(cubert_client *client, size_t count, cubert_handle *const *handles,
+                               void *const *dsts, const size_t *sizes, int many,
+                               cubert_future **out) {
+  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  if (count && (!handles || !dsts || !sizes))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "handles, dsts and sizes must be non-NULL for count %zu", count);
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_device *device = c->device;
+  cubert_future *f = calloc(1, sizeof(*f));
+  cubert_handle_obj **objs = calloc(count ? count : 1, sizeof(*objs));
+  cubert_event **events = calloc(count ? count : 1, sizeof(*events));
+  cubert_status s = NULL;
+  if (!f || !objs || !events)
+    s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  size_t held = 0;
+  for (; held < count && !s; ++held) {
+    char what[48];
+    snprintf(what, sizeof(what), many ? "handles[%zu]" : "handle", held);
+    s = cubert_handle_check(c, handles[held], what, &objs[held]);
+    if (s) break;
+  }
+  if (!s) {
+    f->device = device;
+    f->events = events;
+    f->event_count = count;
+    cubert_device_lock(device);
+    s = queue_reads(client, c, count, handles, objs, dsts, sizes, many, f);
+    cubert_device_unlock(device);
+    /* Reads queued before a failure still write their destinations: wait for them. */
+    if (s) cubert_status_free(events_wait(f));
+  }
+  for (size_t k = 0; k < held; ++k) cubert_handle_release(handles[k]);
+  free(objs);
   if (s) {
+    free(events);
     free(f);
+    cubert_client_release(client);
     return s;
   }
   cubert_device_retain(device);
-  f->device = device;
+  cubert_client_release(client);
   *out = f;
   return NULL;
 }
 
 cubert_status cubert_client_read_async(cubert_client *client, cubert_handle *handle, void *dst,
                                        size_t size, cubert_future **out) {
-  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
-  *out = NULL;
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
-  cubert_handle_obj *h = NULL;
-  cubert_status s = cubert_handle_check(c, handle, "handle", &h);
-  if (!s) {
-    s = read_async(client, c, handle, h, dst, size, out);
-    cubert_handle_release(handle);
-  }
-  cubert_client_release(client);
-  return s;
+  cubert_handle *const handles[1] = {handle};
+  void *const dsts[1] = {dst};
+  const size_t sizes[1] = {size};
+  return read_many(client, 1, handles, dsts, sizes, 0, out);
+}
+
+cubert_status cubert_client_read_many_async(cubert_client *client, size_t count,
+                                            cubert_handle *const *handles, void *const *dsts,
+                                            const size_t *sizes, cubert_future **out) {
+  return read_many(client, count, handles, dsts, sizes, 1, out);
 }
 
 cubert_status cubert_future_wait(cubert_future *f) {
   if (!f) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "future is NULL");
   if (!f->done) {
-    cubert_server *server = f->device->server;
-    cubert_status s = server->vtable->event_sync(server, f->event);
+    cubert_status s = events_wait(f);
     cubert_device_lock(f->device);
-    server->vtable->event_release(server, f->event);
-    f->event = NULL;
     cubert_status errors = cubert_stream_take_errors(f->device, f->stream, f->slot);
     cubert_device_unlock(f->device);
     if (errors) {
@@ -97,7 +187,13 @@ cubert_status cubert_future_poll(cubert_future *f, int *out_ready) {
     return NULL;
   }
   cubert_server *server = f->device->server;
-  *out_ready = server->vtable->event_done(server, f->event) != 0;
+  /* Reads of one stream complete in order: the last one decides (checked first, so that a
+     future whose reads are all done answers with one query), then the others for backends
+     whose events are not ordered. */
+  int ready = 1;
+  for (size_t i = f->event_count; i-- > 0 && ready;)
+    if (f->events[i] && !server->vtable->event_done(server, f->events[i])) ready = 0;
+  *out_ready = ready;
   return NULL;
 }
 
@@ -105,5 +201,6 @@ void cubert_future_release(cubert_future *f) {
   if (!f) return;
   cubert_status_free(cubert_future_wait(f));
   cubert_device_release(f->device);
+  free(f->events);
   free(f);
 }

@@ -6,6 +6,7 @@
 
 #include "client_internal.h"
 #include "cubert/kernels.h"
+#include "cubert/ops.h"
 #include "ops/ops_internal.h"
 
 void cubert_tensor_release(cubert_tensor *tensor) {
@@ -105,7 +106,7 @@ cubert_status cubert_client_empty_tensors(cubert_client *client, const cubert_la
    Zero strides on an axis longer than 1 would broadcast one element to several places of the
    output, which a copy cannot express (the reference: UnsupportedStrides). */
 static cubert_status check_copy(const cubert_copy_desc *desc, uint64_t handle_size, size_t dst_size,
-                                uint64_t *out_elems) {
+                                const char *size_name, uint64_t *out_elems) {
   if (desc->rank > CUBERT_MAX_RANK)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "desc->rank is %u, maximum %d",
                               desc->rank, CUBERT_MAX_RANK);
@@ -137,22 +138,24 @@ static cubert_status check_copy(const cubert_copy_desc *desc, uint64_t handle_si
                               (unsigned long long)elems, (unsigned long long)desc->elem_size);
   if (bytes != dst_size)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "dst_size is %zu bytes; the tensor holds %llu elements of %llu "
+                              "%s is %zu bytes; the tensor holds %llu elements of %llu "
                               "bytes (%llu bytes)",
-                              dst_size, (unsigned long long)elems,
+                              size_name, dst_size, (unsigned long long)elems,
                               (unsigned long long)desc->elem_size, (unsigned long long)bytes);
   *out_elems = elems;
   if (elems == 0) return NULL;
   uint64_t reach;
-  if (__builtin_add_overflow(last, 1, &reach) ||
+  if (__builtin_add_overflow(last, desc->offset, &last) ||
+      __builtin_add_overflow(last, 1, &reach) ||
       __builtin_mul_overflow(reach, desc->elem_size, &reach))
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "the strides reach element %llu, whose byte offset overflows 64 bits",
+                              "desc->offset and the strides reach element %llu, whose byte "
+                              "offset overflows 64 bits",
                               (unsigned long long)last);
   if (reach > handle_size)
     return cubert_status_make(
         CUBERT_CODE_INVALID_ARGUMENT,
-        "the strides reach byte %llu, past the end of the handle (%llu bytes)",
+        "desc->offset and the strides reach byte %llu, past the end of the handle (%llu bytes)",
         (unsigned long long)reach, (unsigned long long)handle_size);
   return NULL;
 }
@@ -180,6 +183,38 @@ static cubert_status read_strided(cubert_client *client, const cubert_copy_desc 
   return s;
 }
 
+/* Copies between the region `desc` describes and the contiguous row-major `scratch` with the
+   library's copy (any strides on both sides, offsets included): into the region when
+   `to_region`, else out of it. */
+static cubert_status copy_region(cubert_client *client, const cubert_copy_desc *desc,
+                                 cubert_handle *scratch, int to_region) {
+  cubert_tensor region = {.handle = desc->handle,
+                          .rank = desc->rank,
+                          .elem_size = desc->elem_size,
+                          .offset = desc->offset};
+  cubert_tensor flat = {.handle = scratch, .rank = desc->rank, .elem_size = desc->elem_size};
+  uint64_t stride = 1;
+  for (uint32_t i = desc->rank; i-- > 0;) {
+    region.shape[i] = flat.shape[i] = desc->shape[i];
+    region.strides[i] = desc->strides[i];
+    flat.strides[i] = stride;
+    stride *= desc->shape[i];
+  }
+  return to_region ? cubert_op_copy(client, &flat, &region)
+                   : cubert_op_copy(client, &region, &flat);
+}
+
+/* Scatters contiguous `src` into a strided region through a scratch buffer holding it. */
+static cubert_status write_strided(cubert_client *client, const cubert_copy_desc *desc,
+                                   const void *src, size_t src_size) {
+  cubert_handle *scratch = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_create_buffer(client, src, src_size, &scratch));
+  cubert_status s = copy_region(client, desc, scratch, 1);
+  /* The scratch buffer stays alive until the queued copy finished (bindings hold it). */
+  cubert_handle_release(scratch);
+  return s;
+}
+
 cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy_desc *desc,
                                         void *dst, size_t dst_size) {
   cubert_client_obj *c = NULL;
@@ -188,12 +223,60 @@ cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy
   cubert_status s = desc ? cubert_handle_check(c, desc->handle, "desc->handle", &h)
                          : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "desc is NULL");
   uint64_t elems = 0;
-  if (!s) s = check_copy(desc, h->size, dst_size, &elems);
-  if (!s && elems && cubert_layout_is_contiguous(desc->rank, desc->shape, desc->strides))
-    s = cubert_client_read(client, desc->handle, dst, dst_size);
-  else if (!s && elems)
+  if (!s && !dst && dst_size) s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL");
+  if (!s) s = check_copy(desc, h->size, dst_size, "dst_size", &elems);
+  if (!s && elems && cubert_layout_is_contiguous(desc->rank, desc->shape, desc->strides)) {
+    s = cubert_client_read_range(client, desc->handle, desc->offset * desc->elem_size, dst,
+                                 dst_size);
+  } else if (!s && elems && desc->offset) {
+    /* The gather kernel has no offset word, and a view at the offset is not always bindable
+       (OpenCL sub-buffers need aligned offsets): the library copy takes offsets as they are. */
+    cubert_handle *scratch = NULL;
+    s = cubert_client_empty(client, dst_size, &scratch);
+    if (!s) s = copy_region(client, desc, scratch, 0);
+    if (!s) s = cubert_client_read(client, scratch, dst, dst_size);
+    cubert_handle_release(scratch);
+  } else if (!s && elems) {
     s = read_strided(client, desc, elems, dst, dst_size);
+  }
   if (h) cubert_handle_release(desc->handle);
   cubert_client_release(client);
   return s;
+}
+
+cubert_status cubert_client_write_tensor(cubert_client *client, const cubert_copy_desc *desc,
+                                         const void *src, size_t src_size) {
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_handle_obj *h = NULL;
+  cubert_status s = desc ? cubert_handle_check(c, desc->handle, "desc->handle", &h)
+                         : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "desc is NULL");
+  uint64_t elems = 0;
+  if (!s && !src && src_size) s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "src is NULL");
+  if (!s) s = check_copy(desc, h->size, src_size, "src_size", &elems);
+  if (!s && elems && cubert_layout_is_contiguous(desc->rank, desc->shape, desc->strides))
+    s = cubert_client_write(client, desc->handle, desc->offset * desc->elem_size, src, src_size);
+  else if (!s && elems)
+    s = write_strided(client, desc, src, src_size);
+  if (h) cubert_handle_release(desc->handle);
+  cubert_client_release(client);
+  return s;
+}
+
+cubert_status cubert_copy_desc_from_tensor(const cubert_tensor *tensor, cubert_copy_desc *out) {
+  if (!tensor || !out)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "tensor and out must be non-NULL");
+  if (!tensor->handle)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "tensor->handle is NULL");
+  if (tensor->rank > CUBERT_MAX_RANK)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "tensor->rank is %u, maximum %d",
+                              tensor->rank, CUBERT_MAX_RANK);
+  memset(out, 0, sizeof(*out));
+  out->handle = tensor->handle;
+  out->rank = tensor->rank;
+  memcpy(out->shape, tensor->shape, tensor->rank * sizeof(uint64_t));
+  memcpy(out->strides, tensor->strides, tensor->rank * sizeof(uint64_t));
+  out->elem_size = tensor->elem_size;
+  out->offset = tensor->offset;
+  return NULL;
 }

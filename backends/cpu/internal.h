@@ -72,6 +72,9 @@ static inline void cubert_cpu_lock_release(cubert_cpu_lock *lock) {
 typedef enum cubert_cpu_job_kind {
   CUBERT_CPU_JOB_LAUNCH = 0,
   CUBERT_CPU_JOB_WAIT = 1, /* completes when wait_stream->completed >= wait_target */
+  /* An asynchronous read: copies bindings[0] to read_dst when it reaches the head of the queue
+     (on the thread that completed the previous command), unless an error is pending. */
+  CUBERT_CPU_JOB_READ = 2,
 } cubert_cpu_job_kind;
 
 /* One queued command. Records are type-stable: they are recycled through the device's free
@@ -115,6 +118,7 @@ struct cubert_cpu_job {
   cubert_status skip_error; /* reported when the launch is dropped at activation */
   cubert_server_stream *wait_stream;
   uint64_t wait_target;
+  void *read_dst; /* CUBERT_CPU_JOB_READ: the host destination of bindings[0] */
   cubert_binding inline_bindings[CUBERT_CPU_INLINE_BINDINGS];
   void *inline_buffers[CUBERT_CPU_INLINE_BINDINGS];
   uint64_t inline_buffer_bytes[CUBERT_CPU_INLINE_BINDINGS];
@@ -277,6 +281,9 @@ cubert_status cubert_cpu_write(cubert_server *server, cubert_server_stream *stre
 cubert_status cubert_cpu_flush(cubert_server *server, cubert_server_stream *stream);
 cubert_status cubert_cpu_sync(cubert_server *server, cubert_server_stream *stream);
 
+cubert_status cubert_cpu_read_async(cubert_server *server, cubert_server_stream *stream,
+                                    const cubert_binding *src, void *dst, uint64_t size,
+                                    cubert_event **out_event);
 cubert_status cubert_cpu_event_record(cubert_server *server, cubert_server_stream *stream,
                                       cubert_event **out);
 cubert_status cubert_cpu_event_wait(cubert_server *server, cubert_server_stream *stream,

@@ -157,6 +157,7 @@ cubert_cpu_job *cubert_cpu_job_obtain(cubert_server_stream *s, uint32_t binding_
   job->skip_error = NULL;
   job->wait_stream = NULL;
   job->wait_target = 0;
+  job->read_dst = NULL;
   return job;
 }
 
@@ -380,6 +381,12 @@ static void stream_step(cubert_server_stream *s, cubert_cpu_job *finished, int r
   uint32_t inline_budget = CUBERT_CPU_INLINE_RUNS;
   for (;;) {
     if (finished) {
+      /* An asynchronous read copies here, once every earlier command of the stream completed,
+         and before the counter moves, so its event completes with the data in place. Nothing
+         is handed out behind a failed command (its output may be garbage). */
+      if (finished->kind == CUBERT_CPU_JOB_READ && finished->bindings[0].size &&
+          !cubert_stream_errors_pending(s->errors))
+        memcpy(finished->read_dst, finished->buffers[0], finished->bindings[0].size);
       if (finished->skip_error) {
         cubert_stream_errors_push(s->errors, finished->skip_error);
         finished->skip_error = NULL;

@@ -3,7 +3,10 @@
    A launch is asynchronous: it copies the description into a record (bindings retained until
    the launch finished), queues it, and starts it at once when the stream is idle. Reads and
    writes wait for the stream's earlier work and copy on the calling thread: the memory is host
-   memory, so a staged asynchronous copy would only add a copy. */
+   memory, so a staged asynchronous copy would only add a copy. An asynchronous read is a
+   record of its own: it returns at once, and the thread that completes the stream's previous
+   command (a worker, usually) copies the bytes when the read reaches the head of the queue;
+   its event is the stream's command count after it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +159,35 @@ cubert_status cubert_cpu_read(cubert_server *server, cubert_server_stream *s,
   CUBERT_RETURN_IF_ERROR(check_copy(src, size, "read"));
   cubert_cpu_wait(cubert_cpu_device_of(server), s, atomic_load(&s->submitted));
   if (size) memcpy(dst, cubert_binding_host_ptr(src), size);
+  return NULL;
+}
+
+cubert_status cubert_cpu_read_async(cubert_server *server, cubert_server_stream *s,
+                                    const cubert_binding *src, void *dst, uint64_t size,
+                                    cubert_event **out_event) {
+  *out_event = NULL;
+  CUBERT_RETURN_IF_ERROR(check_copy(src, size, "read"));
+  cubert_cpu_job *job = cubert_cpu_job_obtain(s, 1, 0);
+  if (!job)
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                              "host allocation of a read record (%llu bytes) failed",
+                              (unsigned long long)size);
+  job->kind = CUBERT_CPU_JOB_READ;
+  job->bindings[0] = (cubert_binding){src->slice, src->offset, size};
+  job->buffers[0] = size ? cubert_binding_host_ptr(src) : NULL;
+  job->buffer_bytes[0] = size;
+  job->read_dst = dst;
+  cubert_slice_retain(src->slice);
+  cubert_cpu_stream_submit(s, job);
+  /* Recorded after the submit, so the event's target counts the read's record. */
+  cubert_event *event = NULL;
+  cubert_status st = cubert_cpu_event_record(server, s, &event);
+  if (st) {
+    /* The read is queued and runs anyway: finish it before `dst` goes back to the caller. */
+    cubert_cpu_wait(cubert_cpu_device_of(server), s, atomic_load(&s->submitted));
+    return st;
+  }
+  *out_event = event;
   return NULL;
 }
 

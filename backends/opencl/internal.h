@@ -7,6 +7,7 @@
 #ifndef CUBERT_OPENCL_INTERNAL_H
 #define CUBERT_OPENCL_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -296,6 +297,8 @@ struct cubert_ocl_server {
      test can make a command fail while the sync waits. NULL in normal use. */
   void (*sync_marker_hook)(void *user);
   void *sync_marker_user;
+  /* Wrapped user buffers whose last reference is gone (interop.c), freed under the lock. */
+  _Atomic(void *) external_released;
 };
 
 static inline cubert_ocl_server *cubert_ocl_server_of(cubert_server *server) {
@@ -478,6 +481,11 @@ cubert_status cubert_ocl_launch(cubert_server *server, cubert_server_stream *str
 cubert_status cubert_ocl_info_buffer(cubert_ocl_server *server, const uint64_t *words,
                                      uint32_t count, cl_mem *out);
 void cubert_ocl_info_cache_clear(cubert_ocl_server *server);
+
+/* ---- interop.c --------------------------------------------------------------------------- */
+
+/* Frees the wrapped user buffers released since the last call (cheap when there are none). */
+void cubert_ocl_external_drain(cubert_ocl_server *server);
 
 /* ---- server.c --------------------------------------------------------------------------- */
 

@@ -255,6 +255,9 @@ static cubert_execution_mode launch_variant(const cubert_launch *launch) {
 cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *stream,
                                 const cubert_launch *launch) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
+  /* Released wrapped buffers first: freeing them bumps mem_generation, which the argument
+     cache below reads. */
+  cubert_ocl_external_drain(server);
   cubert_ocl_kernel *k = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch_variant(launch), &k));
   const int language = launch->kernel->signature != NULL;

@@ -82,6 +82,7 @@ static cubert_status out_of_device_memory(const cubert_ocl_server *server, uint6
 cubert_status cubert_ocl_storage_alloc(cubert_server *base, uint64_t size, cubert_storage *out) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   memset(out, 0, sizeof(*out));
+  cubert_ocl_external_drain(server);
   /* Some drivers (NVIDIA) accept clCreateBuffer above CL_DEVICE_MAX_MEM_ALLOC_SIZE and fail
      later, at first use; refuse here, where the caller can still react. */
   uint64_t max_page = server->base.properties.memory.max_page_size;

@@ -336,6 +336,7 @@ cubert_status cubert_ocl_sync(cubert_server *base, cubert_server_stream *stream)
   cubert_status s = cubert_ocl_finish(stream);
   /* The stream's launches completed, so the code they compiled is in their programs now. */
   cubert_ocl_server *server = cubert_ocl_server_of(base);
+  cubert_ocl_external_drain(server);
   if (server->refresh_pending) cubert_ocl_programs_refresh(server);
   return s;
 }

@@ -136,6 +136,7 @@ static void server_destroy(cubert_server *base) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   if (!server) return;
   while (server->streams) cubert_ocl_stream_destroy(base, server->streams);
+  cubert_ocl_external_drain(server);
   cubert_ocl_program_cache_clear(server);
   cubert_ocl_info_cache_clear(server);
   cubert_ocl_release_deferred(server);

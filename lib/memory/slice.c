@@ -15,7 +15,11 @@ void cubert_slice_release(cubert_slice *slice) {
      memory out again. */
   if (atomic_fetch_sub_explicit(&slice->refcount, 1, memory_order_acq_rel) != 1) return;
   cubert_memory_manager *mm = slice->pool_private;
-  if (!mm) return; /* a slice that no manager owns (tests, static slices) */
+  if (!mm) {
+    /* A slice that no manager owns: wrapped user memory, or a test's static slice. */
+    if (slice->external_release) slice->external_release(slice);
+    return;
+  }
   /* The last reference is gone: tell the manager with a lock-free push (Treiber stack). This
      runs on worker threads without the device lock; the manager takes the whole stack at once
      with an exchange, so the push has no ABA problem. */

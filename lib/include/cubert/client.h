@@ -108,14 +108,22 @@ CUBERT_API cubert_status cubert_client_empty_tensors(cubert_client *client,
                                                      const cubert_layout_desc *descs, size_t count,
                                                      cubert_tensor *out);
 
-/* Describes a strided region to read (reference CopyDescriptor). Strides in elements. */
+/* Describes a strided region to read or write (reference CopyDescriptor). Strides in
+   elements. Element (i0, .., ir-1) lives at element offset + sum(i_d * strides[d]) of the
+   handle, as for a cubert_tensor. */
 typedef struct cubert_copy_desc {
   cubert_handle *handle;
   uint32_t rank;
   uint64_t shape[CUBERT_MAX_RANK];
   uint64_t strides[CUBERT_MAX_RANK];
   uint64_t elem_size;
+  uint64_t offset; /* elements from the start of the handle (0 unless describing a view) */
 } cubert_copy_desc;
+/* *out = the region `tensor` covers (handle, rank, shape, strides, elem_size, offset). No
+   reference is taken: the descriptor borrows the tensor's handle. INVALID_ARGUMENT for NULL
+   arguments, a NULL tensor->handle or tensor->rank above CUBERT_MAX_RANK. */
+CUBERT_API cubert_status cubert_copy_desc_from_tensor(const cubert_tensor *tensor,
+                                                      cubert_copy_desc *out);
 /* Reads a strided tensor into `dst` as contiguous row-major data (dst_size must be
    product(shape) * elem_size). Uses the strided-copy kernel on the device.
    Errors: UNSUPPORTED_STRIDES (a zero stride on a dimension longer than 1: a copy cannot
@@ -124,17 +132,49 @@ typedef struct cubert_copy_desc {
 CUBERT_API cubert_status cubert_client_read_tensor(cubert_client *client,
                                                    const cubert_copy_desc *desc, void *dst,
                                                    size_t dst_size);
+/* The inverse of read_tensor: writes contiguous row-major `src` (src_size must be
+   product(shape) * elem_size bytes) into the strided region `desc` describes, ordered after
+   earlier work on the calling stream (and on any stream that used the handle), as
+   cubert_client_write. Elements of the handle outside the region keep their values. `src` is
+   consumed before the call returns. A contiguous region is one write; any other goes through a
+   device copy from a scratch buffer (cubert_op_copy, any elem_size). A region whose strides
+   put two coordinates on one element (overlap) gets one of their values, unspecified which.
+   Errors: as read_tensor (naming desc->..., src_size), INVALID_ARGUMENT for NULL src with
+   src_size > 0. */
+CUBERT_API cubert_status cubert_client_write_tensor(cubert_client *client,
+                                                    const cubert_copy_desc *desc, const void *src,
+                                                    size_t src_size);
 
 /* ---- asynchronous reads ------------------------------------------------------------------ */
 
 typedef struct cubert_future cubert_future;
-/* Starts a read of the first `size` bytes into `dst` (which must stay valid until the future
-   completed) and returns at once. */
+/* Queues a read of the first `size` bytes of the buffer into `dst` on the calling stream, after
+   the stream's earlier work and after any other stream's last use of the buffer, and returns at
+   once, on every server (the CPU server copies when the read reaches the head of the stream's
+   queue, on the thread that finished the command before it). `dst` must stay valid, and must
+   not be read, until the future completed (cubert_future_wait, or cubert_future_poll setting
+   *out_ready). The handle may be released before that. Work submitted to the stream after the
+   call runs after the read. Errors (returned at once, nothing queued): as cubert_client_read
+   (INVALID_ARGUMENT naming dst or the size, NOT_FOUND); asynchronous errors of the stream are
+   returned by cubert_future_wait, and `dst` is then not written. */
 CUBERT_API cubert_status cubert_client_read_async(cubert_client *client, cubert_handle *handle,
                                                   void *dst, size_t size, cubert_future **out);
-/* Blocks until the read completed; returns its result (once; later calls return NULL). */
+/* Reads of several buffers with one future (the reference's read_async of many bindings):
+   the first sizes[k] bytes of handles[k] into dsts[k], for k < count, queued in order on the
+   calling stream as cubert_client_read_async. count 0 gives a future that is already complete
+   (its wait still returns the stream's asynchronous errors). All arguments are checked before
+   anything is queued: INVALID_ARGUMENT naming the array element (handles[k] NULL, dsts[k] NULL
+   with sizes[k] > 0, sizes[k] past the end of handles[k]) or NULL arrays with count > 0,
+   NOT_FOUND for a released or foreign handles[k]. */
+CUBERT_API cubert_status cubert_client_read_many_async(cubert_client *client, size_t count,
+                                                       cubert_handle *const *handles,
+                                                       void *const *dsts, const size_t *sizes,
+                                                       cubert_future **out);
+/* Blocks until every read of the future completed; returns their result (once; later calls
+   return NULL): NULL, or SERVER_UNHEALTHY with the stream's asynchronous errors. */
 CUBERT_API cubert_status cubert_future_wait(cubert_future *future);
-/* Sets *out_ready to 1 when the read completed. Never blocks. */
+/* Sets *out_ready to 1 when every read completed (the data is in place), else 0. Never blocks.
+   The result is still collected by cubert_future_wait (or release). */
 CUBERT_API cubert_status cubert_future_poll(cubert_future *future, int *out_ready);
 /* Waits if needed, then frees. Accepts NULL. A future is a plain heap object, unlike clients
    and handles: using or releasing it again afterwards is undefined (C cannot detect it). */

@@ -80,6 +80,10 @@ struct cubert_slice {
   uint32_t last_stream;
   uint64_t last_cursor;
   void *pool_private; /* memory manager bookkeeping */
+  /* A slice no memory manager owns (pool_private NULL) that wraps memory of the user
+     (interop: cubert_interop_wrap): called, on whatever thread drops the last reference, to
+     give the memory back. NULL for pool slices. */
+  void (*external_release)(cubert_slice *slice);
 };
 
 /* Retain/release a slice for work in flight (thread-safe; release may run on any thread). */
@@ -211,6 +215,45 @@ struct cubert_server {
   const cubert_server_vtable *vtable;
   cubert_device_properties properties;
 };
+
+/* ---- interop (lib/interop.c) ------------------------------------------------------------- */
+
+/* Helpers for the backends' public interop headers (cubert/opencl.h, cubert/cpu.h): they reach
+   a client's server and calling stream, and the memory behind a handle, without the core
+   knowing any backend. A call brackets its work with begin/end; in between the caller holds
+   the client, the device lock and the calling stream's slot. */
+typedef struct cubert_client cubert_client;
+typedef struct cubert_handle cubert_handle;
+typedef struct cubert_interop {
+  cubert_server *server;
+  cubert_server_stream *stream; /* the calling stream's server stream */
+  /* core-private */
+  cubert_client *client_;
+  void *client_obj_;
+  uint32_t slot_;
+} cubert_interop;
+/* Takes `client`, checks that it runs on the backend named `backend`, locks the device and
+   takes the calling stream's slot. Errors name the function `fn`: INVALID_ARGUMENT for a NULL
+   client or a client of another backend (naming the client's server and device), NOT_FOUND
+   for a released client. On error nothing is held. */
+cubert_status cubert_interop_begin(cubert_client *client, const char *backend, const char *fn,
+                                   cubert_interop *out);
+/* Gives everything back; returns `s`. */
+cubert_status cubert_interop_end(cubert_interop *io, cubert_status s);
+/* The binding of `handle` (named `what` in errors: INVALID_ARGUMENT for NULL, NOT_FOUND for a
+   released or foreign handle), after making the calling stream wait (on the device) for the
+   last command of any other stream that used it, and recording the calling stream as its last
+   user: cubert work on another stream that uses the handle later waits for everything queued
+   on the calling stream until then. */
+cubert_status cubert_interop_handle(cubert_interop *io, cubert_handle *handle, const char *what,
+                                    cubert_binding *out);
+/* Waits for the calling stream's work; SERVER_UNHEALTHY with its asynchronous errors. */
+cubert_status cubert_interop_sync(cubert_interop *io);
+/* A new handle over `slice`, which the backend made for memory of the user: page, offset and
+   size set, pool_private NULL, external_release set, refcount 0 (the handle takes the first
+   reference). The slice counts as used by the calling stream (a first use on another stream
+   waits for the calling stream's work so far). On error the caller still owns it. */
+cubert_status cubert_interop_wrap(cubert_interop *io, cubert_slice *slice, cubert_handle **out);
 
 /* ---- backends and devices ---------------------------------------------------------------- */
 

@@ -1,0 +1,90 @@
+/* cubert — the core side of interop (server.h "interop"): the backends' public interop headers
+   (cubert/opencl.h, cubert/cpu.h) reach a client's server, its calling stream and the memory
+   behind handles through these, so that the core never names a backend. The ordering is the
+   core's cross-stream protocol (stream/resolve.c): a handle handed out is resolved on the
+   calling stream and marked as used there, exactly as if a command of that stream used it. */
+#include <string.h>
+
+#include "client_internal.h"
+
+cubert_status cubert_interop_begin(cubert_client *client, const char *backend, const char *fn,
+                                   cubert_interop *out) {
+  memset(out, 0, sizeof(*out));
+  if (!client) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: client is NULL", fn);
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_device *device = c->device;
+  if (strcmp(device->backend->name, backend) != 0) {
+    cubert_status s = cubert_status_make(
+        CUBERT_CODE_INVALID_ARGUMENT, "%s: client is on the '%s' server (device '%s'), not '%s'",
+        fn, device->backend->name, device->server->properties.name, backend);
+    cubert_client_release(client);
+    return s;
+  }
+  cubert_device_lock(device);
+  uint32_t index = 0;
+  cubert_stream_slot *slot = NULL;
+  cubert_status s = cubert_slot_acquire(device, c, &index, &slot);
+  if (s) {
+    cubert_device_unlock(device);
+    cubert_client_release(client);
+    return s;
+  }
+  out->server = device->server;
+  out->stream = slot->stream;
+  out->client_ = client;
+  out->client_obj_ = c;
+  out->slot_ = index;
+  return NULL;
+}
+
+cubert_status cubert_interop_end(cubert_interop *io, cubert_status s) {
+  cubert_client_obj *c = io->client_obj_;
+  if (c) {
+    cubert_device_unlock(c->device);
+    cubert_client_release(io->client_);
+  }
+  memset(io, 0, sizeof(*io));
+  return s;
+}
+
+cubert_status cubert_interop_handle(cubert_interop *io, cubert_handle *handle, const char *what,
+                                    cubert_binding *out) {
+  cubert_client_obj *c = io->client_obj_;
+  cubert_handle_obj *h = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_handle_check(c, handle, what, &h));
+  cubert_binding b = cubert_handle_binding(h);
+  cubert_status s = cubert_slot_resolve(c->device, io->slot_, &b, 1);
+  if (!s) cubert_slot_mark_used(c->device, io->slot_, &b, 1);
+  cubert_handle_release(handle);
+  if (!s) *out = b;
+  return s;
+}
+
+cubert_status cubert_interop_sync(cubert_interop *io) {
+  cubert_client_obj *c = io->client_obj_;
+  cubert_stream_slot *slot = c->device->slots[io->slot_];
+  cubert_status s = io->server->vtable->sync(io->server, slot->stream);
+  cubert_status errors = cubert_stream_take_errors(c->device, slot->owner, slot);
+  if (errors) {
+    cubert_status_free(s);
+    return errors;
+  }
+  return s;
+}
+
+cubert_status cubert_interop_wrap(cubert_interop *io, cubert_slice *slice, cubert_handle **out) {
+  cubert_client_obj *c = io->client_obj_;
+  atomic_store_explicit(&slice->refcount, 1, memory_order_relaxed);
+  atomic_store_explicit(&slice->handle_count, 0, memory_order_relaxed);
+  cubert_status s = cubert_handle_new(c->device, slice, 0, slice->size, io->slot_, out);
+  if (s) {
+    atomic_store_explicit(&slice->refcount, 0, memory_order_relaxed);
+    return s;
+  }
+  /* Used by the calling stream from now on: a first use on another stream waits for what the
+     caller enqueued on this stream's queue before wrapping. */
+  cubert_binding b = {slice, slice->offset, slice->size};
+  cubert_slot_mark_used(c->device, io->slot_, &b, 1);
+  return NULL;
+}
