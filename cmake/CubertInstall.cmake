@@ -28,8 +28,14 @@ install(TARGETS cubert_static EXPORT cubertTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
 # Every public header (a glob: headers added later are installed too), with the OpenCL prelude
 # that user kernels are flattened behind.
+# cubert/opencl.h (interop) includes <CL/cl.h>: only where the library has the OpenCL server.
+if(CUBERT_WITH_OPENCL)
+  set(cubert_header_exclude)
+else()
+  set(cubert_header_exclude PATTERN "opencl.h" EXCLUDE)
+endif()
 install(DIRECTORY lib/include/cubert DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
-  FILES_MATCHING PATTERN "*.h" PATTERN "*.cl")
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.cl" ${cubert_header_exclude})
 install(TARGETS cubert-info cubert-kernel-check
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
 
