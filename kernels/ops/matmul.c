@@ -27,6 +27,7 @@ extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile32x32_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile64x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x256c_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_vec8x32_f32;
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_simple_f32;
@@ -34,13 +35,15 @@ extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile32x32_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile64x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x256c_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_vec8x32_f32;
 #endif
 
-enum { MM_SIMPLE, MM_TILE32, MM_TILE64, MM_TILE128, MM_TILE128C, MM_KINDS };
+enum { MM_SIMPLE, MM_TILE32, MM_TILE64, MM_TILE128, MM_TILE128C, MM_VEC, MM_KINDS };
 enum { MM_INFO_WORDS = 20 };
 
-static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 128};
-static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 256};
+/* Block of C per cube (tiled kinds) or per unit (MM_VEC). */
+static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 128, 8};
+static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 256, 32};
 
 /* What a candidate launches with. */
 typedef struct mm_args {
@@ -54,9 +57,9 @@ typedef struct mm_args {
 static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
   if (args->dtype == CUBERT_DTYPE_F64) {
     static const cubert_kernel_def *const f64[MM_KINDS] = {
-        &cubert_kernel_matmul_simple_f64, &cubert_kernel_matmul_tile32x32_f64,
-        &cubert_kernel_matmul_tile64x64_f64, &cubert_kernel_matmul_tile128x64_f64,
-        &cubert_kernel_matmul_tile128x256c_f64};
+        &cubert_kernel_matmul_simple_f64,       &cubert_kernel_matmul_tile32x32_f64,
+        &cubert_kernel_matmul_tile64x64_f64,    &cubert_kernel_matmul_tile128x64_f64,
+        &cubert_kernel_matmul_tile128x256c_f64, NULL /* MM_VEC: f32 only */};
     return f64[kind];
   }
   /* Only the CPU server runs the C side; on OpenCL every build is the same program, so the
@@ -67,26 +70,26 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
     if (level >= CUBERT_OPS_CPU_X86V4) {
       static const cubert_kernel_def *const v4[MM_KINDS] = {
-          &cubert_kernel_x86v4_matmul_simple_f32, &cubert_kernel_x86v4_matmul_tile32x32_f32,
-          &cubert_kernel_x86v4_matmul_tile64x64_f32, &cubert_kernel_x86v4_matmul_tile128x64_f32,
-          &cubert_kernel_x86v4_matmul_tile128x256c_f32};
+          &cubert_kernel_x86v4_matmul_simple_f32,       &cubert_kernel_x86v4_matmul_tile32x32_f32,
+          &cubert_kernel_x86v4_matmul_tile64x64_f32,    &cubert_kernel_x86v4_matmul_tile128x64_f32,
+          &cubert_kernel_x86v4_matmul_tile128x256c_f32, &cubert_kernel_x86v4_matmul_vec8x32_f32};
       return v4[kind];
     }
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
     if (level >= CUBERT_OPS_CPU_X86V3) {
       static const cubert_kernel_def *const v3[MM_KINDS] = {
-          &cubert_kernel_x86v3_matmul_simple_f32, &cubert_kernel_x86v3_matmul_tile32x32_f32,
-          &cubert_kernel_x86v3_matmul_tile64x64_f32, &cubert_kernel_x86v3_matmul_tile128x64_f32,
-          &cubert_kernel_x86v3_matmul_tile128x256c_f32};
+          &cubert_kernel_x86v3_matmul_simple_f32,       &cubert_kernel_x86v3_matmul_tile32x32_f32,
+          &cubert_kernel_x86v3_matmul_tile64x64_f32,    &cubert_kernel_x86v3_matmul_tile128x64_f32,
+          &cubert_kernel_x86v3_matmul_tile128x256c_f32, &cubert_kernel_x86v3_matmul_vec8x32_f32};
       return v3[kind];
     }
 #endif
   }
   static const cubert_kernel_def *const f32[MM_KINDS] = {
-      &cubert_kernel_matmul_simple_f32, &cubert_kernel_matmul_tile32x32_f32,
-      &cubert_kernel_matmul_tile64x64_f32, &cubert_kernel_matmul_tile128x64_f32,
-      &cubert_kernel_matmul_tile128x256c_f32};
+      &cubert_kernel_matmul_simple_f32,       &cubert_kernel_matmul_tile32x32_f32,
+      &cubert_kernel_matmul_tile64x64_f32,    &cubert_kernel_matmul_tile128x64_f32,
+      &cubert_kernel_matmul_tile128x256c_f32, &cubert_kernel_matmul_vec8x32_f32};
   return f32[kind];
 }
 
@@ -96,6 +99,9 @@ static cubert_status mm_launch(cubert_client *client, const mm_args *args, int k
   if (kind == MM_SIMPLE)
     return cubert_ops_launch_1d(client, mm_kernel(args, kind), args->m * args->n * args->batches,
                                 &kargs);
+  if (kind == MM_VEC)
+    return cubert_ops_launch_1d(client, mm_kernel(args, kind),
+                                (args->m + 7) / 8 * ((args->n + 31) / 32) * args->batches, &kargs);
   const uint64_t cx = (args->n + mm_tile_n[kind] - 1) / mm_tile_n[kind];
   const uint64_t cy = (args->m + mm_tile_m[kind] - 1) / mm_tile_m[kind];
   return cubert_client_launch(
@@ -118,6 +124,9 @@ static cubert_status mm_tile128(cubert_client *c, const void *a) {
 }
 static cubert_status mm_tile128c(cubert_client *c, const void *a) {
   return mm_launch(c, a, MM_TILE128C);
+}
+static cubert_status mm_vec(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_VEC);
 }
 
 /* A tiled candidate needs a 16 x 16 cube and its cube count within the device's limits; the
@@ -161,6 +170,19 @@ static int mm_tile128_valid(const cubert_client *c, const cubert_tune_key *k, co
   (void)k;
   return mm_tile_valid(c, a, MM_TILE128);
 }
+/* The vector-register unit kernel (f32) is for CPUs behind OpenCL, whose compiler (PoCL's LLVM)
+   vectorises inside a unit but not across the units of the tiled kernels' inner loops: there
+   it runs several times the tiled kernels (bench/matmul.c). GPUs are left out: its units read
+   A column-wise, uncoalesced, so it could only lose, and measuring it at 4096^2 would cost
+   seconds of tuning. The CPU server is left out too: GCC vectorises the tiled kernels' phases
+   across units already. It needs at least one whole 8 x 32 block. */
+static int mm_vec_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
+  const mm_args *args = a;
+  const cubert_device_properties *p = cubert_client_properties(c);
+  return p && p->type == CUBERT_DEVICE_TYPE_OPENCL_CPU && args->dtype == CUBERT_DTYPE_F32 &&
+         args->m >= 8 && args->n >= 32;
+}
 /* The simple kernel reads every A and B element from memory K times over: it is a candidate
    only for small products (at most 2^22 multiply-adds, or a thin C), where a tiled cube would
    mostly idle; measuring it on large ones would take seconds. */
@@ -179,11 +201,36 @@ static const cubert_tune_candidate mm_candidates[] = {
     {"tile128x256c", mm_tile128c, mm_tile128c_valid, 0},
     {"tile32x32", mm_tile32, mm_tile32_valid, 0},
     {"simple", mm_simple, mm_simple_valid, 0},
+    {"vec8x32", mm_vec, mm_vec_valid, 0},
 };
+enum { MM_CANDIDATES = sizeof mm_candidates / sizeof mm_candidates[0] };
 /* One set per dtype: their winners differ (f64 halves the vector width). Bump the checksum
    when the kernels change in ways that move the winners. */
-static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, 5, 0x6d6d0002};
-static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, 5, 0x6d6d0002};
+static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0003};
+static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, MM_CANDIDATES, 0x6d6d0003};
+
+static _Thread_local int forced = -1;
+
+void cubert_ops_matmul_force_candidate(int index) {
+  forced = index;
+}
+
+/* The product through the forced candidate (cubert_ops_matmul_force_candidate), or the tuner. */
+static cubert_status mm_execute(cubert_client *client, const cubert_tune_set *set,
+                                const cubert_tune_key *key, const mm_args *args) {
+  if (forced < 0) return cubert_tune_execute(client, set, key, args);
+  if (forced >= MM_CANDIDATES || !mm_candidates[forced].valid(client, key, args))
+    return cubert_status_make(CUBERT_CODE_UNAVAILABLE, "matmul: candidate %d does not fit", forced);
+  cubert_status st = mm_candidates[forced].launch(client, args);
+  /* A tile beyond the device's shared memory or the kernel's unit limit is unfit here. */
+  if (st && (cubert_status_code(st) == CUBERT_CODE_UNITS ||
+             cubert_status_code(st) == CUBERT_CODE_SHARED_MEMORY)) {
+    cubert_status_free(st);
+    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                              "matmul: candidate %d exceeds a limit of this device", forced);
+  }
+  return st;
+}
 
 /* 0 row-major (inner stride 1), 1 column-major (outer stride 1), 2 other. */
 static uint64_t mm_layout_class(uint64_t s_outer, uint64_t s_inner) {
@@ -317,7 +364,7 @@ cubert_status cubert_op_matmul(cubert_client *client, double alpha, const cubert
     args.batches = batches - first < per_launch ? batches - first : per_launch;
     info[3] = args.batches;
     info[16] = first;
-    if (has_product) st = cubert_tune_execute(client, set, &key, &args);
+    if (has_product) st = mm_execute(client, set, &key, &args);
     if (!st && (!has_product || scratch)) {
       /* c = t + beta * c, or beta * c (K == 0). t is this launch's slice of the scratch. */
       uint64_t binfo[MM_INFO_WORDS];

@@ -4,6 +4,7 @@
    errors, and every tuning candidate (each kernel launched directly) against the op. */
 #include <math.h>
 
+#include "../../kernels/ops/ops_internal.h"
 #include "cts.h"
 
 TestSuite(ops_matmul, .init = cts_setup, .fini = cts_teardown);
@@ -130,6 +131,11 @@ typedef struct mm_case {
   cubert_dtype dtype;
 } mm_case;
 
+/* Set while a test forces one tuning candidate: mm_run then skips products the candidate does
+   not fit (UNAVAILABLE) and counts the ones it ran in mm_ran. */
+static int mm_forced = 0;
+static int mm_ran = 0;
+
 static void mm_run(const mm_case *cs) {
   char what[160];
   snprintf(what, sizeof what,
@@ -154,7 +160,17 @@ static void mm_run(const mm_case *cs) {
     const size_t bytes = c.elems * c.t.elem_size;
     ASSERT_OK(cubert_client_write(cts_client, c.t.handle, 0, c.host, bytes));
   }
-  ASSERT_OK(cubert_op_matmul(cts_client, cs->alpha, &a.t, &b.t, cs->beta, &c.t));
+  cubert_status st = cubert_op_matmul(cts_client, cs->alpha, &a.t, &b.t, cs->beta, &c.t);
+  if (mm_forced && st && cubert_status_code(st) == CUBERT_CODE_UNAVAILABLE) {
+    /* The forced candidate does not fit this product (cubert_ops_matmul_force_candidate). */
+    cubert_status_free(st);
+    mm_free(&a);
+    mm_free(&b);
+    mm_free(&c);
+    return;
+  }
+  cr_assert(st == NULL, "%s: %s", what, cubert_status_message(st));
+  ++mm_ran;
   void *got = malloc(c.elems * c.t.elem_size);
   cts_read(c.t.handle, got, c.elems * c.t.elem_size);
   mm_check(&a, &b, &c, got, cs->alpha, cs->beta, what);
@@ -411,7 +427,8 @@ static void mm_candidates_agree(cubert_dtype dtype, uint64_t m, uint64_t n, uint
       f64 ? &cubert_kernel_matmul_tile32x32_f64 : &cubert_kernel_matmul_tile32x32_f32,
       f64 ? &cubert_kernel_matmul_tile64x64_f64 : &cubert_kernel_matmul_tile64x64_f32,
       f64 ? &cubert_kernel_matmul_tile128x64_f64 : &cubert_kernel_matmul_tile128x64_f32,
-      f64 ? &cubert_kernel_matmul_tile128x256c_f64 : &cubert_kernel_matmul_tile128x256c_f32};
+      f64 ? &cubert_kernel_matmul_tile128x256c_f64 : &cubert_kernel_matmul_tile128x256c_f32,
+      f64 ? NULL : &cubert_kernel_matmul_vec8x32_f32};
   const uint32_t tm[] = {0, 32, 64, 128, 128}, tn[] = {0, 32, 64, 64, 256};
   uint64_t info[20] = {m,
                        n,
@@ -438,10 +455,15 @@ static void mm_candidates_agree(cubert_dtype dtype, uint64_t m, uint64_t n, uint
   cubert_handle *bufs[3] = {a.t.handle, b.t.handle, c.t.handle};
   const cubert_kernel_args args = {
       .buffers = bufs, .buffer_count = 3, .info = info, .info_count = 20};
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 6; ++i) {
+    if (!defs[i]) continue;
     ASSERT_OK(cubert_client_write(cts_client, c.t.handle, 0, c.host, bytes));
     if (i == 0)
       ASSERT_OK(cubert_client_launch(cts_client, defs[i], cts_cubes(m * n, cts_dim()),
+                                     cubert_cube_dim_new_3d(cts_dim(), 1, 1), &args));
+    else if (i == 5) /* one unit per 8 x 32 block */
+      ASSERT_OK(cubert_client_launch(cts_client, defs[i],
+                                     cts_cubes((m + 7) / 8 * ((n + 31) / 32), cts_dim()),
                                      cubert_cube_dim_new_3d(cts_dim(), 1, 1), &args));
     else {
       cubert_status st =
@@ -467,6 +489,48 @@ static void mm_candidates_agree(cubert_dtype dtype, uint64_t m, uint64_t n, uint
   mm_free(&a);
   mm_free(&b);
   mm_free(&c);
+}
+
+/* Every tuning candidate forced through cubert_op_matmul (cubert_ops_matmul_force_candidate):
+   edges of every block shape (odd and prime sizes), transposed and column-major operands, a
+   column-major C (strided stores), pitched views with offsets, batches with a shared operand,
+   and beta (the scratch + beta pass). Each candidate that is valid on every device must run
+   some of them, and vec8x32 must on a CPU behind OpenCL (where the tuner may pick it). */
+Test(ops_matmul, every_candidate_forced_through_the_op) {
+  static const mm_case cases[] = {
+      {.m = 67, .n = 129, .k = 31, .alpha = 1.0},
+      {.m = 130, .n = 70, .k = 37, .la = COL, .lb = COL, .pad = 3, .offset = 5, .alpha = 0.5},
+      {.m = 64, .n = 96, .k = 64, .alpha = 1.0},
+      {.m = 41, .n = 100, .k = 29, .la = COL, .lc = COL, .alpha = 2.0, .beta = 0.5},
+      {.batch = 3,
+       .m = 33,
+       .n = 65,
+       .k = 17,
+       .lb = COL,
+       .pad = 1,
+       .offset = 2,
+       .share_a = 1,
+       .alpha = 1.0},
+      {.batch = 2, .m = 24, .n = 64, .k = 40, .share_b = 2, .alpha = -1.0, .beta = 2.0},
+      {.m = 8, .n = 32, .k = 1, .alpha = 1.0},
+      {.m = 9, .n = 33, .k = 300, .pad = 2, .alpha = 1.0},
+  };
+  const cubert_device_properties *p = cubert_client_properties(cts_client);
+  for (int cand = 0; cand < 6; ++cand) {
+    mm_forced = 1;
+    mm_ran = 0;
+    cubert_ops_matmul_force_candidate(cand);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+      mm_case cs = cases[i];
+      cs.dtype = CUBERT_DTYPE_F32;
+      mm_run(&cs);
+    }
+    cubert_ops_matmul_force_candidate(-1);
+    mm_forced = 0;
+    if (cand == 0 || cand == 3 || cand == 4 ||
+        (cand == 5 && p->type == CUBERT_DEVICE_TYPE_OPENCL_CPU))
+      cr_assert(mm_ran > 0, "candidate %d ran none of the products", cand);
+  }
 }
 
 Test(ops_matmul, every_candidate_agrees_with_the_tuned_choice) {

@@ -67,6 +67,18 @@
    Helper functions: CUBE_FN in front (static inline); pointer parameters into buffers are
      CUBE_GLOBAL T *, into shared memory CUBE_SHARED T *.
    Types: the <stdint.h> names (int8_t .. uint64_t), float, double (devices with fp64), bool.
+   Vectors of float (f32x4, f32x8, f32x16: OpenCL's float4/8/16; GCC/clang vector extensions on
+     the C side), for register blocks that a compiler vectorising only inside a unit (PoCL's
+     LLVM around inner loops) keeps in vector registers:
+       VLOAD_F32X<n>(p), VSTORE_F32X<n>(v, p)  n consecutive floats at p (a buffer, shared or
+                                               private pointer; any alignment; unchecked:
+                                               bound the range first, as for buf[i])
+       VSPLAT_F32X<n>(s)                       every lane s
+       VFMA(a, b, c)                           a * b + c per lane, fused on OpenCL and where
+                                               the C side is built for a CPU with FMA (else
+                                               rounded twice, as `a * b + c`)
+     and the operators + - * / between vectors of one type or a vector and a float. No lane
+     access (v.s0 / v[0] differ between the sides): store to a private array instead.
    A file whose kernels use double defines CUBE_NEEDS_FP64 before including this header: its
      definitions then carry CUBERT_KERNEL_NEEDS_FP64, so the OpenCL server never builds the
      file's program on a device without cl_khr_fp64 (a launch there is COMPILATION naming the
@@ -85,11 +97,12 @@
    Shared memory and private arrays are not checked: size them with compile-time constants.
 
    ---- Not part of the language (compiles on one side at best, or differs) -------------------
-     vector types (float4 ...), recursion, function pointers, variable-length arrays, mutable
-     globals (file-scope variables other than `const`), libc and other headers' functions,
-     pointers to pointers in buffers, `size_t`/`long` (their widths differ: use the <stdint.h>
-     names), 64-bit atomics, barriers that not every unit of a cube reaches (divergent barriers),
-     and side effects inside LOAD/STORE index expressions.
+     vector types other than the f32x<n> above (float4 ..., lane access, swizzles), recursion,
+     function pointers, variable-length arrays, mutable globals (file-scope variables other
+     than `const`), libc and other headers' functions, pointers to pointers in buffers,
+     `size_t`/`long` (their widths differ: use the <stdint.h> names), 64-bit atomics, barriers
+     that not every unit of a cube reaches (divergent barriers), and side effects inside
+     LOAD/STORE index expressions.
 
    This header defines short upper-case names (UNIT_POS_X, LOAD, PHASE, ...) and the math names
    above; include it only in kernel files. */
@@ -249,6 +262,21 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 #define SHARED_ATOMIC_MAX(p, v) atomic_max((p), (v))
 #define SHARED_ATOMIC_XCHG(p, v) atomic_xchg((p), (v))
 #define SHARED_ATOMIC_CAS(p, e, d) atomic_cmpxchg((p), (e), (d))
+
+/* Vectors of float: OpenCL's own types and built-ins. */
+typedef float4 f32x4;
+typedef float8 f32x8;
+typedef float16 f32x16;
+#define VLOAD_F32X4(p) vload4(0, (p))
+#define VLOAD_F32X8(p) vload8(0, (p))
+#define VLOAD_F32X16(p) vload16(0, (p))
+#define VSTORE_F32X4(v, p) vstore4((v), 0, (p))
+#define VSTORE_F32X8(v, p) vstore8((v), 0, (p))
+#define VSTORE_F32X16(v, p) vstore16((v), 0, (p))
+#define VSPLAT_F32X4(s) ((float4)(s))
+#define VSPLAT_F32X8(s) ((float8)(s))
+#define VSPLAT_F32X16(s) ((float16)(s))
+#define VFMA(a, b, c) fma((a), (b), (c))
 
 /* What every body is given: the info words (with the buffer sizes in front), the validate
    record, and the mode. Units are the work-items themselves, so positions need no parameters. */
@@ -542,6 +570,57 @@ CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
            : cubert_abs_u32_, uint64_t \
            : cubert_abs_u64_)(x)
 #define rsqrt(x) (1 / sqrt(x))
+
+/* ---- vectors of float: GCC/clang vector extensions ---- */
+/* Passing a 32- or 64-byte vector by value in a build without AVX would have another ABI; these
+   functions are always inlined and never cross an ABI boundary. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+/* Loads and stores go through memcpy: any alignment, and no aliasing assumptions. VFMA is a
+   lane loop of fmaf, which GCC and clang turn into vector FMA instructions where the build has
+   FMA; without it fmaf would be a library call per lane, so it is a * b + c there (as MM_FMA in
+   kernels/matmul_common.h). */
+#if defined(__FMA__)
+#define CUBERT_CUBE_VFMA_LANE_(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define CUBERT_CUBE_VFMA_LANE_(a, b, c) ((a) * (b) + (c))
+#endif
+#define CUBERT_CUBE_VEC_F32_(n)                                                         \
+  typedef float f32x##n __attribute__((vector_size(4 * (n))));                          \
+  CUBERT_CUBE_INLINE_ f32x##n cubert_vload_f32x##n##_(const float *p) {                 \
+    f32x##n v;                                                                          \
+    memcpy(&v, p, sizeof v);                                                            \
+    return v;                                                                           \
+  }                                                                                     \
+  CUBERT_CUBE_INLINE_ void cubert_vstore_f32x##n##_(f32x##n v, float *p) {              \
+    memcpy(p, &v, sizeof v);                                                            \
+  }                                                                                     \
+  CUBERT_CUBE_INLINE_ f32x##n cubert_vsplat_f32x##n##_(float s) {                       \
+    return (f32x##n){0} + s;                                                            \
+  }                                                                                     \
+  CUBERT_CUBE_INLINE_ f32x##n cubert_vfma_f32x##n##_(f32x##n a, f32x##n b, f32x##n c) { \
+    f32x##n r;                                                                          \
+    for (int i = 0; i < (n); ++i) r[i] = CUBERT_CUBE_VFMA_LANE_(a[i], b[i], c[i]);      \
+    return r;                                                                           \
+  }
+CUBERT_CUBE_VEC_F32_(4)
+CUBERT_CUBE_VEC_F32_(8)
+CUBERT_CUBE_VEC_F32_(16)
+#define VLOAD_F32X4(p) cubert_vload_f32x4_(p)
+#define VLOAD_F32X8(p) cubert_vload_f32x8_(p)
+#define VLOAD_F32X16(p) cubert_vload_f32x16_(p)
+#define VSTORE_F32X4(v, p) cubert_vstore_f32x4_((v), (p))
+#define VSTORE_F32X8(v, p) cubert_vstore_f32x8_((v), (p))
+#define VSTORE_F32X16(v, p) cubert_vstore_f32x16_((v), (p))
+#define VSPLAT_F32X4(s) cubert_vsplat_f32x4_(s)
+#define VSPLAT_F32X8(s) cubert_vsplat_f32x8_(s)
+#define VSPLAT_F32X16(s) cubert_vsplat_f32x16_(s)
+#define VFMA(a, b, c)                   \
+  _Generic((a), f32x4                   \
+           : cubert_vfma_f32x4_, f32x8  \
+           : cubert_vfma_f32x8_, f32x16 \
+           : cubert_vfma_f32x16_)((a), (b), (c))
 
 /* ---- the generated code ---- */
 
