@@ -107,7 +107,7 @@ typedef struct geometry {
   uint32_t units;
   uint64_t chunk;
   bool sync; /* reduce_outer(_wide)_sync: a barrier per step (for OpenCL CPU devices) */
-  bool wide; /* reduce_outer_wide: 8 outputs per unit */
+  bool wide; /* outer: reduce_outer_wide (8 outputs per unit); inner: 8 loads per unit and phase */
 } geometry;
 
 static cubert_status run(cubert_client *client, const reduce_problem *p, const geometry *g) {
@@ -118,6 +118,8 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, const g
   const cubert_kernel_def *outer_kernel =
       g->wide ? (g->sync ? f->wide_sync : f->wide) : (g->sync ? f->outer_sync : f->outer);
   const uint64_t span = g->wide ? 8 * (uint64_t)units : units;
+  /* reduce_inner's flags bit 2: eight loads per unit and phase (kernels/reduce_axis.cube.c). */
+  const uint64_t wide_loads = g->wide && !outer ? 4 : 0;
   uint64_t S = 1;
   if (chunk && p->R > chunk) S = p->R / chunk + (p->R % chunk != 0);
   if (S == 1) chunk = p->R;
@@ -132,7 +134,7 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, const g
     if (f->part_size != 4) st = cubert_client_empty(client, 8, &dummy8);
     if (!st) {
       cubert_handle *bufs[5] = {p->in, p->in, dummy8 ? dummy8 : p->out, p->out, p->out};
-      put_info(info, p, p->R, p->sR, p->in_off, p->out_off, 1, chunk, 0, p->in_strides);
+      put_info(info, p, p->R, p->sR, p->in_off, p->out_off, 1, chunk, wide_loads, p->in_strides);
       st = launch(client, outer ? outer_kernel : f->inner, cubes1, units, bufs, info, info_count);
     }
     cubert_handle_release(dummy8);
@@ -144,7 +146,7 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, const g
   if (!st) st = cubert_client_empty(client, f->has_idx ? parts * 4 : 4, &part_idx);
   if (!st) {
     cubert_handle *bufs[5] = {p->in, p->in, part, part_idx, p->out};
-    put_info(info, p, p->R, p->sR, p->in_off, 0, S, chunk, 2, p->in_strides);
+    put_info(info, p, p->R, p->sR, p->in_off, 0, S, chunk, 2 | wide_loads, p->in_strides);
     st = launch(client, outer ? outer_kernel : f->inner, cubes1, units, bufs, info, info_count);
   }
   if (!st) {
@@ -169,7 +171,8 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, const g
 /* Inner without split, inner split in the (elements per cube x cube dim) shapes the full
    reduction used to be measured at (bench/tune.c), outer without and with split, outer with a
    barrier per step (OpenCL CPU devices), and the wide outer form (8 outputs per unit: one
-   sequential stream per row on a CPU, more loads in flight on a GPU) with and without both. */
+   sequential stream per row on a CPU, more loads in flight on a GPU) with and without both;
+   inner_x8: reduce_inner with eight loads per unit and phase (GPUs). */
 static const geometry geometries[] = {
     {false, 64, 0, false, false},       {false, 256, 0, false, false},
     {false, 256, 4096, false, false},   {false, 256, 16384, false, false},
@@ -183,6 +186,8 @@ static const geometry geometries[] = {
     {true, 256, 0, true, false},        {true, 1024, 0, true, false},
     {true, 256, 1024, true, false},     {true, 128, 0, false, true},
     {true, 256, 0, false, true},        {true, 256, 0, true, true},
+    {false, 64, 0, false, true},        {false, 256, 0, false, true},
+    {false, 256, 65536, false, true},   {false, 64, 262144, false, true},
 };
 #define GEOMETRY_COUNT (sizeof(geometries) / sizeof(geometries[0]))
 
@@ -234,6 +239,10 @@ CANDIDATE(20)
 CANDIDATE(21)
 CANDIDATE(22)
 CANDIDATE(23)
+CANDIDATE(24)
+CANDIDATE(25)
+CANDIDATE(26)
+CANDIDATE(27)
 
 /* Group 0 (CUBERT_AUTOTUNE=minimal): one per family. */
 static const cubert_tune_candidate candidates[] = {
@@ -261,6 +270,10 @@ static const cubert_tune_candidate candidates[] = {
     {"outer_wide_d128", launch_21, valid_21, 0},
     {"outer_wide_d256", launch_22, valid_22, 1},
     {"outer_wide_sync_d256", launch_23, valid_23, 1},
+    {"inner_x8_d64", launch_24, valid_24, 1},
+    {"inner_x8_d256", launch_25, valid_25, 1},
+    {"inner_x8_d256_e65536", launch_26, valid_26, 1},
+    {"inner_x8_d64_e262144", launch_27, valid_27, 1},
 };
 _Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
 static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 0};

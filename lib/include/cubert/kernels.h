@@ -106,11 +106,11 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_sum_f32;
    [1] R, reduced length, [2] its input stride, [3] input offset, [4] output offset, [5] S splits
    (>= 1), [6] chunk (elements of the axis per split), [7] flags (1: index of element p is
    in_idx[p], else its position along the axis; 2: write partials part[k*S + s] (and part_idx)
-   instead of out), [8] divisor of mean, [9] rows (outputs: product of the kept shape), then kr
-   kept lengths, kr input strides and kr output strides. Output k (row-major over the kept
-   shape) reads in[in_offset + sum(c_d * in_stride_d) + r * R-stride] and writes
-   out[out_offset + sum(c_d * out_stride_d)]. Cube counts: inner rows * S, outer
-   ceil(I / CUBE_DIM_X) * (rows / I) * S with I the last kept length (extra cubes do nothing).
+   instead of out; 4: reduce_inner reads eight elements per unit and step), [8] divisor of mean, [9]
+   rows (outputs: product of the kept shape), then kr kept lengths, kr input strides and kr output
+   strides. Output k (row-major over the kept shape) reads in[in_offset + sum(c_d * in_stride_d) + r
+   * R-stride] and writes out[out_offset + sum(c_d * out_stride_d)]. Cube counts: inner rows * S,
+   outer ceil(I / CUBE_DIM_X) * (rows / I) * S with I the last kept length (extra cubes do nothing).
    Elements outside `in` are never read: a cube whose range leaves the buffer reduces nothing
    (validate mode reports it). */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_inner_sum_f32,
