@@ -573,8 +573,11 @@ CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
 
 /* ---- vectors of float: GCC/clang vector extensions ---- */
 /* Passing a 32- or 64-byte vector by value in a build without AVX would have another ABI; these
-   functions are always inlined and never cross an ABI boundary. */
-#if defined(__GNUC__) && !defined(__clang__)
+   functions are always inlined and never cross an ABI boundary. The warning is off for the rest
+   of the kernel file (clang warns at each call, GCC still prints a one-time note). */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 /* Loads and stores go through memcpy: any alignment, and no aliasing assumptions. VFMA is a
