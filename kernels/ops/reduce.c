@@ -190,7 +190,8 @@ static const geometry geometries[] = {
     {false, 64, 0, false, true},        {false, 256, 0, false, true},
     {false, 256, 65536, false, true},   {false, 64, 262144, false, true},
     {true, 256, 128, false, false},     {true, 128, 256, false, false},
-    {true, 256, 512, false, false},
+    {true, 256, 512, false, false},     {true, 1024, 2048, false, true},
+    {true, 1024, 1024, false, true},    {true, 512, 1024, false, true},
 };
 #define GEOMETRY_COUNT (sizeof(geometries) / sizeof(geometries[0]))
 
@@ -249,6 +250,9 @@ CANDIDATE(27)
 CANDIDATE(28)
 CANDIDATE(29)
 CANDIDATE(30)
+CANDIDATE(31)
+CANDIDATE(32)
+CANDIDATE(33)
 
 /* Group 0 (CUBERT_AUTOTUNE=minimal): one per family. */
 static const cubert_tune_candidate candidates[] = {
@@ -283,6 +287,9 @@ static const cubert_tune_candidate candidates[] = {
     {"outer_d256_c128", launch_28, valid_28, 0},
     {"outer_d128_c256", launch_29, valid_29, 0},
     {"outer_d256_c512", launch_30, valid_30, 0},
+    {"outer_wide_d1024_c2048", launch_31, valid_31, 1},
+    {"outer_wide_d1024_c1024", launch_32, valid_32, 0},
+    {"outer_wide_d512_c1024", launch_33, valid_33, 0},
 };
 _Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
 static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 0};
