@@ -6,17 +6,13 @@
    every command behind it on the device, which some drivers handle badly (PoCL 3.1 aborts in
    some of those chains, README.md), while the queue's error already makes the next
    flush/sync/read report it. */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
 struct cubert_gate {
+  cubert_gate_state state;
   cl_event user;
-  pthread_mutex_t mu;           /* below */
-  cubert_stream_errors *errors; /* the waiting stream's queue, once gate_wait ran */
-  cubert_status pending;        /* an error given before gate_wait */
-  int waited, opened;
 };
 
 cubert_status cubert_ocl_gate_create(cubert_server *base, cubert_gate **out) {
@@ -31,7 +27,7 @@ cubert_status cubert_ocl_gate_create(cubert_server *base, cubert_gate **out) {
     return cubert_ocl_status(err, CUBERT_CODE_EXECUTION, "clCreateUserEvent on OpenCL device '%s'",
                              base->properties.name);
   }
-  pthread_mutex_init(&g->mu, NULL);
+  cubert_gate_state_init(&g->state);
   *out = g;
   return NULL;
 }
@@ -39,57 +35,30 @@ cubert_status cubert_ocl_gate_create(cubert_server *base, cubert_gate **out) {
 cubert_status cubert_ocl_gate_wait(cubert_server *base, cubert_server_stream *stream,
                                    cubert_gate *g) {
   (void)base;
-  pthread_mutex_lock(&g->mu);
-  if (g->waited) {
-    pthread_mutex_unlock(&g->mu);
+  int state = cubert_gate_state_wait(&g->state, stream->errors);
+  if (state < 0)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "gate_wait: the gate has a waiter");
-  }
-  g->waited = 1;
-  g->errors = stream->errors;
-  int opened = g->opened;
-  cubert_status pending = g->pending;
-  g->pending = NULL;
-  pthread_mutex_unlock(&g->mu);
-  if (opened) {
-    cubert_stream_errors_push(stream->errors, pending);
-    return NULL;
-  }
+  if (state > 0) return NULL; /* open already */
   cubert_status s = cubert_ocl_wait_cl_event(stream, g->user, "a wait for a collective (gate)");
   if (s) {
-    pthread_mutex_lock(&g->mu);
-    g->waited = 0;
-    g->errors = NULL;
-    pthread_mutex_unlock(&g->mu);
+    cubert_gate_state_unwait(&g->state);
     return s;
   }
-  /* Submit the barrier now: the commands the caller queues behind it are submitted at its next
-     flush anyway, and the gate may open before that. */
+  /* Submit the barrier now: the gate may open before the caller's next flush. */
   clFlush(stream->queue);
   return NULL;
 }
 
 void cubert_ocl_gate_open(cubert_server *base, cubert_gate *g, cubert_status error) {
   (void)base;
-  pthread_mutex_lock(&g->mu);
-  if (g->opened) {
-    pthread_mutex_unlock(&g->mu);
-    cubert_status_free(error);
-    return;
-  }
-  g->opened = 1;
-  if (g->waited)
-    cubert_stream_errors_push(g->errors, error); /* before the event completes */
-  else
-    g->pending = error;
-  pthread_mutex_unlock(&g->mu);
-  clSetUserEventStatus(g->user, CL_COMPLETE);
+  /* Completes the user event even when nobody waits yet: a later barrier on it passes. */
+  if (cubert_gate_state_open(&g->state, error) > 0) clSetUserEventStatus(g->user, CL_COMPLETE);
 }
 
 void cubert_ocl_gate_release(cubert_server *base, cubert_gate *g) {
   if (!g) return;
   cubert_ocl_gate_open(base, g, NULL); /* a waiter never hangs on a released gate */
-  cubert_status_free(g->pending);
+  cubert_gate_state_destroy(&g->state);
   clReleaseEvent(g->user); /* the barrier holds its own reference */
-  pthread_mutex_destroy(&g->mu);
   free(g);
 }

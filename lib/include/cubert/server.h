@@ -10,6 +10,7 @@
 #ifndef CUBERT_SERVER_H
 #define CUBERT_SERVER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +111,30 @@ void cubert_stream_errors_push(cubert_stream_errors *errors, cubert_status error
 /* True while the stream holds unreported errors: a backend skips work that depends on a
    failed operation (thread-safe). */
 int cubert_stream_errors_pending(cubert_stream_errors *errors);
+
+/* ---- gates (lib/stream/gate_state.c): the part of a gate every server shares ---------- */
+
+/* Who waits on a gate, whether it is open, an error given before the wait (server.h vtable
+   "Gates"). A server's gate embeds one and adds its signal. */
+typedef struct cubert_gate_state {
+  pthread_mutex_t mu;
+  cubert_stream_errors *errors; /* the waiting stream's queue */
+  cubert_status pending;        /* an error given before the wait */
+  int waited, opened;
+} cubert_gate_state;
+void cubert_gate_state_init(cubert_gate_state *gate);
+/* Frees a pending error. */
+void cubert_gate_state_destroy(cubert_gate_state *gate);
+/* Registers the waiting stream's queue: -1 when the gate has a waiter already, 1 when it is
+   open (its pending error, if any, was pushed to `errors`: no wait needed), 0 when the server
+   must queue its wait. */
+int cubert_gate_state_wait(cubert_gate_state *gate, cubert_stream_errors *errors);
+/* Undoes a wait the server failed to queue. */
+void cubert_gate_state_unwait(cubert_gate_state *gate);
+/* Opens the gate (ownership of `error` moves in): pushes the error to the waiting stream's
+   queue, or keeps it for the wait. 2: opened, a wait is queued (signal it now); 1: opened,
+   nobody waits yet; 0: it was open already (the error is freed). */
+int cubert_gate_state_open(cubert_gate_state *gate, cubert_status error);
 
 /* ---- launches ---------------------------------------------------------------------------- */
 
