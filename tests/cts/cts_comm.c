@@ -1,6 +1,7 @@
 /* Conformance: communicators in one process (cubert/comm.h). The members mix devices: N = 1 is
    the device under test; N = 2 is the CPU server and the device under test; N = 3 adds a second
    CPU client (another instance of the CPU server, or the same one once devices are shared).
+   CUBERT_COMM_DEVICES (a selector list) replaces them, e.g. by two GPUs.
    Every result is compared with a host reduction in rank order, bit for bit. */
 #include <math.h>
 #include <stdint.h>
@@ -20,10 +21,30 @@ typedef struct members {
   cubert_comm *comm;
 } members;
 
+/* CUBERT_COMM_DEVICES="opencl:0,opencl:1" (the two-GPU machine): members 0..n-1 are clients
+   of these selectors in turn instead of the CPU server and the device under test. */
+static int members_from_env(members *m, size_t n) {
+  const char *env = getenv("CUBERT_COMM_DEVICES");
+  if (!env || !*env) return 0;
+  char list[256], *sel[MAXN];
+  size_t count = 0;
+  snprintf(list, sizeof list, "%s", env);
+  for (char *save = NULL, *t = strtok_r(list, ",", &save); t && count < MAXN;
+       t = strtok_r(NULL, ",", &save))
+    sel[count++] = t;
+  cr_assert(count > 0, "CUBERT_COMM_DEVICES=\"%s\" names no device", env);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_OK(cubert_client_create(sel[i % count], &m->clients[i]));
+    m->own[i] = 1;
+  }
+  return 1;
+}
+
 static void members_open(members *m, size_t n) {
   memset(m, 0, sizeof *m);
   m->n = n;
-  if (n == 1) {
+  if (members_from_env(m, n)) {
+  } else if (n == 1) {
     m->clients[0] = cts_client;
   } else {
     ASSERT_OK(cubert_client_create("cpu", &m->clients[0]));
