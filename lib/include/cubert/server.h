@@ -10,6 +10,7 @@
 #ifndef CUBERT_SERVER_H
 #define CUBERT_SERVER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ CUBERT_EXTERN_C_BEGIN
 typedef struct cubert_server cubert_server;
 typedef struct cubert_server_stream cubert_server_stream; /* backend-defined */
 typedef struct cubert_event cubert_event;                 /* backend-defined */
+typedef struct cubert_gate cubert_gate;                   /* backend-defined */
 typedef struct cubert_slice cubert_slice;                 /* core memory slice */
 typedef struct cubert_stream_errors cubert_stream_errors; /* core per-stream error queue */
 
@@ -109,6 +111,30 @@ void cubert_stream_errors_push(cubert_stream_errors *errors, cubert_status error
 /* True while the stream holds unreported errors: a backend skips work that depends on a
    failed operation (thread-safe). */
 int cubert_stream_errors_pending(cubert_stream_errors *errors);
+
+/* ---- gates (lib/stream/gate_state.c): the part of a gate every server shares ---------- */
+
+/* Who waits on a gate, whether it is open, an error given before the wait (server.h vtable
+   "Gates"). A server's gate embeds one and adds its signal. */
+typedef struct cubert_gate_state {
+  pthread_mutex_t mu;
+  cubert_stream_errors *errors; /* the waiting stream's queue */
+  cubert_status pending;        /* an error given before the wait */
+  int waited, opened;
+} cubert_gate_state;
+void cubert_gate_state_init(cubert_gate_state *gate);
+/* Frees a pending error. */
+void cubert_gate_state_destroy(cubert_gate_state *gate);
+/* Registers the waiting stream's queue: -1 when the gate has a waiter already, 1 when it is
+   open (its pending error, if any, was pushed to `errors`: no wait needed), 0 when the server
+   must queue its wait. */
+int cubert_gate_state_wait(cubert_gate_state *gate, cubert_stream_errors *errors);
+/* Undoes a wait the server failed to queue. */
+void cubert_gate_state_unwait(cubert_gate_state *gate);
+/* Opens the gate (ownership of `error` moves in): pushes the error to the waiting stream's
+   queue, or keeps it for the wait. 2: opened, a wait is queued (signal it now); 1: opened,
+   nobody waits yet; 0: it was open already (the error is freed). */
+int cubert_gate_state_open(cubert_gate_state *gate, cubert_status error);
 
 /* ---- launches ---------------------------------------------------------------------------- */
 
@@ -200,6 +226,37 @@ typedef struct cubert_server_vtable {
   cubert_status (*event_sync)(cubert_server *server, cubert_event *event);
   int (*event_done)(cubert_server *server, cubert_event *event); /* non-blocking poll */
   void (*event_release)(cubert_server *server, cubert_event *event);
+
+  /* Gates: make a stream wait, on the device, for something a host thread finishes later
+     (lib/stream/README.md "Gates"; the communicators' collectives use them). gate_create makes
+     a closed gate; gate_wait queues, after earlier work on `stream`, a command that completes
+     only once the gate is open (at most one gate_wait per gate); commands queued behind it
+     start after that. gate_open opens it, on any thread and WITHOUT the device lock: with an
+     `error` (ownership moves in), the error is first pushed to the waiting stream's error
+     queue, so the stream's next flush/sync/read reports it (SERVER_UNHEALTHY) and the backend
+     may skip work queued behind it; a gate opened before gate_wait was called lets the wait
+     pass at once (the error is then pushed at gate_wait). Opening twice is a no-op (the second
+     error is freed). gate_release frees the gate (lock held): the waiting command, if any,
+     stays valid until it completed. Every gate that was waited on must be opened, or the
+     stream never drains. gate_open, gate_release, and event_sync/event_release of any event,
+     must work without the device lock: the thread that opens a gate cannot take the lock,
+     since a user thread may hold it while it syncs the gated stream. For the same reason a
+     communicator's member thread uses its own private streams (read_async, write below
+     CUBERT_OCL_STAGING_MIN_WRITE, flush, event_record) without the lock; a server keeps
+     per-stream state apart from what the device lock guards, so that this is safe. A server may leave all four NULL: cubert_comm_create then refuses
+     its clients (UNSUPPORTED_IO_OPERATION). */
+  cubert_status (*gate_create)(cubert_server *server, cubert_gate **out);
+  cubert_status (*gate_wait)(cubert_server *server, cubert_server_stream *stream,
+                             cubert_gate *gate);
+  void (*gate_open)(cubert_server *server, cubert_gate *gate, cubert_status error);
+  void (*gate_release)(cubert_server *server, cubert_gate *gate);
+
+  /* Pinned host memory for staging transfers: `size` bytes the device copies to and from at
+     full speed (OpenCL: a mapped CL_MEM_ALLOC_HOST_PTR buffer), any alignment of 64 or more.
+     May be NULL (callers then use malloc'd memory). host_free takes the pointer host_alloc
+     gave. Both with the device lock held. */
+  cubert_status (*host_alloc)(cubert_server *server, uint64_t size, void **out);
+  void (*host_free)(cubert_server *server, void *ptr);
 
   /* Profiling. profile_begin marks the start of a profiled region on the stream;
      profile_end marks its end, waits, and returns the elapsed time in ns and the method.
