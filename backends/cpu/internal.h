@@ -253,6 +253,10 @@ void cubert_cpu_job_fail(cubert_cpu_job *job, const char *reason);
 /* Reports `error` (ownership moves in) as the failure of `job` unless one was reported already,
    and skips the cubes of the launch not started yet. */
 void cubert_cpu_job_abandon(cubert_cpu_job *job, cubert_status error);
+/* Completes one command of a stream that runs nothing itself (a gate's counter, gate.c):
+   bumps its counter, wakes host waiters and starts the streams that waited for it. Any
+   thread, no lock held. */
+void cubert_cpu_stream_signal(cubert_server_stream *stream);
 /* Stream references (events and waits keep the counters alive). */
 void cubert_cpu_stream_ref(cubert_server_stream *stream);
 void cubert_cpu_stream_unref(cubert_server_stream *stream);
@@ -286,6 +290,11 @@ cubert_status cubert_cpu_read_async(cubert_server *server, cubert_server_stream 
                                     cubert_event **out_event);
 cubert_status cubert_cpu_event_record(cubert_server *server, cubert_server_stream *stream,
                                       cubert_event **out);
+cubert_status cubert_cpu_gate_create(cubert_server *server, cubert_gate **out);
+cubert_status cubert_cpu_gate_wait(cubert_server *server, cubert_server_stream *stream,
+                                   cubert_gate *gate);
+void cubert_cpu_gate_open(cubert_server *server, cubert_gate *gate, cubert_status error);
+void cubert_cpu_gate_release(cubert_server *server, cubert_gate *gate);
 cubert_status cubert_cpu_event_wait(cubert_server *server, cubert_server_stream *stream,
                                     cubert_event *event);
 cubert_status cubert_cpu_event_sync(cubert_server *server, cubert_event *event);

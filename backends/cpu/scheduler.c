@@ -464,6 +464,17 @@ static void recheck_blocked(cubert_cpu_device *d) {
   } while (progress);
 }
 
+void cubert_cpu_stream_signal(cubert_server_stream *s) {
+  cubert_cpu_device *d = s->device;
+  cubert_cpu_lock_acquire(&s->lock);
+  atomic_store(&s->completed, atomic_load_explicit(&s->completed, memory_order_relaxed) + 1);
+  /* After the counter (seq_cst): a blocker announces itself before reading the counter. */
+  int waited_on = atomic_load(&s->blocked_waiters) > 0;
+  cubert_cpu_lock_release(&s->lock);
+  cubert_cpu_ec_notify(&d->done_ec, UINT64_MAX);
+  if (waited_on) recheck_blocked(d);
+}
+
 void cubert_cpu_stream_submit(cubert_server_stream *s, cubert_cpu_job *job) {
   cubert_cpu_device *d = s->device;
   atomic_store_explicit(&s->submitted,

@@ -41,6 +41,10 @@ static const cubert_server_vtable cpu_vtable = {
     .event_sync = cubert_cpu_event_sync,
     .event_done = cubert_cpu_event_done,
     .event_release = cubert_cpu_event_release,
+    .gate_create = cubert_cpu_gate_create,
+    .gate_wait = cubert_cpu_gate_wait,
+    .gate_open = cubert_cpu_gate_open,
+    .gate_release = cubert_cpu_gate_release,
     .profile_begin = cubert_cpu_profile_begin,
     .profile_end = cubert_cpu_profile_end,
 };

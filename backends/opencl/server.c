@@ -36,6 +36,12 @@ static const cubert_server_vtable kVtable = {
     .event_sync = cubert_ocl_event_sync,
     .event_done = cubert_ocl_event_done,
     .event_release = cubert_ocl_event_release,
+    .gate_create = cubert_ocl_gate_create,
+    .gate_wait = cubert_ocl_gate_wait,
+    .gate_open = cubert_ocl_gate_open,
+    .gate_release = cubert_ocl_gate_release,
+    .host_alloc = cubert_ocl_host_alloc,
+    .host_free = cubert_ocl_host_free,
     .profile_begin = cubert_ocl_profile_begin,
     .profile_end = cubert_ocl_profile_end,
 };
@@ -142,6 +148,7 @@ static void server_destroy(cubert_server *base) {
   cubert_ocl_release_deferred(server);
   free(server->deferred);
   cubert_ocl_staging_release(server);
+  cubert_ocl_pinned_release_all(server);
   for (size_t i = 0; i < server->page_count; ++i) clReleaseMemObject(server->pages[i]);
   free(server->pages);
   if (server->alloc_queue) clReleaseCommandQueue(server->alloc_queue);

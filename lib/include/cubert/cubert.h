@@ -3,6 +3,7 @@
 #define CUBERT_H
 
 #include "cubert/client.h"
+#include "cubert/comm.h"
 #include "cubert/device.h"
 #include "cubert/geometry.h"
 #include "cubert/handle.h"

@@ -25,6 +25,7 @@ CUBERT_EXTERN_C_BEGIN
 typedef struct cubert_server cubert_server;
 typedef struct cubert_server_stream cubert_server_stream; /* backend-defined */
 typedef struct cubert_event cubert_event;                 /* backend-defined */
+typedef struct cubert_gate cubert_gate;                   /* backend-defined */
 typedef struct cubert_slice cubert_slice;                 /* core memory slice */
 typedef struct cubert_stream_errors cubert_stream_errors; /* core per-stream error queue */
 
@@ -200,6 +201,32 @@ typedef struct cubert_server_vtable {
   cubert_status (*event_sync)(cubert_server *server, cubert_event *event);
   int (*event_done)(cubert_server *server, cubert_event *event); /* non-blocking poll */
   void (*event_release)(cubert_server *server, cubert_event *event);
+
+  /* Gates: make a stream wait, on the device, for something a host thread finishes later
+     (lib/stream/README.md "Gates"; the communicators' collectives use them). gate_create makes
+     a closed gate; gate_wait queues, after earlier work on `stream`, a command that completes
+     only once the gate is open (at most one gate_wait per gate); commands queued behind it
+     start after that. gate_open opens it, on any thread and WITHOUT the device lock: with an
+     `error` (ownership moves in), the error is first pushed to the waiting stream's error
+     queue, so the stream's next flush/sync/read reports it (SERVER_UNHEALTHY) and the backend
+     may skip work queued behind it; a gate opened before gate_wait was called lets the wait
+     pass at once (the error is then pushed at gate_wait). Opening twice is a no-op (the second
+     error is freed). gate_release frees the gate (lock held): the waiting command, if any,
+     stays valid until it completed. Every gate that was waited on must be opened, or the
+     stream never drains. A server may leave all four NULL: the core then refuses
+     collectives on it (UNSUPPORTED). */
+  cubert_status (*gate_create)(cubert_server *server, cubert_gate **out);
+  cubert_status (*gate_wait)(cubert_server *server, cubert_server_stream *stream,
+                             cubert_gate *gate);
+  void (*gate_open)(cubert_server *server, cubert_gate *gate, cubert_status error);
+  void (*gate_release)(cubert_server *server, cubert_gate *gate);
+
+  /* Pinned host memory for staging transfers: `size` bytes the device copies to and from at
+     full speed (OpenCL: a mapped CL_MEM_ALLOC_HOST_PTR buffer), any alignment of 64 or more.
+     May be NULL (callers then use malloc'd memory). host_free takes the pointer host_alloc
+     gave. Both with the device lock held. */
+  cubert_status (*host_alloc)(cubert_server *server, uint64_t size, void **out);
+  void (*host_free)(cubert_server *server, void *ptr);
 
   /* Profiling. profile_begin marks the start of a profiled region on the stream;
      profile_end marks its end, waits, and returns the elapsed time in ns and the method.

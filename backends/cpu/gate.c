@@ -1,0 +1,106 @@
+/* cubert CPU server — gates (server.h): a stream waits for something a host thread finishes.
+
+   A gate is a stream of its own that is never registered with the workers: it counts one
+   command submitted and none completed, and opening it completes that command. A stream that
+   waits on the gate queues an ordinary wait record on that stream (events.c, scheduler.c), so
+   the scheduler's wait machinery (blocked_on, blocked_waiters, recheck) does the rest: opening
+   bumps the counter, wakes host waiters and rechecks the blocked streams, exactly as a stream
+   completing a command that others wait for. An error given to gate_open is pushed to the
+   waiting stream's queue before the gate opens, so a sync that returns afterwards reports it
+   and the scheduler skips what was queued behind it. */
+#include <pthread.h>
+#include <string.h>
+
+#include "cpu/internal.h"
+
+struct cubert_gate {
+  cubert_server_stream *stream; /* the gate's own counter stream (not registered) */
+  pthread_mutex_t mu;           /* below */
+  cubert_stream_errors *errors; /* the waiting stream's queue, once gate_wait ran */
+  cubert_status pending;        /* an error given before gate_wait */
+  int waited, opened;
+};
+
+cubert_status cubert_cpu_gate_create(cubert_server *server, cubert_gate **out) {
+  *out = NULL;
+  cubert_gate *g = calloc(1, sizeof *g);
+  cubert_server_stream *s = cubert_cpu_alloc_lines(sizeof *s);
+  if (!g || !s) {
+    free(g);
+    free(s);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation of a gate failed");
+  }
+  memset(s, 0, sizeof *s);
+  s->device = cubert_cpu_device_of(server);
+  atomic_init(&s->refs, 1);
+  atomic_init(&s->submitted, 1);
+  atomic_init(&s->completed, 0);
+  atomic_init(&s->blocked_waiters, 0);
+  s->slot = UINT32_MAX; /* no publication slot: nothing ever runs on it */
+  pthread_mutex_init(&g->mu, NULL);
+  g->stream = s;
+  *out = g;
+  return NULL;
+}
+
+cubert_status cubert_cpu_gate_wait(cubert_server *server, cubert_server_stream *s,
+                                   cubert_gate *g) {
+  (void)server;
+  pthread_mutex_lock(&g->mu);
+  if (g->waited) {
+    pthread_mutex_unlock(&g->mu);
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "gate_wait: the gate has a waiter");
+  }
+  int opened = g->opened;
+  cubert_status pending = g->pending;
+  g->pending = NULL;
+  g->waited = 1;
+  g->errors = s->errors;
+  pthread_mutex_unlock(&g->mu);
+  if (opened) {
+    cubert_stream_errors_push(s->errors, pending);
+    return NULL;
+  }
+  cubert_cpu_job *job = cubert_cpu_job_obtain(s, 0, 0);
+  if (!job) {
+    pthread_mutex_lock(&g->mu);
+    g->waited = 0;
+    g->errors = NULL;
+    pthread_mutex_unlock(&g->mu);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                              "host allocation of a wait record for a gate failed");
+  }
+  job->kind = CUBERT_CPU_JOB_WAIT;
+  cubert_cpu_stream_ref(g->stream);
+  job->wait_stream = g->stream;
+  job->wait_target = 1;
+  cubert_cpu_stream_submit(s, job);
+  return NULL;
+}
+
+void cubert_cpu_gate_open(cubert_server *server, cubert_gate *g, cubert_status error) {
+  (void)server;
+  pthread_mutex_lock(&g->mu);
+  if (g->opened) {
+    pthread_mutex_unlock(&g->mu);
+    cubert_status_free(error);
+    return;
+  }
+  g->opened = 1;
+  if (g->waited)
+    cubert_stream_errors_push(g->errors, error); /* before the counter moves */
+  else
+    g->pending = error;
+  int waited = g->waited;
+  pthread_mutex_unlock(&g->mu);
+  if (waited) cubert_cpu_stream_signal(g->stream);
+}
+
+void cubert_cpu_gate_release(cubert_server *server, cubert_gate *g) {
+  if (!g) return;
+  cubert_cpu_gate_open(server, g, NULL); /* a waiter never hangs on a released gate */
+  cubert_status_free(g->pending);
+  pthread_mutex_destroy(&g->mu);
+  cubert_cpu_stream_unref(g->stream); /* a queued wait record holds its own reference */
+  free(g);
+}

@@ -1,0 +1,136 @@
+/* cubert — the communicator engine's transport interface (internal; lib/comm/README.md).
+
+   The engine (engine.c) owns everything device-side: it validates a call, orders it on each
+   member client's stream (gates, server.h), and on its worker threads moves every collective
+   through pinned host memory in chunks: per local member, stage the chunk out of the device
+   buffer into host memory, hand the chunk to the TRANSPORT, which combines the members' host
+   chunks (reduces, gathers, broadcasts; with its peers in other processes where there are
+   some), then stage the result back into the device buffers. Several chunks are in flight at
+   once (each member's stage-out of chunk k+1 overlaps the combine and the stage-in of chunk
+   k), and each local member has its own thread, so the members' legs overlap across devices.
+
+   A transport therefore sees host memory only. Two exist:
+     - in-process (inproc.c): every member is local; `combine` reduces the local members' host
+       chunks directly (split across the member threads: member thread p reduces part p of the
+       chunk, a reduce-scatter, and every member then stages the whole result in, the
+       all-gather);
+     - MPI (cubert/mpi.h, built with MPI): one local member per process; `combine` exchanges
+       host chunks with the other ranks (a ring of MPI sends/receives, or MPI collectives) and
+       reduces with cubert_comm_host_reduce.
+
+   Threads: `combine` is called from the engine's member threads, never under a device lock.
+   For one chunk it is called once per part (0..parts-1) concurrently, after every local
+   member's input for that chunk was staged; the engine waits for all parts before staging the
+   result in. Chunks are combined in order (chunk k of collective j before anything later), on
+   every process in the same order, so a transport that talks to other processes may match
+   messages by order (tags per chunk are available in cubert_comm_chunk). */
+#ifndef CUBERT_COMM_TRANSPORT_H
+#define CUBERT_COMM_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cubert/comm.h"
+#include "cubert/layout.h"
+#include "cubert/status.h"
+
+typedef enum cubert_comm_kind {
+  CUBERT_COMM_ALL_REDUCE = 0,
+  CUBERT_COMM_BROADCAST = 1,
+  CUBERT_COMM_REDUCE = 2,
+  CUBERT_COMM_ALL_GATHER = 3,
+  CUBERT_COMM_REDUCE_SCATTER = 4,
+  CUBERT_COMM_SEND = 5, /* point-to-point (MPI transport): one local member */
+  CUBERT_COMM_RECV = 6,
+} cubert_comm_kind;
+
+/* One chunk of a collective, as the engine hands it to the transport. Element counts. "Piece"
+   = `count` elements that belong to one member; piece j lies at byte j * count * elem_size.
+   in[i] is local member i's staged input, out[i] the host buffer the engine stages into local
+   member i's device afterwards (each member has its own, pinned for its own device); the
+   transport fills every out[i] the kind needs. An out[i] may alias in[i] (a host-addressable
+   device buffer used in place): a transport reads each element of every input before writing
+   that element of any output (part-wise is enough: parts cover disjoint elements).
+   ALL_REDUCE, REDUCE: in[i] = local member i's `count` elements; out[i] = the reduction over
+     all members (REDUCE: only out[root - rank], and only where the root is local; the other
+     out[i] are NULL).
+   BROADCAST: in[root - rank] = the root's elements when the root is local, other entries
+     NULL; out[i] = the root's `count` elements for every local member but the root (NULL).
+   ALL_GATHER: in[i] = local member i's piece; out[i] = size pieces, member m's at m.
+   REDUCE_SCATTER: in[i] = size pieces of local member i (piece j = its contribution to member
+     j's result); out[i] = 1 piece: the reduction for member rank + i.
+   SEND: in[0] = `count` elements to send to `peer` with `tag`. RECV: out[0] receives them
+     from `peer`. */
+typedef struct cubert_comm_chunk {
+  cubert_comm_kind kind;
+  cubert_dtype dtype;
+  cubert_reduce_op op;
+  size_t elem_size;  /* bytes per element */
+  size_t root;       /* BROADCAST, REDUCE: a rank */
+  size_t peer;       /* SEND, RECV: a rank */
+  int tag;           /* SEND, RECV: the user's tag */
+  uint64_t sequence; /* the collective's number on this communicator (0, 1, ...) */
+  size_t index;      /* the chunk's number within the collective (0, 1, ...) */
+  size_t chunks;     /* the collective's number of chunks */
+  size_t offset;     /* the chunk's first element within each member's piece */
+  size_t count;      /* elements per piece in this chunk (> 0) */
+  const void *const *in; /* [local_count] */
+  void *const *out;      /* [local_count] */
+} cubert_comm_chunk;
+
+typedef struct cubert_comm_transport cubert_comm_transport;
+
+typedef struct cubert_comm_transport_vtable {
+  const char *name; /* "inproc", "mpi": errors name it */
+  /* Does part `part` of `parts` of the chunk's combination (see the top). An error fails the
+     collective: the engine skips its remaining chunks and reports the error on every local
+     member's stream (the gates open with it). A transport across processes must return, not
+     hang, when a peer died (timeouts, MPI error handlers). */
+  cubert_status (*combine)(cubert_comm_transport *transport, const cubert_comm_chunk *chunk,
+                           size_t part, size_t parts);
+  /* Frees the transport (after the engine's threads stopped). */
+  void (*destroy)(cubert_comm_transport *transport);
+} cubert_comm_transport_vtable;
+
+/* Transports embed this as their first member. */
+struct cubert_comm_transport {
+  const cubert_comm_transport_vtable *vtable;
+  size_t size;        /* members in total */
+  size_t rank;        /* rank of the first local member */
+  size_t local_count; /* local members (in-process: size; MPI: 1) */
+};
+
+/* The engine's entry for a transport: a communicator whose local members are
+   clients[0..local_count) (local_count == transport->local_count) and whose members talk
+   through `transport` (ownership moves in, also on error: it is destroyed then). The public
+   cubert_comm_create is this with the in-process transport; cubert_comm_create_mpi is this
+   with the MPI one. */
+cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, size_t local_count,
+                                                cubert_comm_transport *transport,
+                                                cubert_comm **out);
+/* The communicator's transport (for cubert/mpi.h's functions). */
+cubert_comm_transport *cubert_comm_transport_of(cubert_comm *comm);
+
+/* Point-to-point through the engine (cubert/mpi.h's send/recv): stream-ordered like a
+   collective on the single local member's current stream, chunked the same way; `what`
+   names the public function in errors. */
+cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size_t count,
+                                     cubert_dtype dtype, size_t peer, int tag, const char *what);
+cubert_status cubert_comm_queue_recv(cubert_comm *comm, cubert_handle *buf, size_t count,
+                                     cubert_dtype dtype, size_t peer, int tag, const char *what);
+
+/* Host reduction (reduce.c): acc[i] = acc[i] op x[i] for `count` elements of `dtype` (f32,
+   f64, i32; integer sums wrap; max/min propagate NaN). acc and x must not overlap. */
+void cubert_comm_host_reduce(void *acc, const void *x, size_t count, cubert_dtype dtype,
+                             cubert_reduce_op op);
+/* For every output o: out[o][i] = in[0][i] op in[1][i] op ... op in[n-1][i] (left to right),
+   n >= 1, `count` elements; NULL outputs are skipped. An output may alias an input. */
+void cubert_comm_host_reduce_n(void *const *out, size_t nout, const void *const *in, size_t n,
+                               size_t count, cubert_dtype dtype, cubert_reduce_op op);
+/* Bytes of one element of a dtype a collective accepts (f32, f64, i32), 0 for the others. */
+size_t cubert_comm_dtype_size(cubert_dtype dtype);
+
+/* The in-process transport (inproc.c): `size` local members. NULL when out of memory. */
+cubert_comm_transport *cubert_comm_inproc_create(size_t size);
+
+#endif /* CUBERT_COMM_TRANSPORT_H */
