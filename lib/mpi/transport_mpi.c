@@ -203,14 +203,19 @@ static cubert_status mpi_exchange(mpi_transport *t, const cubert_comm_chunk *c, 
   return n ? mpi_wait(t, c, ops, n) : NULL;
 }
 
-static void *tmp_get(mpi_transport *t, size_t bytes) {
-  if (bytes <= t->tmp_size) return t->tmp;
-  void *p = realloc(t->tmp, bytes);
+/* A transport-owned buffer (*buf of *size bytes) grown to at least `bytes`; NULL when out of
+   memory. tmp: a received block before it is reduced; acc: partial reductions that are not
+   this rank's output. */
+static void *grow(void **buf, size_t *size, size_t bytes) {
+  if (bytes <= *size) return *buf;
+  void *p = realloc(*buf, bytes);
   if (!p) return NULL;
-  t->tmp = p;
-  t->tmp_size = bytes;
+  *buf = p;
+  *size = bytes;
   return p;
 }
+#define tmp_get(t, bytes) grow(&(t)->tmp, &(t)->tmp_size, bytes)
+#define acc_get(t, bytes) grow(&(t)->acc, &(t)->acc_size, bytes)
 
 /* Segment i of `count` elements split into `parts`: [*first, *first + *len). */
 static void segment(size_t count, size_t parts, size_t i, size_t *first, size_t *len) {
@@ -325,16 +330,6 @@ static cubert_status tree_reduce(mpi_transport *t, const cubert_comm_chunk *c, c
     }
   }
   return NULL;
-}
-
-/* A transport-owned scratch buffer of `bytes` (second one: `acc`). */
-static void *acc_get(mpi_transport *t, size_t bytes) {
-  if (bytes <= t->acc_size) return t->acc;
-  void *p = realloc(t->acc, bytes);
-  if (!p) return NULL;
-  t->acc = p;
-  t->acc_size = bytes;
-  return p;
 }
 
 static cubert_status combine_locked(mpi_transport *t, const cubert_comm_chunk *c) {
