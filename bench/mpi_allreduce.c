@@ -7,7 +7,14 @@
    the call (cubert: all_reduce + cubert_client_sync, so the sample holds the whole
    stream-ordered work), then the maximum over the ranks. Reported by rank 0: median and
    min–max in seconds and GB/s (buffer bytes / time), and the ratio raw time / cubert time
-   (>= 0.8 is the target of issue 14 on the CPU server). The cubert result is checked. */
+   (>= 0.8 is the target of issue 14 on the CPU server). The cubert result is checked.
+
+   The peer's allocations: Open MPI's MPI_Allreduce allocates a temporary buffer as large as
+   the message on every call; glibc serves 256 MiB with a fresh mmap, and touching fresh pages
+   costs about 2.5 s per call on this machine's VM (raw ~3 s vs ~0.18 s). For a fair peer, run
+   with glibc keeping freed memory:
+     mpiexec ... -x GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296
+   The program prints a note when GLIBC_TUNABLES is not set. */
 #include <mpi.h>
 
 #include "bench_util.h"
@@ -85,6 +92,10 @@ int main(int argc, char **argv) {
     bench_row(what.s, "s", cub, "MPI_Allreduce (host)", raw, rt.s, ">= 0.80", bench_verdict(ratio >= 0.8));
     bench_row(what.s, "GB/s", cub_gb, "MPI_Allreduce (host)", raw_gb, rt.s, ">= 0.80",
               bench_verdict(ratio >= 0.8));
+    if (!getenv("GLIBC_TUNABLES"))
+      printf("\nnote: GLIBC_TUNABLES is not set: MPI_Allreduce's per-call temporary buffer is a "
+             "fresh mmap (page faults each call); see the top of bench/mpi_allreduce.c for the "
+             "fair setting\n");
     printf("\nresult check: %s (%zu elements differ from MPI_Allreduce's)\n",
            bad_all ? "FAILED" : "ok", bad_all);
     printf("samples raw:");

@@ -259,9 +259,16 @@ static void test_argument_errors(cubert_comm *comm, cubert_client *c) {
         CUBERT_CODE_INVALID_ARGUMENT, "MPI_COMM_NULL");
   /* send/recv need an MPI communicator */
   cubert_comm *local = NULL;
-  T_OK(cubert_comm_create(&c, 1, &local));
-  T_ERR(cubert_comm_send(local, h, 4, CUBERT_DTYPE_F32, 0, 0), CUBERT_CODE_INVALID_ARGUMENT,
-        "cubert_comm_create_mpi");
+  cubert_status s = cubert_comm_create(&c, 1, &local);
+  if (s && cubert_status_code(s) == CUBERT_CODE_UNAVAILABLE &&
+      strstr(cubert_status_message(s), "engine")) {
+    /* lib/mpi/fallback_engine.c (no in-process communicators): nothing to check */
+  } else {
+    T_CHECK(!s, "cubert_comm_create: %s", cubert_status_message(s));
+    T_ERR(cubert_comm_send(local, h, 4, CUBERT_DTYPE_F32, 0, 0), CUBERT_CODE_INVALID_ARGUMENT,
+          "cubert_comm_create_mpi");
+  }
+  cubert_status_free(s);
   cubert_comm_release(local);
   /* nothing was queued: the stream is clean */
   T_OK(cubert_client_sync(c));
