@@ -147,7 +147,8 @@ static cubert_status mpi_wait(mpi_transport *t, const cubert_comm_chunk *c, mpi_
                       ops[first].peer, ops[first].recv ? "send its part" : "receive its part",
                       t->timeout_ms);
     }
-    if ((++polls & 15) == 0) sched_yield();
+    ++polls;
+    sched_yield(); /* oversubscribed ranks (4 on 2 cores) need the core to make progress */
   }
   for (int i = 0; i < n; ++i) {
     if (!ops[i].recv) continue;
@@ -280,6 +281,57 @@ static cubert_status ring_all_gather(mpi_transport *t, const cubert_comm_chunk *
   return NULL;
 }
 
+/* Elements [*first, *first + *len) of segments [lo, hi) of `count` split into `parts`. */
+static void segments(size_t count, size_t parts, size_t lo, size_t hi, size_t *first, size_t *len) {
+  size_t a, b, l;
+  segment(count, parts, lo, &a, &l);
+  segment(count, parts, hi - 1, &b, &l);
+  *first = a;
+  *len = b + l - a;
+}
+
+/* All-reduce for a power-of-two P: reduce-scatter by recursive halving, then all-gather by
+   recursive doubling (Rabenseifner): the ring's traffic in 2 log2(P) steps instead of
+   2 (P-1), which matters when every step waits for oversubscribed peers to be scheduled.
+   src may alias out (each block is read before it is written). */
+static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk *c,
+                                      const char *src, char *out, size_t count, int tag) {
+  size_t P = t->base.size, r = t->base.rank, es = c->elem_size;
+  size_t lo = 0, hi = P;
+  char *tmp = tmp_get(t, ((count + 1) / 2 + P) * es);
+  if (!tmp) return mpi_fail(t, c, "out of memory for a %zu-byte buffer", (count / 2 + P) * es);
+  const char *cur = src;
+  for (size_t mask = P / 2; mask > 0; mask /= 2) {
+    size_t mid = lo + (hi - lo) / 2, klo, khi, glo, ghi;
+    int partner = (int)(r ^ mask);
+    if (r & mask) klo = mid, khi = hi, glo = lo, ghi = mid;
+    else klo = lo, khi = mid, glo = mid, ghi = hi;
+    size_t kf, kn, gf, gn;
+    segments(count, P, klo, khi, &kf, &kn);
+    segments(count, P, glo, ghi, &gf, &gn);
+    cubert_status st = mpi_exchange(t, c, cur + gf * es, gn * es, partner, tmp, kn * es, partner, tag);
+    if (st) return st;
+    if (kn) {
+      const void *in2[2] = {cur + kf * es, tmp};
+      void *dst[1] = {out + kf * es};
+      cubert_comm_host_reduce_n(dst, 1, in2, 2, kn, c->dtype, c->op);
+    }
+    cur = out;
+    lo = klo, hi = khi;
+  }
+  for (size_t mask = 1; mask < P; mask *= 2) {
+    size_t mine = r & ~(mask - 1), theirs = mine ^ mask;
+    size_t mf, mn, tf, tn;
+    segments(count, P, mine, mine + mask, &mf, &mn);
+    segments(count, P, theirs, theirs + mask, &tf, &tn);
+    int partner = (int)(r ^ mask);
+    cubert_status st =
+        mpi_exchange(t, c, out + mf * es, mn * es, partner, out + tf * es, tn * es, partner, tag);
+    if (st) return st;
+  }
+  return NULL;
+}
+
 /* Binomial tree broadcast of `bytes` at buf from `root`. */
 static cubert_status tree_broadcast(mpi_transport *t, const cubert_comm_chunk *c, void *buf,
                                     size_t bytes, int tag) {
@@ -344,7 +396,8 @@ static cubert_status combine_locked(mpi_transport *t, const cubert_comm_chunk *c
       if (out != in) memcpy(out, in, n * es);
       return NULL;
     }
-    /* out may alias in: the ring reads each block of in before writing it */
+    /* out may alias in: both algorithms read each block of in before writing it */
+    if ((P & (P - 1)) == 0) return halving_doubling(t, c, in, out, n, tag);
     cubert_status st = ring_reduce_scatter(t, c, in, out, NULL, n, 0, tag);
     return st ? st : ring_all_gather(t, c, out, n, 0, tag);
   }
