@@ -213,8 +213,13 @@ typedef struct cubert_server_vtable {
      pass at once (the error is then pushed at gate_wait). Opening twice is a no-op (the second
      error is freed). gate_release frees the gate (lock held): the waiting command, if any,
      stays valid until it completed. Every gate that was waited on must be opened, or the
-     stream never drains. A server may leave all four NULL: the core then refuses
-     collectives on it (UNSUPPORTED). */
+     stream never drains. gate_open, gate_release, and event_sync/event_release of any event,
+     must work without the device lock: the thread that opens a gate cannot take the lock,
+     since a user thread may hold it while it syncs the gated stream. For the same reason a
+     communicator's member thread uses its own private streams (read_async, write below
+     CUBERT_OCL_STAGING_MIN_WRITE, flush, event_record) without the lock; a server keeps
+     per-stream state apart from what the device lock guards, so that this is safe. A server may leave all four NULL: cubert_comm_create then refuses
+     its clients (UNSUPPORTED_IO_OPERATION). */
   cubert_status (*gate_create)(cubert_server *server, cubert_gate **out);
   cubert_status (*gate_wait)(cubert_server *server, cubert_server_stream *stream,
                              cubert_gate *gate);

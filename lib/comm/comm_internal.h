@@ -1,0 +1,132 @@
+/* cubert — the communicator engine's objects (internal; README.md explains the design).
+
+   A communicator has one WORKER thread and one MEMBER thread per local member. A call
+   (submit.c) validates, orders the collective on each member client's calling stream (an
+   event "src ready" recorded on that stream, then a gate the stream waits for) and queues a
+   job. The worker (engine.c) takes jobs in order and hands each to every member thread at
+   once; member threads (member.c) move the job's chunks: stage out of the device into host
+   memory (legs.c), combine through the transport (transport.h), stage back in. When every
+   member thread is done the worker opens the gates (with the job's error, if any). */
+#ifndef CUBERT_COMM_INTERNAL_H
+#define CUBERT_COMM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "client_internal.h"
+#include "comm/transport.h"
+#include "cubert/comm.h"
+#include "cubert/server.h"
+
+/* Chunks in flight per member: the stage-out of chunk k+1.. overlaps the combine and the
+   stage-in of chunk k. */
+#define CUBERT_COMM_DEPTH 4
+/* Bytes of one member's staged chunk (default; CUBERT_COMM_CHUNK_BYTES overrides it). Below
+   the OpenCL server's staged-write threshold (8 MiB), so a chunk is one DMA from pinned
+   memory; large enough that per-command costs vanish. */
+#define CUBERT_COMM_CHUNK_BYTES (4u << 20)
+
+typedef struct comm_member {
+  cubert_client *client; /* retained */
+  cubert_device *device;
+  cubert_server *server;
+  /* Private streams of the member's device: stage-outs on one, stage-ins on the other, so
+     the two directions overlap (and never queue behind the caller's gated stream). */
+  cubert_server_stream *out_stream, *in_stream;
+  cubert_stream_errors *out_errors, *in_errors;
+  /* Host staging, CUBERT_COMM_DEPTH slots each of buf_bytes: pinned for this device where
+     the server offers it (server->vtable->host_alloc), else aligned host memory. */
+  void *in_buf[CUBERT_COMM_DEPTH], *out_buf[CUBERT_COMM_DEPTH];
+  size_t buf_bytes;
+  int pinned; /* the buffers came from host_alloc */
+  pthread_t thread;
+  uint64_t seen; /* the last job generation this member thread ran */
+} comm_member;
+
+/* One job's work for one local member. */
+typedef struct comm_leg {
+  cubert_binding src, dst;
+  int has_src, has_dst;
+  cubert_event *ready; /* on the caller's stream, before the gate: src/dst's earlier users */
+  cubert_gate *gate;   /* on the caller's stream */
+  /* progress, in chunks (comm->mu) */
+  size_t out_done, part_done, in_done;
+} comm_leg;
+
+typedef struct comm_job {
+  cubert_comm_kind kind;
+  cubert_dtype dtype;
+  cubert_reduce_op op;
+  size_t es;    /* element bytes */
+  size_t root;  /* rank (broadcast, reduce) */
+  size_t peer;  /* rank (send, recv) */
+  int tag;
+  size_t count; /* elements per piece */
+  size_t chunk; /* elements per piece per chunk */
+  size_t chunks;
+  size_t pieces_in, pieces_out; /* pieces per member in a staged input / output chunk */
+  uint64_t sequence;
+  comm_leg *legs; /* [local_count] */
+  cubert_status error; /* the first failure (comm->mu) */
+  _Atomic int failed;  /* set with `error`; read without the lock to stop early */
+  struct comm_job *next;
+} comm_job;
+
+struct cubert_comm {
+  cubert_comm_transport *transport;
+  size_t size, rank, local_count;
+  size_t chunk_bytes;
+  comm_member *members;
+  /* Held by a call while it orders its job on the members' streams and queues it, so that
+     jobs are queued in the order their gates were placed. */
+  pthread_mutex_t submit_mu;
+  pthread_mutex_t mu; /* everything below, and the progress fields of the current job */
+  pthread_cond_t cv;
+  comm_job *head, *tail; /* queued jobs */
+  comm_job *current;     /* the job the member threads run */
+  uint64_t generation;   /* bumped when `current` is handed out */
+  size_t members_done;
+  uint64_t next_sequence;
+  uint64_t queued, finished; /* jobs */
+  int stop, members_stop;
+  pthread_t worker;
+  int worker_started;
+  size_t members_started;
+};
+
+/* engine.c: hands a validated, ordered job to the worker (takes ownership). */
+void cubert_comm_enqueue(cubert_comm *comm, comm_job *job);
+/* Records `error` as the job's failure (keeps the first; ownership moves in). */
+void cubert_comm_job_fail(cubert_comm *comm, comm_job *job, cubert_status error);
+/* Opens every leg's gate (with a copy of the job's error), frees the job. No lock held. */
+void cubert_comm_job_finish(cubert_comm *comm, comm_job *job);
+
+/* member.c: the member thread's work on one job. */
+void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m);
+
+/* legs.c: stage-out (device -> host) and stage-in (host -> device) of one member. */
+typedef struct comm_read {
+  cubert_event *event; /* NULL: done (host copy or nothing) */
+} comm_read;
+/* Starts copying bytes [offset, offset+size) of `b` into `host` on the member's out stream
+   (or copies them at once when the memory is host-addressable). */
+cubert_status cubert_comm_leg_read(comm_member *m, const cubert_binding *b, uint64_t offset,
+                                   void *host, uint64_t size, comm_read *out);
+/* Waits for a started read; releases its event. */
+cubert_status cubert_comm_leg_read_wait(comm_member *m, comm_read *r);
+/* Copies host bytes into [offset, offset+size) of `b` on the member's in stream. */
+cubert_status cubert_comm_leg_write(comm_member *m, const cubert_binding *b, uint64_t offset,
+                                    const void *host, uint64_t size);
+/* Waits for the member's in stream (every write done); the private streams' errors. */
+cubert_status cubert_comm_leg_drain(comm_member *m);
+/* Allocates the member's staging slots of `bytes` each (keeps bigger ones). */
+cubert_status cubert_comm_leg_buffers(comm_member *m, size_t bytes);
+void cubert_comm_leg_buffers_free(comm_member *m);
+/* The host address of binding bytes at `offset`, or NULL when not host-addressable. */
+static inline void *cubert_comm_host_at(const cubert_binding *b, uint64_t offset) {
+  void *p = cubert_binding_host_ptr(b);
+  return p ? (char *)p + offset : NULL;
+}
+
+#endif /* CUBERT_COMM_INTERNAL_H */

@@ -1,0 +1,293 @@
+/* cubert — the communicator engine: creation, the worker and member threads, the job queue,
+   and finishing a job (opening its gates). README.md describes the design. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm_internal.h"
+
+/* ---- jobs -------------------------------------------------------------------------------- */
+
+void cubert_comm_job_fail(cubert_comm *comm, comm_job *job, cubert_status error) {
+  if (!error) return;
+  pthread_mutex_lock(&comm->mu);
+  if (!job->error)
+    job->error = error;
+  else
+    cubert_status_free(error);
+  atomic_store(&job->failed, 1);
+  pthread_cond_broadcast(&comm->cv);
+  pthread_mutex_unlock(&comm->mu);
+}
+
+void cubert_comm_job_finish(cubert_comm *comm, comm_job *job) {
+  for (size_t i = 0; i < comm->local_count; ++i) {
+    comm_leg *leg = &job->legs[i];
+    cubert_server *server = comm->members[i].server;
+    if (leg->gate) {
+      cubert_status error = job->error ? cubert_status_clone(job->error) : NULL;
+      server->vtable->gate_open(server, leg->gate, error);
+    }
+    /* Without the device lock (legs.c says why): gates and events hold no server state. */
+    if (leg->gate) server->vtable->gate_release(server, leg->gate);
+    if (leg->ready) server->vtable->event_release(server, leg->ready);
+    leg->gate = NULL;
+    leg->ready = NULL;
+    if (leg->has_src) cubert_slice_release(leg->src.slice);
+    if (leg->has_dst) cubert_slice_release(leg->dst.slice);
+    leg->has_src = leg->has_dst = 0;
+  }
+  cubert_status_free(job->error);
+  free(job->legs);
+  free(job);
+}
+
+void cubert_comm_enqueue(cubert_comm *comm, comm_job *job) {
+  pthread_mutex_lock(&comm->mu);
+  job->next = NULL;
+  if (comm->tail)
+    comm->tail->next = job;
+  else
+    comm->head = job;
+  comm->tail = job;
+  job->sequence = comm->next_sequence++;
+  comm->queued++;
+  pthread_cond_broadcast(&comm->cv);
+  pthread_mutex_unlock(&comm->mu);
+}
+
+/* ---- threads ----------------------------------------------------------------------------- */
+
+/* Takes jobs in order, hands each to every member thread, waits for them, opens the gates.
+   Leaves once stopped with an empty queue (release drains the queue first). */
+static void *worker_main(void *arg) {
+  cubert_comm *comm = arg;
+  pthread_mutex_lock(&comm->mu);
+  for (;;) {
+    while (!comm->head && !comm->stop) pthread_cond_wait(&comm->cv, &comm->mu);
+    if (!comm->head) break;
+    comm_job *job = comm->head;
+    comm->head = job->next;
+    if (!comm->head) comm->tail = NULL;
+    comm->current = job;
+    comm->members_done = 0;
+    comm->generation++;
+    pthread_cond_broadcast(&comm->cv);
+    while (comm->members_done < comm->local_count) pthread_cond_wait(&comm->cv, &comm->mu);
+    comm->current = NULL;
+    pthread_mutex_unlock(&comm->mu);
+    cubert_comm_job_finish(comm, job);
+    pthread_mutex_lock(&comm->mu);
+    comm->finished++;
+    pthread_cond_broadcast(&comm->cv);
+  }
+  pthread_mutex_unlock(&comm->mu);
+  return NULL;
+}
+
+typedef struct member_arg {
+  cubert_comm *comm;
+  size_t index;
+} member_arg;
+
+static void *member_main(void *arg) {
+  member_arg a = *(member_arg *)arg;
+  free(arg);
+  cubert_comm *comm = a.comm;
+  comm_member *mem = &comm->members[a.index];
+  pthread_mutex_lock(&comm->mu);
+  for (;;) {
+    while (comm->generation == mem->seen && !comm->members_stop)
+      pthread_cond_wait(&comm->cv, &comm->mu);
+    if (comm->generation == mem->seen) break; /* stopped */
+    mem->seen = comm->generation;
+    comm_job *job = comm->current;
+    pthread_mutex_unlock(&comm->mu);
+    cubert_comm_member_run(comm, job, a.index);
+    pthread_mutex_lock(&comm->mu);
+    comm->members_done++;
+    pthread_cond_broadcast(&comm->cv);
+  }
+  pthread_mutex_unlock(&comm->mu);
+  return NULL;
+}
+
+/* ---- creation and release ---------------------------------------------------------------- */
+
+static size_t chunk_bytes_config(void) {
+  const char *env = getenv("CUBERT_COMM_CHUNK_BYTES");
+  if (env && *env) {
+    char *end = NULL;
+    unsigned long long v = strtoull(env, &end, 10);
+    /* Up to 6 MiB: the OpenCL server writes 8 MiB and more through its shared staging
+       buffer, which needs the device lock (legs.c). */
+    if (end && *end == '\0' && v >= 4096 && v <= (6ull << 20)) return (size_t)v;
+  }
+  return CUBERT_COMM_CHUNK_BYTES;
+}
+
+static void member_close(comm_member *m) {
+  if (!m->server) return;
+  cubert_device_lock(m->device);
+  cubert_comm_leg_buffers_free(m);
+  if (m->out_stream) m->server->vtable->stream_destroy(m->server, m->out_stream);
+  if (m->in_stream) m->server->vtable->stream_destroy(m->server, m->in_stream);
+  cubert_device_unlock(m->device);
+  cubert_stream_errors_destroy(m->out_errors);
+  cubert_stream_errors_destroy(m->in_errors);
+  m->out_stream = m->in_stream = NULL;
+  m->out_errors = m->in_errors = NULL;
+}
+
+static cubert_status member_open(comm_member *m, cubert_client *client, size_t index,
+                                 size_t chunk_bytes) {
+  cubert_client_obj *c = NULL;
+  cubert_status s = cubert_client_acquire(client, &c);
+  if (s)
+    return cubert_status_wrap(cubert_status_code(s), s, "cubert_comm_create: clients[%zu]",
+                              index);
+  m->client = client; /* the acquired reference is the communicator's */
+  m->device = c->device;
+  m->server = c->device->server;
+  const cubert_server_vtable *v = m->server->vtable;
+  if (!v->gate_create || !v->gate_wait || !v->gate_open || !v->gate_release)
+    return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
+                              "cubert_comm_create: clients[%zu] is on device '%s', whose server "
+                              "has no gates (server.h) and cannot take part in collectives",
+                              index, m->server->properties.name);
+  s = cubert_stream_errors_create(&m->out_errors);
+  if (!s) s = cubert_stream_errors_create(&m->in_errors);
+  if (s) return s;
+  cubert_device_lock(m->device);
+  s = v->stream_create(m->server, m->out_errors, &m->out_stream);
+  if (!s) s = v->stream_create(m->server, m->in_errors, &m->in_stream);
+  if (!s) s = cubert_comm_leg_buffers(m, chunk_bytes);
+  cubert_device_unlock(m->device);
+  return s;
+}
+
+static void comm_free(cubert_comm *comm) {
+  for (size_t i = 0; i < comm->local_count; ++i) {
+    member_close(&comm->members[i]);
+    if (comm->members[i].client) cubert_client_release(comm->members[i].client);
+  }
+  if (comm->transport) comm->transport->vtable->destroy(comm->transport);
+  pthread_mutex_destroy(&comm->mu);
+  pthread_mutex_destroy(&comm->submit_mu);
+  pthread_cond_destroy(&comm->cv);
+  free(comm->members);
+  free(comm);
+}
+
+static void comm_stop(cubert_comm *comm) {
+  pthread_mutex_lock(&comm->mu);
+  comm->stop = 1;
+  pthread_cond_broadcast(&comm->cv);
+  pthread_mutex_unlock(&comm->mu);
+  if (comm->worker_started) pthread_join(comm->worker, NULL);
+  comm->worker_started = 0;
+  pthread_mutex_lock(&comm->mu);
+  comm->members_stop = 1;
+  pthread_cond_broadcast(&comm->cv);
+  pthread_mutex_unlock(&comm->mu);
+  for (size_t i = 0; i < comm->members_started; ++i)
+    pthread_join(comm->members[i].thread, NULL);
+  comm->members_started = 0;
+}
+
+cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, size_t local_count,
+                                                cubert_comm_transport *transport,
+                                                cubert_comm **out) {
+  cubert_status s = NULL;
+  if (out) *out = NULL;
+  if (!out)
+    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_comm_create: out is NULL");
+  else if (!clients)
+    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_comm_create: clients is NULL");
+  else if (local_count == 0)
+    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                           "cubert_comm_create: count is 0; a communicator needs a member");
+  else if (!transport)
+    s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "cubert_comm_create: no transport");
+  else if (transport->local_count != local_count)
+    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                           "cubert_comm_create: %zu local clients for a transport of %zu",
+                           local_count, transport->local_count);
+  for (size_t i = 0; !s && i < local_count; ++i)
+    if (!clients[i])
+      s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_comm_create: clients[%zu] is NULL",
+                             i);
+  cubert_comm *comm = NULL;
+  if (!s && !(comm = calloc(1, sizeof *comm)))
+    s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  if (s) {
+    if (transport) transport->vtable->destroy(transport);
+    return s;
+  }
+  pthread_mutex_init(&comm->mu, NULL);
+  pthread_mutex_init(&comm->submit_mu, NULL);
+  pthread_cond_init(&comm->cv, NULL);
+  comm->transport = transport;
+  comm->size = transport->size;
+  comm->rank = transport->rank;
+  comm->chunk_bytes = chunk_bytes_config();
+  comm->members = calloc(local_count, sizeof *comm->members);
+  if (!comm->members) {
+    comm_free(comm);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  comm->local_count = local_count;
+  for (size_t i = 0; !s && i < local_count; ++i) s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
+  for (size_t i = 0; !s && i < local_count; ++i) {
+    member_arg *a = malloc(sizeof *a);
+    if (a) *a = (member_arg){comm, i};
+    if (!a || pthread_create(&comm->members[i].thread, NULL, member_main, a) != 0) {
+      free(a);
+      s = cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                             "cubert_comm_create: could not start a member thread");
+    } else {
+      comm->members_started++;
+    }
+  }
+  if (!s) {
+    if (pthread_create(&comm->worker, NULL, worker_main, comm) != 0)
+      s = cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                             "cubert_comm_create: could not start the worker thread");
+    else
+      comm->worker_started = 1;
+  }
+  if (s) {
+    comm_stop(comm);
+    comm_free(comm);
+    return s;
+  }
+  *out = comm;
+  return NULL;
+}
+
+cubert_status cubert_comm_create(cubert_client *const *clients, size_t count, cubert_comm **out) {
+  if (out) *out = NULL;
+  if (!clients || !count || !out)
+    return cubert_comm_create_with_transport(clients, count, NULL, out);
+  cubert_comm_transport *t = cubert_comm_inproc_create(count);
+  if (!t) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  return cubert_comm_create_with_transport(clients, count, t, out);
+}
+
+void cubert_comm_release(cubert_comm *comm) {
+  if (!comm) return;
+  comm_stop(comm); /* the worker drains the queue before it leaves */
+  comm_free(comm);
+}
+
+size_t cubert_comm_size(const cubert_comm *comm) {
+  return comm ? comm->size : 0;
+}
+size_t cubert_comm_local_count(const cubert_comm *comm) {
+  return comm ? comm->local_count : 0;
+}
+size_t cubert_comm_rank(const cubert_comm *comm) {
+  return comm ? comm->rank : 0;
+}
+cubert_comm_transport *cubert_comm_transport_of(cubert_comm *comm) {
+  return comm ? comm->transport : NULL;
+}

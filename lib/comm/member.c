@@ -1,0 +1,208 @@
+/* cubert — a member thread's share of a job: the chunk pipeline.
+
+   For chunk k every local member stages its input out of its device (several chunks ahead,
+   CUBERT_COMM_DEPTH slots), then all of them meet: each combines its part of the chunk through
+   the transport (in-process: part m reduces 1/N of the elements over all members' inputs and
+   writes them to every member's output buffer), they meet again, and each stages the result
+   into its device. The meeting points are counters per member (out_done, part_done, in_done)
+   under comm->mu. A failure anywhere sets job->failed; everyone stops at the next meeting
+   point, waits for its own copies in flight and leaves.
+
+   Bytes per member and collective (all_reduce of S bytes): S device->host and S host->device,
+   whatever N: the staged-copy peak of the device is the bound, and per-member bandwidth does
+   not fall with N (README.md: why not a device ring). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm_internal.h"
+
+static int needs_input(const cubert_comm *comm, const comm_job *job, size_t m) {
+  size_t rank = comm->rank + m;
+  switch (job->kind) {
+  case CUBERT_COMM_BROADCAST: return rank == job->root;
+  case CUBERT_COMM_RECV: return 0;
+  default: return 1;
+  }
+}
+
+static int needs_output(const cubert_comm *comm, const comm_job *job, size_t m) {
+  size_t rank = comm->rank + m;
+  switch (job->kind) {
+  case CUBERT_COMM_REDUCE: return rank == job->root;
+  case CUBERT_COMM_BROADCAST: return rank != job->root;
+  case CUBERT_COMM_SEND: return 0;
+  default: return 1;
+  }
+}
+
+/* Staged inputs and outputs of one piece are contiguous in the device buffer for these
+   kinds, so host-addressable memory is used in place (no staging copy). */
+static int input_direct(const comm_job *job, const comm_leg *leg) {
+  return job->kind != CUBERT_COMM_REDUCE_SCATTER && cubert_comm_host_at(&leg->src, 0) != NULL;
+}
+static int output_direct(const comm_job *job, const comm_leg *leg) {
+  return job->kind != CUBERT_COMM_ALL_GATHER && cubert_comm_host_at(&leg->dst, 0) != NULL;
+}
+
+static void chunk_span(const comm_job *job, size_t k, size_t *offset, size_t *n) {
+  *offset = k * job->chunk;
+  *n = job->count - *offset < job->chunk ? job->count - *offset : job->chunk;
+}
+
+static void *input_at(const cubert_comm *comm, const comm_job *job, size_t i, size_t k) {
+  const comm_leg *leg = &job->legs[i];
+  if (!needs_input(comm, job, i)) return NULL;
+  if (input_direct(job, leg)) return cubert_comm_host_at(&leg->src, k * job->chunk * job->es);
+  return comm->members[i].in_buf[k % CUBERT_COMM_DEPTH];
+}
+
+static void *output_at(const cubert_comm *comm, const comm_job *job, size_t i, size_t k) {
+  const comm_leg *leg = &job->legs[i];
+  if (!needs_output(comm, job, i)) return NULL;
+  if (output_direct(job, leg)) return cubert_comm_host_at(&leg->dst, k * job->chunk * job->es);
+  return comm->members[i].out_buf[k % CUBERT_COMM_DEPTH];
+}
+
+static cubert_status stage_out(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                               comm_read *reads) {
+  comm_leg *leg = &job->legs[m];
+  if (!needs_input(comm, job, m) || input_direct(job, leg)) return NULL;
+  comm_member *mem = &comm->members[m];
+  size_t offset = 0, n = 0, es = job->es;
+  chunk_span(job, k, &offset, &n);
+  char *host = mem->in_buf[k % CUBERT_COMM_DEPTH];
+  for (size_t p = 0; p < job->pieces_in; ++p)
+    CUBERT_RETURN_IF_ERROR(cubert_comm_leg_read(mem, &leg->src, (p * job->count + offset) * es,
+                                                host + p * n * es, n * es, &reads[p]));
+  return NULL;
+}
+
+static cubert_status stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k) {
+  comm_leg *leg = &job->legs[m];
+  if (!needs_output(comm, job, m) || output_direct(job, leg)) return NULL;
+  comm_member *mem = &comm->members[m];
+  size_t offset = 0, n = 0, es = job->es;
+  chunk_span(job, k, &offset, &n);
+  const char *host = mem->out_buf[k % CUBERT_COMM_DEPTH];
+  for (size_t p = 0; p < job->pieces_out; ++p)
+    CUBERT_RETURN_IF_ERROR(cubert_comm_leg_write(mem, &leg->dst, (p * job->count + offset) * es,
+                                                 host + p * n * es, n * es));
+  return NULL;
+}
+
+static size_t leg_field(const comm_leg *leg, int which) {
+  return which == 0 ? leg->out_done : which == 1 ? leg->part_done : leg->in_done;
+}
+
+/* Waits until every leg's counter `which` (0 out_done, 1 part_done, 2 in_done) reached
+   `target`. 0 when the job failed meanwhile. */
+static int wait_all(cubert_comm *comm, comm_job *job, int which, size_t target) {
+  int ok = 1;
+  pthread_mutex_lock(&comm->mu);
+  for (;;) {
+    if (atomic_load(&job->failed)) {
+      ok = 0;
+      break;
+    }
+    size_t i = 0;
+    while (i < comm->local_count && leg_field(&job->legs[i], which) >= target) ++i;
+    if (i == comm->local_count) break;
+    pthread_cond_wait(&comm->cv, &comm->mu);
+  }
+  pthread_mutex_unlock(&comm->mu);
+  return ok;
+}
+
+static void progress(cubert_comm *comm, size_t *field, size_t value) {
+  pthread_mutex_lock(&comm->mu);
+  *field = value;
+  pthread_cond_broadcast(&comm->cv);
+  pthread_mutex_unlock(&comm->mu);
+}
+
+void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
+  comm_member *mem = &comm->members[m];
+  comm_leg *leg = &job->legs[m];
+  size_t depth = CUBERT_COMM_DEPTH, pieces = job->pieces_in;
+  cubert_status s = NULL;
+  /* The caller's earlier work on src and dst (its stream, and the streams its stream waited
+     for) is done before any byte moves. */
+  if (leg->ready) {
+    s = mem->server->vtable->event_sync(mem->server, leg->ready);
+    if (s)
+      s = cubert_status_wrap(CUBERT_CODE_EXECUTION, s,
+                             "collective #%llu: the work queued before it on member %zu's stream "
+                             "failed",
+                             (unsigned long long)job->sequence, comm->rank + m);
+  }
+  comm_read *reads = NULL;
+  if (!s && job->chunks) {
+    if (!(reads = calloc(depth * pieces, sizeof *reads)))
+      s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  if (s) cubert_comm_job_fail(comm, job, s);
+  s = NULL;
+
+  size_t next_out = 0;
+  const void **ins = calloc(comm->local_count ? comm->local_count : 1, sizeof *ins);
+  void **outs = calloc(comm->local_count ? comm->local_count : 1, sizeof *outs);
+  if (!ins || !outs)
+    cubert_comm_job_fail(comm, job,
+                         cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed"));
+  for (size_t k = 0; k < job->chunks && !atomic_load(&job->failed); ++k) {
+    /* Stage-outs run ahead: slot j % depth was last read by chunk j - depth's combine, which
+       every part finished before this thread left chunk k - 1. */
+    while (!s && next_out < job->chunks && next_out < k + depth) {
+      s = stage_out(comm, job, m, next_out, &reads[(next_out % depth) * pieces]);
+      ++next_out;
+    }
+    for (size_t p = 0; p < pieces && !s; ++p)
+      s = cubert_comm_leg_read_wait(mem, &reads[(k % depth) * pieces + p]);
+    if (s) break;
+    progress(comm, &leg->out_done, k + 1);
+    /* Inputs of chunk k are in; the output slots of chunk k are free once every member staged
+       chunk k - depth in. */
+    if (!wait_all(comm, job, 0, k + 1)) break;
+    if (k + 1 > depth && !wait_all(comm, job, 2, k + 1 - depth)) break;
+    size_t offset = 0, n = 0;
+    chunk_span(job, k, &offset, &n);
+    for (size_t i = 0; i < comm->local_count; ++i) {
+      ins[i] = input_at(comm, job, i, k);
+      outs[i] = output_at(comm, job, i, k);
+    }
+    cubert_comm_chunk chunk = {
+        .kind = job->kind,
+        .dtype = job->dtype,
+        .op = job->op,
+        .elem_size = job->es,
+        .root = job->root,
+        .peer = job->peer,
+        .tag = job->tag,
+        .sequence = job->sequence,
+        .index = k,
+        .chunks = job->chunks,
+        .offset = offset,
+        .count = n,
+        .in = ins,
+        .out = outs,
+    };
+    s = comm->transport->vtable->combine(comm->transport, &chunk, m, comm->local_count);
+    if (s) break;
+    progress(comm, &leg->part_done, k + 1);
+    if (!wait_all(comm, job, 1, k + 1)) break;
+    s = stage_in(comm, job, m, k);
+    if (s) break;
+    progress(comm, &leg->in_done, k + 1);
+  }
+  if (s) cubert_comm_job_fail(comm, job, s);
+  /* Copies still in flight land in our staging slots: wait for them before the slots are
+     reused or freed. */
+  if (reads)
+    for (size_t i = 0; i < depth * pieces; ++i)
+      cubert_status_free(cubert_comm_leg_read_wait(mem, &reads[i]));
+  free(reads);
+  free(ins);
+  free(outs);
+  s = cubert_comm_leg_drain(mem);
+  if (s) cubert_comm_job_fail(comm, job, s);
+}

@@ -1,0 +1,388 @@
+/* cubert — a collective call: validation, ordering on the members' streams, queuing.
+
+   Every argument is checked for every member before anything is queued, so a call that fails
+   changed nothing. Then, member after member, under its device lock and on the calling
+   stream's slot: the stream waits for other streams that used src/dst (the core's
+   cross-stream order, stream/resolve.c), an event "src ready" is recorded on it, a gate is
+   queued on it (server.h) and src/dst are marked as used by it at the gate, so that later work
+   of any stream on them comes after the collective. The job then goes to the worker; the call
+   returns. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm_internal.h"
+
+typedef struct comm_call {
+  const char *fn;
+  cubert_comm_kind kind;
+  cubert_dtype dtype;
+  cubert_reduce_op op;
+  size_t root, peer;
+  int tag;
+  size_t count; /* elements per piece */
+  cubert_handle *const *src, *const *dst;
+  const char *src_name, *dst_name;
+} comm_call;
+
+static const char *dtype_label(cubert_dtype dtype) {
+  return (int)dtype >= 0 && dtype < CUBERT_DTYPE_COUNT_ ? cubert_dtype_name(dtype) : "unknown";
+}
+
+static int reduces(cubert_comm_kind kind) {
+  return kind == CUBERT_COMM_ALL_REDUCE || kind == CUBERT_COMM_REDUCE ||
+         kind == CUBERT_COMM_REDUCE_SCATTER;
+}
+
+/* Which handles member i (rank r) of the call uses. */
+static int uses_src(const comm_call *c, size_t r) {
+  switch (c->kind) {
+  case CUBERT_COMM_BROADCAST: return r == c->root;
+  case CUBERT_COMM_RECV: return 0;
+  default: return 1;
+  }
+}
+static int uses_dst(const comm_call *c, size_t r) {
+  switch (c->kind) {
+  case CUBERT_COMM_REDUCE: return r == c->root;
+  case CUBERT_COMM_BROADCAST: return r != c->root;
+  case CUBERT_COMM_SEND: return 0;
+  default: return 1;
+  }
+}
+
+/* The handle array entry checked for member i, for messages: broadcast and send/recv pass one
+   array (`buf`) as both. */
+static cubert_status check_handle(const cubert_comm *comm, const comm_call *c, size_t i,
+                                  cubert_handle *h, const char *name, uint64_t bytes,
+                                  cubert_handle_obj **out) {
+  *out = NULL;
+  size_t rank = comm->rank + i;
+  if (!h)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s[%zu] (member %zu) is NULL",
+                              c->fn, name, i, rank);
+  cubert_handle_obj *o = cubert_handle_acquire(h);
+  if (!o)
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
+                              "%s: %s[%zu] (member %zu) was released (or is not a handle)", c->fn,
+                              name, i, rank);
+  const comm_member *m = &comm->members[i];
+  if (o->device != m->device) {
+    cubert_status s = cubert_status_make(
+        CUBERT_CODE_NOT_FOUND,
+        "%s: %s[%zu] is a handle of device '%s' (%s), but member %zu is a client of device "
+        "'%s'; pass a handle of the member's device",
+        c->fn, name, i, o->device->server->properties.name,
+        strcmp(o->device->server->properties.name, m->server->properties.name) == 0
+            ? "another instance"
+            : "another device",
+        rank, m->server->properties.name);
+    cubert_handle_release(h);
+    return s;
+  }
+  if (o->size < bytes) {
+    cubert_status s = cubert_status_set_limits(
+        cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                           "%s: %s[%zu] (member %zu) holds %llu bytes; the collective needs %llu "
+                           "(%zu elements of %s%s)",
+                           c->fn, name, i, rank, (unsigned long long)o->size,
+                           (unsigned long long)bytes, (size_t)(bytes / cubert_comm_dtype_size(c->dtype)),
+                           dtype_label(c->dtype),
+                           c->kind == CUBERT_COMM_ALL_GATHER || c->kind == CUBERT_COMM_REDUCE_SCATTER
+                               ? ", size * count_per_member where the buffer holds every member's"
+                               : ""),
+        bytes, o->size);
+    cubert_handle_release(h);
+    return s;
+  }
+  *out = o;
+  return NULL;
+}
+
+static cubert_status check_scalars(const cubert_comm *comm, const comm_call *c, size_t *es) {
+  *es = cubert_comm_dtype_size(c->dtype);
+  if (!*es)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: dtype is %s (%d); collectives take f32, f64 or i32", c->fn,
+                              dtype_label(c->dtype), (int)c->dtype);
+  if (reduces(c->kind) && c->op != CUBERT_REDUCE_SUM && c->op != CUBERT_REDUCE_MAX &&
+      c->op != CUBERT_REDUCE_MIN)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: op is %d; collectives take CUBERT_REDUCE_SUM (0), _MAX (1) or "
+                              "_MIN (2)",
+                              c->fn, (int)c->op);
+  if ((c->kind == CUBERT_COMM_BROADCAST || c->kind == CUBERT_COMM_REDUCE) && c->root >= comm->size)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: root is %zu; the communicator has %zu members (ranks 0..%zu)",
+                              c->fn, c->root, comm->size, comm->size - 1);
+  if ((c->kind == CUBERT_COMM_SEND || c->kind == CUBERT_COMM_RECV) &&
+      (c->peer >= comm->size || c->peer == comm->rank))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: peer is %zu; expected another rank in 0..%zu (this is rank %zu)",
+                              c->fn, c->peer, comm->size - 1, comm->rank);
+  size_t pieces = c->kind == CUBERT_COMM_ALL_GATHER || c->kind == CUBERT_COMM_REDUCE_SCATTER
+                      ? comm->size
+                      : 1;
+  if (c->count > SIZE_MAX / *es / pieces)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: count %zu overflows", c->fn,
+                              c->count);
+  return NULL;
+}
+
+/* Same handle twice: allowed only as src[i] == dst[i] where the collective works in place. */
+static cubert_status check_distinct(const cubert_comm *comm, const comm_call *c) {
+  size_t n = comm->local_count;
+  int in_place_ok = c->kind == CUBERT_COMM_ALL_REDUCE || c->kind == CUBERT_COMM_REDUCE;
+  for (size_t a = 0; a < 2 * n; ++a) {
+    int a_dst = a >= n;
+    size_t ai = a % n;
+    if (!(a_dst ? uses_dst(c, comm->rank + ai) : uses_src(c, comm->rank + ai))) continue;
+    cubert_handle *ha = a_dst ? c->dst[ai] : c->src[ai];
+    for (size_t b = a + 1; b < 2 * n; ++b) {
+      int b_dst = b >= n;
+      size_t bi = b % n;
+      if (!(b_dst ? uses_dst(c, comm->rank + bi) : uses_src(c, comm->rank + bi))) continue;
+      cubert_handle *hb = b_dst ? c->dst[bi] : c->src[bi];
+      if (ha != hb) continue;
+      if (in_place_ok && ai == bi && a_dst != b_dst) continue;
+      const char *na = a_dst ? c->dst_name : c->src_name, *nb = b_dst ? c->dst_name : c->src_name;
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "%s: %s[%zu] and %s[%zu] are the same handle%s", c->fn, na, ai, nb,
+                                bi,
+                                ai == bi ? " (this collective does not work in place)"
+                                         : "; every member needs its own buffer");
+    }
+  }
+  return NULL;
+}
+
+static void legs_drop(comm_job *job, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (job->legs[i].has_src) cubert_slice_release(job->legs[i].src.slice);
+    if (job->legs[i].has_dst) cubert_slice_release(job->legs[i].dst.slice);
+  }
+}
+
+/* Orders member i's leg on the calling stream of its client, in two steps over all members
+   (device lock held inside each): first every member's stream waits for the other streams
+   that used src/dst and records "src ready"; then every member's stream gets its gate. All
+   "ready" events come before all gates, so members that share a stream (one client twice)
+   never wait for each other's gate. */
+static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int step) {
+  comm_member *m = &comm->members[i];
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(m->client, &c));
+  cubert_device *device = m->device;
+  cubert_server *server = m->server;
+  cubert_device_lock(device);
+  uint32_t index = 0;
+  cubert_stream_slot *slot = NULL;
+  cubert_status s = cubert_slot_acquire(device, c, &index, &slot);
+  cubert_binding b[2];
+  uint32_t nb = 0;
+  if (leg->has_src) b[nb++] = leg->src;
+  if (leg->has_dst && !(leg->has_src && leg->dst.slice == leg->src.slice)) b[nb++] = leg->dst;
+  if (step == 0) {
+    if (!s) s = cubert_slot_resolve(device, index, b, nb);
+    if (!s) s = server->vtable->event_record(server, slot->stream, &leg->ready);
+  } else {
+    if (!s) s = server->vtable->gate_create(server, &leg->gate);
+    if (!s) s = server->vtable->gate_wait(server, slot->stream, leg->gate);
+    if (!s) {
+      cubert_slot_mark_used(device, index, b, nb);
+    } else if (leg->gate) {
+      server->vtable->gate_release(server, leg->gate);
+      leg->gate = NULL;
+    }
+  }
+  cubert_device_unlock(device);
+  cubert_client_release(m->client);
+  return s;
+}
+
+/* Undoes order_leg for members [0, n): opens and frees their gates (nothing ran behind them),
+   frees their events. */
+static void unorder(cubert_comm *comm, comm_job *job, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    comm_leg *leg = &job->legs[i];
+    comm_member *m = &comm->members[i];
+    if (leg->gate) m->server->vtable->gate_open(m->server, leg->gate, NULL);
+    cubert_device_lock(m->device);
+    if (leg->gate) m->server->vtable->gate_release(m->server, leg->gate);
+    if (leg->ready) m->server->vtable->event_release(m->server, leg->ready);
+    cubert_device_unlock(m->device);
+    leg->gate = NULL;
+    leg->ready = NULL;
+  }
+}
+
+static cubert_status submit(cubert_comm *comm, const comm_call *c) {
+  if (!comm) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: comm is NULL", c->fn);
+  size_t es = 0;
+  CUBERT_RETURN_IF_ERROR(check_scalars(comm, c, &es));
+  size_t n = comm->local_count;
+  int any_src = 0, any_dst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    any_src |= uses_src(c, comm->rank + i);
+    any_dst |= uses_dst(c, comm->rank + i);
+  }
+  if (any_src && !c->src)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s is NULL", c->fn, c->src_name);
+  if (any_dst && !c->dst)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s is NULL", c->fn, c->dst_name);
+  if (c->src && c->dst) CUBERT_RETURN_IF_ERROR(check_distinct(comm, c));
+
+  size_t pieces_in = c->kind == CUBERT_COMM_REDUCE_SCATTER ? comm->size : 1;
+  size_t pieces_out = c->kind == CUBERT_COMM_ALL_GATHER ? comm->size : 1;
+  comm_job *job = calloc(1, sizeof *job);
+  if (job) job->legs = calloc(n, sizeof *job->legs);
+  if (!job || !job->legs) {
+    free(job);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  job->kind = c->kind;
+  job->dtype = c->dtype;
+  job->op = c->op;
+  job->es = es;
+  job->root = c->root;
+  job->peer = c->peer;
+  job->tag = c->tag;
+  job->count = c->count;
+  job->pieces_in = pieces_in;
+  job->pieces_out = pieces_out;
+  size_t most = pieces_in > pieces_out ? pieces_in : pieces_out;
+  job->chunk = comm->chunk_bytes / (es * most);
+  if (job->chunk == 0) {
+    free(job->legs);
+    free(job);
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: a chunk of one element per member (%zu members of %zu bytes) "
+                              "exceeds the %zu-byte staging slots (CUBERT_COMM_CHUNK_BYTES)",
+                              c->fn, most, es, comm->chunk_bytes);
+  }
+  if (c->count && job->chunk > c->count) job->chunk = c->count;
+  job->chunks = c->count ? (c->count + job->chunk - 1) / job->chunk : 0;
+
+  /* Every handle of every member, checked before anything is queued. */
+  cubert_status s = NULL;
+  size_t checked = 0;
+  for (; checked < n && !s; ++checked) {
+    size_t r = comm->rank + checked;
+    comm_leg *leg = &job->legs[checked];
+    cubert_handle_obj *o = NULL;
+    if (uses_src(c, r)) {
+      s = check_handle(comm, c, checked, c->src[checked], c->src_name, es * c->count * pieces_in,
+                       &o);
+      if (s) break;
+      leg->src = cubert_handle_binding(o);
+      leg->has_src = 1;
+      cubert_slice_retain(leg->src.slice);
+      cubert_handle_release(c->src[checked]);
+    }
+    if (uses_dst(c, r)) {
+      s = check_handle(comm, c, checked, c->dst[checked], c->dst_name, es * c->count * pieces_out,
+                       &o);
+      if (s) break;
+      leg->dst = cubert_handle_binding(o);
+      leg->has_dst = 1;
+      cubert_slice_retain(leg->dst.slice);
+      cubert_handle_release(c->dst[checked]);
+    }
+  }
+  if (s) {
+    legs_drop(job, n);
+    free(job->legs);
+    free(job);
+    return s;
+  }
+
+  pthread_mutex_lock(&comm->submit_mu);
+  size_t ordered = 0;
+  for (int step = 0; step < 2 && !s; ++step)
+    for (ordered = 0; ordered < n; ++ordered) {
+      s = order_leg(comm, &job->legs[ordered], ordered, step);
+      if (s) break;
+    }
+  if (s) {
+    unorder(comm, job, n);
+    pthread_mutex_unlock(&comm->submit_mu);
+    legs_drop(job, n);
+    free(job->legs);
+    free(job);
+    return cubert_status_wrap(cubert_status_code(s), s, "%s: ordering on member %zu's stream",
+                              c->fn, comm->rank + ordered);
+  }
+  cubert_comm_enqueue(comm, job);
+  pthread_mutex_unlock(&comm->submit_mu);
+  return NULL;
+}
+
+/* ---- the public calls -------------------------------------------------------------------- */
+
+cubert_status cubert_comm_all_reduce(cubert_comm *comm, cubert_handle *const *src,
+                                     cubert_handle *const *dst, size_t count, cubert_dtype dtype,
+                                     cubert_reduce_op op) {
+  comm_call c = {.fn = "cubert_comm_all_reduce", .kind = CUBERT_COMM_ALL_REDUCE, .dtype = dtype,
+                 .op = op, .count = count, .src = src, .dst = dst, .src_name = "src",
+                 .dst_name = "dst"};
+  return submit(comm, &c);
+}
+
+cubert_status cubert_comm_broadcast(cubert_comm *comm, cubert_handle *const *buf, size_t count,
+                                    cubert_dtype dtype, size_t root) {
+  comm_call c = {.fn = "cubert_comm_broadcast", .kind = CUBERT_COMM_BROADCAST, .dtype = dtype,
+                 .root = root, .count = count, .src = buf, .dst = buf, .src_name = "buf",
+                 .dst_name = "buf"};
+  return submit(comm, &c);
+}
+
+cubert_status cubert_comm_reduce(cubert_comm *comm, cubert_handle *const *src,
+                                 cubert_handle *const *dst, size_t count, cubert_dtype dtype,
+                                 cubert_reduce_op op, size_t root) {
+  comm_call c = {.fn = "cubert_comm_reduce", .kind = CUBERT_COMM_REDUCE, .dtype = dtype, .op = op,
+                 .root = root, .count = count, .src = src, .dst = dst, .src_name = "src",
+                 .dst_name = "dst"};
+  return submit(comm, &c);
+}
+
+cubert_status cubert_comm_all_gather(cubert_comm *comm, cubert_handle *const *src,
+                                     cubert_handle *const *dst, size_t count_per_member,
+                                     cubert_dtype dtype) {
+  comm_call c = {.fn = "cubert_comm_all_gather", .kind = CUBERT_COMM_ALL_GATHER, .dtype = dtype,
+                 .count = count_per_member, .src = src, .dst = dst, .src_name = "src",
+                 .dst_name = "dst"};
+  return submit(comm, &c);
+}
+
+cubert_status cubert_comm_reduce_scatter(cubert_comm *comm, cubert_handle *const *src,
+                                         cubert_handle *const *dst, size_t count_per_member,
+                                         cubert_dtype dtype, cubert_reduce_op op) {
+  comm_call c = {.fn = "cubert_comm_reduce_scatter", .kind = CUBERT_COMM_REDUCE_SCATTER,
+                 .dtype = dtype, .op = op, .count = count_per_member, .src = src, .dst = dst,
+                 .src_name = "src", .dst_name = "dst"};
+  return submit(comm, &c);
+}
+
+cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size_t count,
+                                     cubert_dtype dtype, size_t peer, int tag, const char *what) {
+  cubert_handle *bufs[1] = {buf};
+  comm_call c = {.fn = what, .kind = CUBERT_COMM_SEND, .dtype = dtype, .peer = peer, .tag = tag,
+                 .count = count, .src = bufs, .dst = NULL, .src_name = "buf", .dst_name = "buf"};
+  if (comm && comm->local_count != 1)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: point-to-point needs a communicator with one local member",
+                              what);
+  return submit(comm, &c);
+}
+
+cubert_status cubert_comm_queue_recv(cubert_comm *comm, cubert_handle *buf, size_t count,
+                                     cubert_dtype dtype, size_t peer, int tag, const char *what) {
+  cubert_handle *bufs[1] = {buf};
+  comm_call c = {.fn = what, .kind = CUBERT_COMM_RECV, .dtype = dtype, .peer = peer, .tag = tag,
+                 .count = count, .src = NULL, .dst = bufs, .src_name = "buf", .dst_name = "buf"};
+  if (comm && comm->local_count != 1)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: point-to-point needs a communicator with one local member",
+                              what);
+  return submit(comm, &c);
+}

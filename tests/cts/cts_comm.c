@@ -1,0 +1,561 @@
+/* Conformance: communicators in one process (cubert/comm.h). The members mix devices: N = 1 is
+   the device under test; N = 2 is the CPU server and the device under test; N = 3 adds a second
+   CPU client (another instance of the CPU server, or the same one once devices are shared).
+   Every result is compared with a host reduction in rank order, bit for bit. */
+#include <math.h>
+#include <stdint.h>
+
+#include "comm/transport.h"
+#include "cts.h"
+#include "cubert/comm.h"
+
+TestSuite(comm, .init = cts_setup, .fini = cts_teardown, .timeout = 600);
+
+#define MAXN 3
+
+typedef struct members {
+  size_t n;
+  cubert_client *clients[MAXN];
+  int own[MAXN]; /* created here */
+  cubert_comm *comm;
+} members;
+
+static void members_open(members *m, size_t n) {
+  memset(m, 0, sizeof *m);
+  m->n = n;
+  if (n == 1) {
+    m->clients[0] = cts_client;
+  } else {
+    ASSERT_OK(cubert_client_create("cpu", &m->clients[0]));
+    m->own[0] = 1;
+    m->clients[1] = cts_client;
+    if (n == 3) {
+      ASSERT_OK(cubert_client_create("cpu", &m->clients[2]));
+      m->own[2] = 1;
+    }
+  }
+  ASSERT_OK(cubert_comm_create(m->clients, n, &m->comm));
+  cr_assert_eq(cubert_comm_size(m->comm), n);
+  cr_assert_eq(cubert_comm_local_count(m->comm), n);
+  cr_assert_eq(cubert_comm_rank(m->comm), 0);
+}
+
+static void members_close(members *m) {
+  cubert_comm_release(m->comm);
+  for (size_t i = 0; i < m->n; ++i)
+    if (m->own[i]) cubert_client_release(m->clients[i]);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 11);
+}
+
+static void fill(void *p, size_t count, cubert_dtype dtype) {
+  for (size_t i = 0; i < count; ++i) {
+    if (dtype == CUBERT_DTYPE_F32)
+      ((float *)p)[i] = (float)((int)(rnd() % 2001) - 1000) / 7.0f;
+    else if (dtype == CUBERT_DTYPE_F64)
+      ((double *)p)[i] = (double)((int)(rnd() % 200001) - 100000) / 13.0;
+    else
+      ((int32_t *)p)[i] = (int32_t)rnd();
+  }
+}
+
+/* acc = acc op x, as the engine does it (rank order). */
+static void host_op(void *acc, const void *x, size_t count, cubert_dtype dtype,
+                    cubert_reduce_op op) {
+  for (size_t i = 0; i < count; ++i) {
+    if (dtype == CUBERT_DTYPE_F32) {
+      float a = ((float *)acc)[i], b = ((const float *)x)[i];
+      ((float *)acc)[i] = op == CUBERT_REDUCE_SUM ? a + b : op == CUBERT_REDUCE_MAX ? fmaxf(a, b) : fminf(a, b);
+    } else if (dtype == CUBERT_DTYPE_F64) {
+      double a = ((double *)acc)[i], b = ((const double *)x)[i];
+      ((double *)acc)[i] = op == CUBERT_REDUCE_SUM ? a + b : op == CUBERT_REDUCE_MAX ? fmax(a, b) : fmin(a, b);
+    } else {
+      int32_t a = ((int32_t *)acc)[i], b = ((const int32_t *)x)[i];
+      ((int32_t *)acc)[i] = op == CUBERT_REDUCE_SUM ? (int32_t)((uint32_t)a + (uint32_t)b)
+                            : op == CUBERT_REDUCE_MAX ? (a > b ? a : b)
+                                                      : (a < b ? a : b);
+    }
+  }
+}
+
+static size_t esize(cubert_dtype dtype) {
+  return dtype == CUBERT_DTYPE_F64 ? 8 : 4;
+}
+
+/* Buffers of `bytes` on each member holding host[i] (or uninitialised when host is NULL). */
+static void buffers(members *m, void **host, size_t bytes, cubert_handle **out) {
+  for (size_t i = 0; i < m->n; ++i) {
+    if (host)
+      ASSERT_OK(cubert_client_create_buffer(m->clients[i], host[i], bytes, &out[i]));
+    else
+      ASSERT_OK(cubert_client_empty(m->clients[i], bytes ? bytes : 1, &out[i]));
+  }
+}
+
+static void release_all(cubert_handle **h, size_t n) {
+  for (size_t i = 0; i < n; ++i) cubert_handle_release(h[i]);
+}
+
+static void expect_bytes(const void *got, const void *want, size_t bytes, const char *what,
+                         size_t member, size_t n, size_t count) {
+  if (bytes == 0 || memcmp(got, want, bytes) == 0) return;
+  size_t at = 0;
+  while (at < bytes && ((const unsigned char *)got)[at] == ((const unsigned char *)want)[at]) ++at;
+  cr_assert_fail("%s: member %zu of %zu, count %zu: first difference at byte %zu", what, member,
+                 n, count, at);
+}
+
+static void check_all_reduce(size_t n, size_t count, cubert_dtype dtype, cubert_reduce_op op,
+                             int in_place) {
+  members m;
+  members_open(&m, n);
+  size_t bytes = count * esize(dtype);
+  void *host[MAXN], *want = malloc(bytes + 8), *got = malloc(bytes + 8);
+  for (size_t i = 0; i < n; ++i) {
+    host[i] = malloc(bytes + 8);
+    fill(host[i], count, dtype);
+  }
+  if (bytes) memcpy(want, host[0], bytes);
+  for (size_t i = 1; i < n; ++i) host_op(want, host[i], count, dtype, op);
+  cubert_handle *src[MAXN], *dst[MAXN];
+  buffers(&m, host, bytes, src);
+  if (in_place)
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  else
+    buffers(&m, NULL, bytes, dst);
+  /* no sync between the writes, the collective and the reads */
+  ASSERT_OK(cubert_comm_all_reduce(m.comm, src, dst, count, dtype, op));
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_OK(cubert_client_read(m.clients[i], dst[i], got, bytes));
+    expect_bytes(got, want, bytes, "all_reduce", i, n, count);
+  }
+  if (!in_place) { /* src is untouched */
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_OK(cubert_client_read(m.clients[i], src[i], got, bytes));
+      expect_bytes(got, host[i], bytes, "all_reduce src", i, n, count);
+    }
+    release_all(dst, n);
+  }
+  release_all(src, n);
+  for (size_t i = 0; i < n; ++i) free(host[i]);
+  free(want);
+  free(got);
+  members_close(&m);
+}
+
+static const cubert_dtype dtypes[] = {CUBERT_DTYPE_F32, CUBERT_DTYPE_F64, CUBERT_DTYPE_I32};
+static const cubert_reduce_op ops[] = {CUBERT_REDUCE_SUM, CUBERT_REDUCE_MAX, CUBERT_REDUCE_MIN};
+
+Test(comm, all_reduce_every_op_dtype_and_size) {
+  const size_t sizes[] = {0, 1, 1009};
+  for (size_t n = 1; n <= MAXN; ++n)
+    for (size_t s = 0; s < 3; ++s)
+      for (size_t d = 0; d < 3; ++d)
+        for (size_t o = 0; o < 3; ++o) check_all_reduce(n, sizes[s], dtypes[d], ops[o], 0);
+}
+
+Test(comm, all_reduce_in_place) {
+  for (size_t n = 1; n <= MAXN; ++n) check_all_reduce(n, 4099, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, 1);
+  check_all_reduce(3, 777, CUBERT_DTYPE_I32, CUBERT_REDUCE_MAX, 1);
+}
+
+Test(comm, all_reduce_large) {
+  /* several chunks (4 MiB each), a partial last one */
+  check_all_reduce(3, 3000007, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, 0);
+  check_all_reduce(2, 1000003, CUBERT_DTYPE_F64, CUBERT_REDUCE_MIN, 1);
+}
+
+Test(comm, all_reduce_small_chunks) {
+  /* many chunks in flight: chunk of 4096 bytes, more chunks than staging slots */
+  setenv("CUBERT_COMM_CHUNK_BYTES", "4096", 1);
+  check_all_reduce(3, 100003, CUBERT_DTYPE_I32, CUBERT_REDUCE_SUM, 0);
+  check_all_reduce(3, 100003, CUBERT_DTYPE_F64, CUBERT_REDUCE_MAX, 1);
+  unsetenv("CUBERT_COMM_CHUNK_BYTES");
+}
+
+static void check_broadcast(size_t n, size_t count, size_t root) {
+  members m;
+  members_open(&m, n);
+  size_t bytes = count * 4;
+  void *host[MAXN], *got = malloc(bytes + 4);
+  for (size_t i = 0; i < n; ++i) {
+    host[i] = malloc(bytes + 4);
+    fill(host[i], count, CUBERT_DTYPE_I32);
+  }
+  cubert_handle *buf[MAXN];
+  buffers(&m, host, bytes, buf);
+  ASSERT_OK(cubert_comm_broadcast(m.comm, buf, count, CUBERT_DTYPE_I32, root));
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_OK(cubert_client_read(m.clients[i], buf[i], got, bytes));
+    expect_bytes(got, host[root], bytes, "broadcast", i, n, count);
+  }
+  release_all(buf, n);
+  for (size_t i = 0; i < n; ++i) free(host[i]);
+  free(got);
+  members_close(&m);
+}
+
+Test(comm, broadcast_every_root) {
+  for (size_t n = 1; n <= MAXN; ++n)
+    for (size_t root = 0; root < n; ++root) {
+      check_broadcast(n, 0, root);
+      check_broadcast(n, 1, root);
+      check_broadcast(n, 65537, root);
+    }
+  check_broadcast(3, 3000007, 1);
+}
+
+static void check_reduce(size_t n, size_t count, cubert_dtype dtype, cubert_reduce_op op,
+                         size_t root, int in_place) {
+  members m;
+  members_open(&m, n);
+  size_t bytes = count * esize(dtype);
+  void *host[MAXN], *want = malloc(bytes + 8), *got = malloc(bytes + 8);
+  for (size_t i = 0; i < n; ++i) {
+    host[i] = malloc(bytes + 8);
+    fill(host[i], count, dtype);
+  }
+  if (bytes) memcpy(want, host[0], bytes);
+  for (size_t i = 1; i < n; ++i) host_op(want, host[i], count, dtype, op);
+  cubert_handle *src[MAXN], *dst[MAXN];
+  buffers(&m, host, bytes, src);
+  if (in_place)
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  else
+    buffers(&m, host, bytes, dst); /* non-roots' dst must keep these bytes */
+  ASSERT_OK(cubert_comm_reduce(m.comm, src, dst, count, dtype, op, root));
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_OK(cubert_client_read(m.clients[i], dst[i], got, bytes));
+    expect_bytes(got, i == root ? want : host[i], bytes, "reduce", i, n, count);
+  }
+  if (!in_place) release_all(dst, n);
+  release_all(src, n);
+  for (size_t i = 0; i < n; ++i) free(host[i]);
+  free(want);
+  free(got);
+  members_close(&m);
+}
+
+Test(comm, reduce_every_root) {
+  for (size_t n = 1; n <= MAXN; ++n)
+    for (size_t root = 0; root < n; ++root)
+      for (size_t d = 0; d < 3; ++d) {
+        check_reduce(n, 1, dtypes[d], ops[(root + d) % 3], root, 0);
+        check_reduce(n, 1009, dtypes[d], ops[(root + d) % 3], root, root == 1);
+      }
+  check_reduce(3, 0, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, 2, 0);
+  check_reduce(3, 3000007, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, 1, 0);
+}
+
+static void check_all_gather(size_t n, size_t cpm, cubert_dtype dtype) {
+  members m;
+  members_open(&m, n);
+  size_t piece = cpm * esize(dtype), total = piece * n;
+  void *host[MAXN], *want = malloc(total + 8), *got = malloc(total + 8);
+  for (size_t i = 0; i < n; ++i) {
+    host[i] = malloc(piece + 8);
+    fill(host[i], cpm, dtype);
+    if (piece) memcpy((char *)want + i * piece, host[i], piece);
+  }
+  cubert_handle *src[MAXN], *dst[MAXN];
+  buffers(&m, host, piece, src);
+  buffers(&m, NULL, total, dst);
+  ASSERT_OK(cubert_comm_all_gather(m.comm, src, dst, cpm, dtype));
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_OK(cubert_client_read(m.clients[i], dst[i], got, total));
+    expect_bytes(got, want, total, "all_gather", i, n, cpm);
+  }
+  release_all(src, n);
+  release_all(dst, n);
+  for (size_t i = 0; i < n; ++i) free(host[i]);
+  free(want);
+  free(got);
+  members_close(&m);
+}
+
+Test(comm, all_gather) {
+  for (size_t n = 1; n <= MAXN; ++n) {
+    check_all_gather(n, 0, CUBERT_DTYPE_F32);
+    check_all_gather(n, 1, CUBERT_DTYPE_F64);
+    check_all_gather(n, 1009, CUBERT_DTYPE_I32);
+  }
+  check_all_gather(3, 1000003, CUBERT_DTYPE_F32);
+}
+
+static void check_reduce_scatter(size_t n, size_t cpm, cubert_dtype dtype, cubert_reduce_op op) {
+  members m;
+  members_open(&m, n);
+  size_t piece = cpm * esize(dtype), total = piece * n;
+  void *host[MAXN], *want = malloc(total + 8), *got = malloc(piece + 8);
+  for (size_t i = 0; i < n; ++i) {
+    host[i] = malloc(total + 8);
+    fill(host[i], cpm * n, dtype);
+  }
+  if (total) memcpy(want, host[0], total);
+  for (size_t i = 1; i < n; ++i) host_op(want, host[i], cpm * n, dtype, op);
+  cubert_handle *src[MAXN], *dst[MAXN];
+  buffers(&m, host, total, src);
+  buffers(&m, NULL, piece, dst);
+  ASSERT_OK(cubert_comm_reduce_scatter(m.comm, src, dst, cpm, dtype, op));
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_OK(cubert_client_read(m.clients[i], dst[i], got, piece));
+    expect_bytes(got, (char *)want + i * piece, piece, "reduce_scatter", i, n, cpm);
+  }
+  release_all(src, n);
+  release_all(dst, n);
+  for (size_t i = 0; i < n; ++i) free(host[i]);
+  free(want);
+  free(got);
+  members_close(&m);
+}
+
+Test(comm, reduce_scatter) {
+  for (size_t n = 1; n <= MAXN; ++n)
+    for (size_t d = 0; d < 3; ++d) {
+      check_reduce_scatter(n, 0, dtypes[d], CUBERT_REDUCE_SUM);
+      check_reduce_scatter(n, 1, dtypes[d], ops[d]);
+      check_reduce_scatter(n, 1009, dtypes[d], ops[(d + 1) % 3]);
+    }
+  check_reduce_scatter(3, 1000003, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM);
+}
+
+Test(comm, stream_order_write_collective_write_read) {
+  /* write -> all_reduce -> write src again -> all_reduce -> read, no syncs: each collective
+     sees the writes queued before it and none after it. */
+  members m;
+  members_open(&m, 3);
+  size_t count = 100003, bytes = count * 4;
+  int32_t *a = malloc(bytes), *b = malloc(bytes), *got = malloc(bytes);
+  cubert_handle *src[MAXN], *dst1[MAXN], *dst2[MAXN];
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_OK(cubert_client_empty(m.clients[i], bytes, &src[i]));
+    ASSERT_OK(cubert_client_empty(m.clients[i], bytes, &dst1[i]));
+    ASSERT_OK(cubert_client_empty(m.clients[i], bytes, &dst2[i]));
+  }
+  for (size_t k = 0; k < count; ++k) {
+    a[k] = (int32_t)k;
+    b[k] = -(int32_t)(2 * k);
+  }
+  for (size_t i = 0; i < 3; ++i) ASSERT_OK(cubert_client_write(m.clients[i], src[i], 0, a, bytes));
+  ASSERT_OK(cubert_comm_all_reduce(m.comm, src, dst1, count, CUBERT_DTYPE_I32, CUBERT_REDUCE_SUM));
+  for (size_t i = 0; i < 3; ++i) ASSERT_OK(cubert_client_write(m.clients[i], src[i], 0, b, bytes));
+  ASSERT_OK(cubert_comm_all_reduce(m.comm, src, dst2, count, CUBERT_DTYPE_I32, CUBERT_REDUCE_MAX));
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_OK(cubert_client_read(m.clients[i], dst1[i], got, bytes));
+    for (size_t k = 0; k < count; ++k)
+      cr_assert_eq(got[k], 3 * a[k], "member %zu element %zu: %d", i, k, got[k]);
+    ASSERT_OK(cubert_client_read(m.clients[i], dst2[i], got, bytes));
+    for (size_t k = 0; k < count; ++k) cr_assert_eq(got[k], b[k], "member %zu element %zu", i, k);
+  }
+  /* a chain on one buffer: in-place all_reduce twice, then read */
+  for (size_t i = 0; i < 3; ++i) ASSERT_OK(cubert_client_write(m.clients[i], src[i], 0, a, bytes));
+  ASSERT_OK(cubert_comm_all_reduce(m.comm, src, src, count, CUBERT_DTYPE_I32, CUBERT_REDUCE_SUM));
+  ASSERT_OK(cubert_comm_all_reduce(m.comm, src, src, count, CUBERT_DTYPE_I32, CUBERT_REDUCE_SUM));
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_OK(cubert_client_read(m.clients[i], src[i], got, bytes));
+    for (size_t k = 0; k < count; ++k) cr_assert_eq(got[k], 9 * a[k], "member %zu element %zu", i, k);
+  }
+  release_all(src, 3);
+  release_all(dst1, 3);
+  release_all(dst2, 3);
+  free(a);
+  free(b);
+  free(got);
+  members_close(&m);
+}
+
+Test(comm, same_client_twice_and_release_waits) {
+  /* two members on one client (one stream), handles released right after the call, the
+     communicator released with the work still queued */
+  cubert_client *clients[2] = {cts_client, cts_client};
+  cubert_comm *comm = NULL;
+  ASSERT_OK(cubert_comm_create(clients, 2, &comm));
+  size_t count = 5003;
+  float x[5003], y[5003], got[5003];
+  for (size_t k = 0; k < count; ++k) {
+    x[k] = (float)k;
+    y[k] = 0.5f;
+  }
+  cubert_handle *src[2], *dst[2];
+  ASSERT_OK(cubert_client_create_buffer(cts_client, x, sizeof x, &src[0]));
+  ASSERT_OK(cubert_client_create_buffer(cts_client, y, sizeof y, &src[1]));
+  ASSERT_OK(cubert_client_empty(cts_client, sizeof x, &dst[0]));
+  ASSERT_OK(cubert_client_empty(cts_client, sizeof x, &dst[1]));
+  ASSERT_OK(cubert_comm_all_reduce(comm, src, dst, count, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM));
+  release_all(src, 2);
+  cubert_comm_release(comm);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_OK(cubert_client_read(cts_client, dst[i], got, sizeof got));
+    for (size_t k = 0; k < count; ++k) cr_assert_eq(got[k], x[k] + y[k]);
+  }
+  release_all(dst, 2);
+}
+
+Test(comm, argument_errors) {
+  members m;
+  members_open(&m, 2);
+  cubert_handle *src[2], *dst[2], *small[2];
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_OK(cubert_client_empty(m.clients[i], 400, &src[i]));
+    ASSERT_OK(cubert_client_empty(m.clients[i], 400, &dst[i]));
+    ASSERT_OK(cubert_client_empty(m.clients[i], 396, &small[i]));
+  }
+  cubert_comm *c = m.comm;
+  const cubert_dtype f32 = CUBERT_DTYPE_F32;
+  const cubert_reduce_op sum = CUBERT_REDUCE_SUM;
+  ASSERT_CODE(cubert_comm_all_reduce(NULL, src, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT, "comm is NULL");
+  ASSERT_CODE(cubert_comm_all_reduce(c, NULL, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT, "src is NULL");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, NULL, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL");
+  /* lengths */
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 101, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "src[0] (member 0) holds 400 bytes; the collective needs 404");
+  cubert_handle *mixed[2] = {src[0], small[1]};
+  ASSERT_CODE(cubert_comm_all_reduce(c, mixed, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "src[1] (member 1) holds 396 bytes");
+  ASSERT_CODE(cubert_comm_all_gather(c, src, dst, 100, f32), CUBERT_CODE_INVALID_ARGUMENT,
+              "dst[0] (member 0) holds 400 bytes; the collective needs 800");
+  ASSERT_CODE(cubert_comm_reduce_scatter(c, src, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "src[0] (member 0) holds 400 bytes; the collective needs 800");
+  /* dtype, op, root */
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, CUBERT_DTYPE_U32, sum), CUBERT_CODE_INVALID_ARGUMENT, "dtype is u32");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, CUBERT_DTYPE_F16, sum), CUBERT_CODE_INVALID_ARGUMENT, "dtype is f16");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, (cubert_dtype)99, sum), CUBERT_CODE_INVALID_ARGUMENT, "dtype is unknown (99)");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, f32, CUBERT_REDUCE_MEAN), CUBERT_CODE_INVALID_ARGUMENT, "op is 3");
+  ASSERT_CODE(cubert_comm_reduce(c, src, dst, 10, f32, (cubert_reduce_op)-1, 0), CUBERT_CODE_INVALID_ARGUMENT, "op is -1");
+  ASSERT_CODE(cubert_comm_reduce(c, src, dst, 10, f32, sum, 2), CUBERT_CODE_INVALID_ARGUMENT,
+              "root is 2; the communicator has 2 members (ranks 0..1)");
+  ASSERT_CODE(cubert_comm_broadcast(c, src, 10, f32, 7), CUBERT_CODE_INVALID_ARGUMENT, "root is 7");
+  /* the same handle twice */
+  cubert_handle *twice[2] = {src[0], src[0]};
+  ASSERT_CODE(cubert_comm_all_reduce(c, twice, dst, 10, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "src[0] and src[1] are the same handle");
+  cubert_handle *cross[2] = {src[1], dst[1]};
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, cross, 10, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "src[1] and dst[0] are the same handle");
+  ASSERT_CODE(cubert_comm_all_gather(c, src, src, 10, f32), CUBERT_CODE_INVALID_ARGUMENT,
+              "does not work in place");
+  ASSERT_CODE(cubert_comm_broadcast(c, twice, 10, f32, 0), CUBERT_CODE_INVALID_ARGUMENT,
+              "buf[0] and buf[1] are the same handle");
+  /* NULL entry, released handle */
+  cubert_handle *hole[2] = {src[0], NULL};
+  ASSERT_CODE(cubert_comm_all_reduce(c, hole, dst, 10, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "src[1] (member 1) is NULL");
+  cubert_handle *gone = NULL;
+  ASSERT_OK(cubert_client_empty(m.clients[1], 400, &gone));
+  cubert_handle_release(gone);
+  cubert_handle *stale[2] = {src[0], gone};
+  ASSERT_CODE(cubert_comm_all_reduce(c, stale, dst, 10, f32, sum), CUBERT_CODE_NOT_FOUND,
+              "src[1] (member 1) was released");
+  /* a handle of another device (cts_opencl: member 0 is the CPU server, member 1 OpenCL) */
+  if (!cts_is_cpu()) {
+    cubert_handle *swapped[2] = {src[1], src[0]};
+    ASSERT_CODE(cubert_comm_all_reduce(c, swapped, dst, 10, f32, sum), CUBERT_CODE_NOT_FOUND,
+                "src[0] is a handle of device");
+  }
+  /* a reduce ignores non-root dst entries */
+  cubert_handle *root_only[2] = {NULL, dst[1]};
+  ASSERT_OK(cubert_comm_reduce(c, src, root_only, 10, f32, sum, 1));
+  /* everything still works after the errors */
+  float ones[100], got[100];
+  for (int k = 0; k < 100; ++k) ones[k] = 1.0f;
+  for (size_t i = 0; i < 2; ++i) ASSERT_OK(cubert_client_write(m.clients[i], src[i], 0, ones, sizeof ones));
+  ASSERT_OK(cubert_comm_all_reduce(c, src, dst, 100, f32, sum));
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_OK(cubert_client_read(m.clients[i], dst[i], got, sizeof got));
+    for (int k = 0; k < 100; ++k) cr_assert_eq(got[k], 2.0f);
+  }
+  release_all(src, 2);
+  release_all(dst, 2);
+  release_all(small, 2);
+  members_close(&m);
+}
+
+Test(comm, create_errors) {
+  cubert_comm *comm = NULL;
+  cubert_client *none[2] = {cts_client, NULL};
+  ASSERT_CODE(cubert_comm_create(none, 2, &comm), CUBERT_CODE_INVALID_ARGUMENT, "clients[1] is NULL");
+  ASSERT_CODE(cubert_comm_create(none, 0, &comm), CUBERT_CODE_INVALID_ARGUMENT, "count is 0");
+  ASSERT_CODE(cubert_comm_create(NULL, 1, &comm), CUBERT_CODE_INVALID_ARGUMENT, "clients is NULL");
+  ASSERT_CODE(cubert_comm_create(none, 1, NULL), CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  cubert_client *gone = NULL;
+  ASSERT_OK(cubert_client_create("cpu", &gone));
+  cubert_client_release(gone);
+  cubert_client *stale[2] = {cts_client, gone};
+  ASSERT_CODE(cubert_comm_create(stale, 2, &comm), CUBERT_CODE_NOT_FOUND, "clients[1]");
+  cr_assert_null(comm);
+  cr_assert_eq(cubert_comm_size(NULL), 0);
+  cubert_comm_release(NULL);
+}
+
+/* ---- an error inside the queued work ----------------------------------------------------- */
+
+/* The in-process transport, failing at chunk `fail_at` of every collective. */
+typedef struct failing_transport {
+  cubert_comm_transport base;
+  cubert_comm_transport *inner;
+  size_t fail_at;
+} failing_transport;
+
+static cubert_status failing_combine(cubert_comm_transport *t, const cubert_comm_chunk *c,
+                                     size_t part, size_t parts) {
+  failing_transport *f = (failing_transport *)t;
+  if (c->index == f->fail_at && part == parts - 1)
+    return cubert_status_make(CUBERT_CODE_EXECUTION, "injected transport failure at chunk %zu",
+                              c->index);
+  return f->inner->vtable->combine(f->inner, c, part, parts);
+}
+
+static void failing_destroy(cubert_comm_transport *t) {
+  failing_transport *f = (failing_transport *)t;
+  f->inner->vtable->destroy(f->inner);
+  free(f);
+}
+
+static const cubert_comm_transport_vtable failing_vtable = {"failing", failing_combine,
+                                                            failing_destroy};
+
+Test(comm, queued_error_surfaces_at_next_sync) {
+  setenv("CUBERT_COMM_CHUNK_BYTES", "4096", 1);
+  cubert_client *cpu = NULL;
+  ASSERT_OK(cubert_client_create("cpu", &cpu));
+  cubert_client *clients[2] = {cpu, cts_client};
+  failing_transport *f = calloc(1, sizeof *f);
+  f->inner = cubert_comm_inproc_create(2);
+  f->base = *f->inner;
+  f->base.vtable = &failing_vtable;
+  f->fail_at = 3;
+  cubert_comm *comm = NULL;
+  ASSERT_OK(cubert_comm_create_with_transport(clients, 2, &f->base, &comm));
+  unsetenv("CUBERT_COMM_CHUNK_BYTES");
+  size_t count = 100000;
+  cubert_handle *src[2], *dst[2];
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_OK(cubert_client_empty(clients[i], count * 4, &src[i]));
+    ASSERT_OK(cubert_client_empty(clients[i], count * 4, &dst[i]));
+  }
+  ASSERT_OK(cubert_comm_all_reduce(comm, src, dst, count, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM));
+  float got[16];
+  /* the read behind the collective reports the failure, on every member, once */
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_CODE(cubert_client_read(clients[i], dst[i], got, sizeof got), CUBERT_CODE_SERVER_UNHEALTHY,
+                "injected transport failure at chunk 3");
+    ASSERT_OK(cubert_client_sync(clients[i]));
+  }
+  /* a collective that ends before the failing chunk works; so do the clients and handles */
+  ASSERT_OK(cubert_comm_all_reduce(comm, src, dst, 10, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM));
+  for (size_t i = 0; i < 2; ++i) ASSERT_OK(cubert_client_sync(clients[i]));
+  /* again, then a sync (not a read) sees it */
+  ASSERT_OK(cubert_comm_all_reduce(comm, src, dst, count, CUBERT_DTYPE_F32, CUBERT_REDUCE_MAX));
+  for (size_t i = 0; i < 2; ++i)
+    ASSERT_CODE(cubert_client_sync(clients[i]), CUBERT_CODE_SERVER_UNHEALTHY, "injected");
+  cubert_comm_release(comm);
+  release_all(src, 2);
+  release_all(dst, 2);
+  cubert_client_release(cpu);
+}
