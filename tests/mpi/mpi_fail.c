@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rank %d: failing on purpose: skipping the all_reduce\n", t_rank);
   } else {
     double t0 = MPI_Wtime();
-    /* the error comes from the stream's next sync (or from the call, should it block) */
+    /* the call queues the work; the error comes from the stream's next sync */
     cubert_status s = cubert_comm_all_reduce(comm, &h, &h, n, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM);
     if (!s) s = cubert_client_sync(c);
     double secs = MPI_Wtime() - t0;
