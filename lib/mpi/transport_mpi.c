@@ -225,6 +225,17 @@ static void segment(size_t count, size_t parts, size_t i, size_t *first, size_t 
   *len = base + (i < rem ? 1 : 0);
 }
 
+/* Block b of a ring: `piece` elements at b * piece (piece > 0), else segment b of count. */
+static void ring_block(size_t count, size_t parts, size_t piece, size_t b, size_t *first,
+                       size_t *len) {
+  if (piece) {
+    *first = b * piece;
+    *len = piece;
+  } else {
+    segment(count, parts, b, first, len);
+  }
+}
+
 /* Ring reduce-scatter over P blocks of `acc` (block b: elements [off(b), off(b)+len(b))); on
    return block `rank` of acc (or `last_out`, when not NULL) holds the reduction over all
    ranks. `src` holds this rank's input (may equal acc: each block is read before it is
@@ -241,12 +252,8 @@ static cubert_status ring_reduce_scatter(mpi_transport *t, const cubert_comm_chu
   for (size_t s = 0; s + 1 < P; ++s) {
     size_t sb = (r + 2 * P - s - 1) % P, rb = (r + 2 * P - s - 2) % P;
     size_t soff, slen, roff, rlen;
-    if (piece) {
-      soff = sb * piece, slen = piece, roff = rb * piece, rlen = piece;
-    } else {
-      segment(count, P, sb, &soff, &slen);
-      segment(count, P, rb, &roff, &rlen);
-    }
+    ring_block(count, P, piece, sb, &soff, &slen);
+    ring_block(count, P, piece, rb, &roff, &rlen);
     /* step 0 sends this rank's own input; later steps what it reduced the step before */
     const char *sp = (s == 0 ? src : acc) + soff * es;
     cubert_status st = mpi_exchange(t, c, sp, slen * es, right, tmp, rlen * es, left, tag);
@@ -268,12 +275,8 @@ static cubert_status ring_all_gather(mpi_transport *t, const cubert_comm_chunk *
   for (size_t s = 0; s + 1 < P; ++s) {
     size_t sb = (r + P - s) % P, rb = (r + 2 * P - s - 1) % P;
     size_t soff, slen, roff, rlen;
-    if (piece) {
-      soff = sb * piece, slen = piece, roff = rb * piece, rlen = piece;
-    } else {
-      segment(count, P, sb, &soff, &slen);
-      segment(count, P, rb, &roff, &rlen);
-    }
+    ring_block(count, P, piece, sb, &soff, &slen);
+    ring_block(count, P, piece, rb, &roff, &rlen);
     cubert_status st =
         mpi_exchange(t, c, buf + soff * es, slen * es, right, buf + roff * es, rlen * es, left, tag);
     if (st) return st;
