@@ -29,10 +29,19 @@ install(TARGETS cubert_static EXPORT cubertTargets
 # Every public header (a glob: headers added later are installed too), with the OpenCL prelude
 # that user kernels are flattened behind.
 # cubert/opencl.h (interop) includes <CL/cl.h>: only where the library has the OpenCL server.
-if(CUBERT_WITH_OPENCL)
-  set(cubert_header_exclude)
-else()
-  set(cubert_header_exclude PATTERN "opencl.h" EXCLUDE)
+# cubert/mpi.h (the MPI component) includes <mpi.h>: only where the library has it.
+set(cubert_header_exclude)
+if(NOT CUBERT_WITH_OPENCL)
+  list(APPEND cubert_header_exclude PATTERN "opencl.h" EXCLUDE)
+endif()
+if(NOT CUBERT_WITH_MPI)
+  list(APPEND cubert_header_exclude PATTERN "mpi.h" EXCLUDE)
+endif()
+# With MPI, the installed shared library's target passes MPI on (include directories for
+# cubert/mpi.h; libcubert.so needs libmpi anyway); the static one lists it with its other
+# dependencies (CMakeLists.txt).
+if(CUBERT_WITH_MPI)
+  target_link_libraries(cubert INTERFACE $<INSTALL_INTERFACE:MPI::MPI_C>)
 endif()
 install(DIRECTORY lib/include/cubert DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
   FILES_MATCHING PATTERN "*.h" PATTERN "*.cl" ${cubert_header_exclude})
@@ -68,6 +77,10 @@ set(CUBERT_PC_CFLAGS "")
 if(CUBERT_WITH_OPENCL)
   string(APPEND CUBERT_PC_REQUIRES ", OpenCL")
   set(CUBERT_PC_CFLAGS " -DCL_TARGET_OPENCL_VERSION=120 -DCUBERT_WITH_OPENCL=1")
+endif()
+if(CUBERT_WITH_MPI)
+  # mpi-c: the C bindings of Debian's default MPI (Open MPI's ompi-c under its generic name).
+  string(APPEND CUBERT_PC_REQUIRES ", mpi-c")
 endif()
 foreach(pc cubert cubert-static)
   configure_file(cmake/${pc}.pc.in ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc @ONLY)
@@ -115,6 +128,10 @@ if(CUBERT_WITH_OPENCL)
   # An OpenCL driver to run on (PoCL runs on any CPU).
   set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "pocl-opencl-icd | opencl-icd")
   set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "pocl-opencl-icd | opencl-icd")
+endif()
+if(CUBERT_WITH_MPI)
+  string(APPEND runtime_deps ", libopenmpi3 | mpi-default-bin")
+  string(APPEND dev_deps ", libopenmpi-dev | mpi-default-dev")
 endif()
 # The binaries' own dependencies come from dpkg-shlibdeps where it exists (with versions), from
 # the list above elsewhere; the -dev package names what building against libcubert.a needs.
