@@ -353,6 +353,9 @@ cubert_status cubert_ocl_staged_read(cubert_ocl_server *server, cubert_server_st
                                      const cubert_binding *src, void *dst, uint64_t size);
 /* Waits for the staging slots, unmaps and frees the buffer, stops the copy threads. */
 void cubert_ocl_staging_release(cubert_ocl_server *server);
+/* server.h host_alloc/host_free: a CL_MEM_ALLOC_HOST_PTR buffer, mapped for its lifetime. */
+cubert_status cubert_ocl_host_alloc(cubert_server *server, uint64_t size, cubert_storage *out);
+void cubert_ocl_host_free(cubert_server *server, cubert_storage *storage);
 
 /* ---- program.c (in-memory cache) and disk_cache.c ---------------------------------------- */
 

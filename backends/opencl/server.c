@@ -17,6 +17,7 @@ cubert_status cubert_ocl_enumerate(cubert_device_info *out, size_t capacity, siz
 void cubert_ocl_describe(size_t index, FILE *out);
 static cubert_status server_create(const char *spec, cubert_server **out);
 static void server_destroy(cubert_server *server);
+static cubert_status server_resolve(const char *spec, size_t *out_index);
 
 static const cubert_server_vtable kVtable = {
     .destroy = server_destroy,
@@ -36,6 +37,8 @@ static const cubert_server_vtable kVtable = {
     .event_sync = cubert_ocl_event_sync,
     .event_done = cubert_ocl_event_done,
     .event_release = cubert_ocl_event_release,
+    .host_alloc = cubert_ocl_host_alloc,
+    .host_free = cubert_ocl_host_free,
     .profile_begin = cubert_ocl_profile_begin,
     .profile_end = cubert_ocl_profile_end,
 };
@@ -44,6 +47,7 @@ const cubert_backend cubert_opencl_backend = {
     .name = "opencl",
     .enumerate = cubert_ocl_enumerate,
     .create = server_create,
+    .resolve = server_resolve,
     .describe = cubert_ocl_describe,
 };
 
@@ -70,6 +74,16 @@ static char *make_device_key(cl_platform_id platform, cl_device_id device,
   free(device_version);
   free(platform_name);
   return key;
+}
+
+static cubert_status server_resolve(const char *spec, size_t *out_index) {
+  cubert_ocl_device_entry *entries = NULL;
+  size_t count = 0;
+  *out_index = 0;
+  CUBERT_RETURN_IF_ERROR(cubert_ocl_list_devices(&entries, &count));
+  cubert_status s = cubert_ocl_select(spec, entries, count, out_index);
+  free(entries);
+  return s;
 }
 
 static cubert_status server_create(const char *spec, cubert_server **out) {

@@ -304,3 +304,52 @@ cubert_status cubert_ocl_staged_read(cubert_ocl_server *server, cubert_server_st
   cubert_ocl_poll(stream);
   return status;
 }
+
+/* ---- pinned host memory for copies between devices (server.h host_alloc) ------------------- */
+
+cubert_status cubert_ocl_host_alloc(cubert_server *base, uint64_t size, cubert_storage *out) {
+  cubert_ocl_server *server = cubert_ocl_server_of(base);
+  memset(out, 0, sizeof(*out));
+  cl_int err = CL_SUCCESS;
+  if (!server->alloc_queue) {
+    server->alloc_queue = clCreateCommandQueue(server->context, server->device, 0, &err);
+    if (err != CL_SUCCESS || !server->alloc_queue) {
+      server->alloc_queue = NULL;
+      return cubert_ocl_status(err, CUBERT_CODE_OUT_OF_MEMORY,
+                               "clCreateCommandQueue for pinned host memory");
+    }
+  }
+  cl_mem buffer = clCreateBuffer(server->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                 (size_t)size, NULL, &err);
+  void *host = NULL;
+  if (err == CL_SUCCESS)
+    host = clEnqueueMapBuffer(server->alloc_queue, buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                              (size_t)size, 0, NULL, NULL, &err);
+  if (err != CL_SUCCESS || !host) {
+    if (buffer) clReleaseMemObject(buffer);
+    return cubert_status_set_size(
+        cubert_ocl_status(err, CUBERT_CODE_OUT_OF_MEMORY,
+                          "pinned host memory of %llu bytes (CL_MEM_ALLOC_HOST_PTR)",
+                          (unsigned long long)size),
+        size);
+  }
+  out->host_ptr = host;
+  out->native = buffer;
+  out->size = size;
+  return NULL;
+}
+
+void cubert_ocl_host_free(cubert_server *base, cubert_storage *storage) {
+  cubert_ocl_server *server = cubert_ocl_server_of(base);
+  cl_mem buffer = (cl_mem)storage->native;
+  if (!buffer) return;
+  cl_event unmap = NULL;
+  if (clEnqueueUnmapMemObject(server->alloc_queue, buffer, storage->host_ptr, 0, NULL, &unmap) ==
+      CL_SUCCESS) {
+    clWaitForEvents(1, &unmap);
+    clReleaseEvent(unmap);
+  }
+  clReleaseMemObject(buffer);
+  storage->native = NULL;
+  storage->host_ptr = NULL;
+}

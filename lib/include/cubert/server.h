@@ -201,6 +201,13 @@ typedef struct cubert_server_vtable {
   int (*event_done)(cubert_server *server, cubert_event *event); /* non-blocking poll */
   void (*event_release)(cubert_server *server, cubert_event *event);
 
+  /* Pinned host memory for copies between devices (lib/transfer.c: the pipeline's staging
+     slots): `size` bytes of host memory the device's reads and writes move at full speed
+     (out->host_ptr set; out->native the backend's object). Both may be NULL: the core then
+     stages through malloc'd memory. */
+  cubert_status (*host_alloc)(cubert_server *server, uint64_t size, cubert_storage *out);
+  void (*host_free)(cubert_server *server, cubert_storage *storage);
+
   /* Profiling. profile_begin marks the start of a profiled region on the stream;
      profile_end marks its end, waits, and returns the elapsed time in ns and the method.
      Regions may nest and overlap (`token` identifies one). */
@@ -274,6 +281,11 @@ typedef struct cubert_backend {
   /* Opens the device named by `spec` (the selector after "name:", or "" for the bare name).
      NOT_FOUND naming the valid choices for an unknown spec. */
   cubert_status (*create)(const char *spec, cubert_server **out);
+  /* The index (in enumerate's list) of the device `spec` names, without opening it: clients
+     of one device share one instance (lib/device_registry.c), and "opencl", "opencl:0" and
+     "opencl:gpu" may name the same one. create(the index in decimal) must open that device.
+     Errors as create. May be NULL: every client then opens its own instance. */
+  cubert_status (*resolve)(const char *spec, size_t *out_index);
   /* Prints backend-specific details of device `index` (topology, caches, ...). May be NULL. */
   void (*describe)(size_t index, FILE *out);
 } cubert_backend;
