@@ -328,3 +328,31 @@ Test(devices, to_client_errors_name_both_devices) {
   cubert_handle_release(foreign);
   cubert_client_release(other);
 }
+
+/* The source written on another stream (a pinned view), copied from the calling thread's stream:
+   the copy waits for that stream's write, on one instance and between instances. */
+Test(devices, to_client_waits_for_a_write_on_another_stream) {
+  cubert_client *view = NULL, *other = NULL;
+  ASSERT_OK(cubert_client_with_stream(cts_client, 77, &view));
+  ASSERT_OK(cubert_client_create(cts_private_device(), &other));
+  enum { N = 1 << 20 };
+  uint32_t *back = malloc(N * 4);
+  cubert_client *dsts[2] = {cts_client, other};
+  for (int d = 0; d < 2; ++d) {
+    cubert_handle *h = NULL, *out = NULL;
+    ASSERT_OK(cubert_client_empty(view, N * 4, &h));
+    uint64_t info[2] = {N, 555 + (uint64_t)d};
+    cubert_kernel_args args = {&h, 1, info, 2};
+    ASSERT_OK(cubert_client_launch(view, &cubert_kernel_fill_u32, cts_cubes(N, cts_dim()),
+                                   cubert_cube_dim_new_3d(cts_dim(), 1, 1), &args));
+    ASSERT_OK(cubert_client_to_client(cts_client, h, dsts[d], &out));
+    ASSERT_OK(cubert_client_read(dsts[d], out, back, N * 4));
+    cr_assert_eq(back[0], 555u + (uint32_t)d);
+    cr_assert_eq(back[N - 1], 555u + (uint32_t)d);
+    cubert_handle_release(out);
+    cubert_handle_release(h);
+  }
+  free(back);
+  cubert_client_release(other);
+  cubert_client_release(view);
+}

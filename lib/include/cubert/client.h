@@ -211,7 +211,7 @@ CUBERT_API void cubert_future_release(cubert_future *future);
    INVALID_ARGUMENT for NULL out or src; NOT_FOUND for a released client or src, or a src of
    another device instance than src_client's (naming its device); the errors of the reads and
    writes (SERVER_UNHEALTHY with src's stream errors, OUT_OF_MEMORY of kind IO for the new
-   buffer). On error *out is NULL and nothing is left queued on dst_client. */
+   buffer). On error *out is NULL and the new buffer was released. */
 CUBERT_API cubert_status cubert_client_to_client(cubert_client *src_client, cubert_handle *src,
                                                  cubert_client *dst_client, cubert_handle **out);
 /* As to_client, for bytes [offset, offset+size) of `src` (INVALID_ARGUMENT, naming both, when
