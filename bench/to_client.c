@@ -12,15 +12,16 @@
      the next chunks into pinned memory while chunk k's clEnqueueWriteBuffer (non-blocking)
      from it runs, clFinish on dst at the end. The read and write legs alone (whole buffer,
      pinned) are printed as notes: a perfectly overlapped pipeline runs at the slower of them.
-   - one OpenCL instance (same device): clEnqueueCopyBuffer in its context.
+   - one OpenCL instance (same device): clEnqueueCopyBuffer in its context; an OpenCL device and
+     a private instance of it are two contexts: the staged peer above.
    - CPU server and an OpenCL device: clEnqueueWriteBuffer / clEnqueueReadBuffer of the whole
      buffer from / into pinned memory (host-unified devices: malloc'd memory).
    - two CPU instances: memcpy of the buffer (huge pages).
 
    Usage: bench_to_client [--mib=MIB] [--reps=N] [SRC,DST ...]
      SRC,DST  device selectors (cubert_client_create), e.g. opencl:0,opencl:1 (both directions
-              are measured). Default: every pair of the devices this machine has, each device
-              with itself (one instance) and the CPU server with a private CPU instance. */
+              are measured). Default: every pair of the devices this machine has, and each
+              device with itself (one instance) and with a private instance of itself. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,13 +341,15 @@ int main(int argc, char **argv) {
         if (infos[k].available) snprintf(devices[n++], 64, "%s:%zu", b[i]->name, k);
     }
     for (int i = 0; i < n; ++i)
-      for (int j = i; j < n && npairs < 32; ++j) {
+      for (int j = i; j < n && npairs < 30; ++j) {
         snprintf(pairs[npairs][0], 64, "%.63s", devices[i]);
-        if (i == j && strncmp(devices[i], "cpu", 3) == 0)
-          snprintf(pairs[npairs][1], 64, "%.50s!private", devices[j]);
-        else
-          snprintf(pairs[npairs][1], 64, "%.63s", devices[j]);
+        snprintf(pairs[npairs][1], 64, "%.63s", devices[j]);
         ++npairs;
+        if (i == j) { /* and to a private instance of the same device */
+          snprintf(pairs[npairs][0], 64, "%.63s", devices[i]);
+          snprintf(pairs[npairs][1], 64, "%.50s!private", devices[j]);
+          ++npairs;
+        }
       }
   }
   printf("# to_client: %.0f MiB, %d repetitions\n\n", (double)r.bytes / (1 << 20), r.reps);

@@ -2,9 +2,10 @@
    handle of another client's device, stream-ordered on both sides.
 
    Paths, by the two device instances:
-   - one instance (two clients of one device, or one client): a device-side copy (the strided
-     copy kernel through cubert_op_copy) queued on the destination client's stream, after the
-     source's last writer (the cross-stream protocol); the call returns at once.
+   - one instance (two clients of one device, or one client): a device-side copy queued on the
+     destination client's stream, after the source's last writer (the cross-stream protocol):
+     the server's copy entry (clEnqueueCopyBuffer on OpenCL), else the strided copy kernel
+     through cubert_op_copy (memcpy rows on the CPU server); the call returns at once.
    - the source's memory is host memory (CPU server): wait for the source's writers (a size-0
      read future), then one write of that memory into the destination (on an OpenCL GPU its
      pinned staging pipeline; on a host-unified OpenCL device or another CPU instance a memcpy).
@@ -16,8 +17,8 @@
      pinned memory) while chunk k is written to the destination (a write on its stream), so
      the two legs overlap. The call returns when the last chunk's write was queued.
 
-   The core calls only the public client functions and two optional server entries
-   (host_alloc/host_free); no backend is named here. */
+   The core calls the public client functions and three optional server entries (copy,
+   host_alloc/host_free); no backend is named here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,9 +119,32 @@ static void staging_give(cubert_device *device, cubert_transfer_staging *st, int
 
 /* ---- the paths ----------------------------------------------------------------------------- */
 
-/* Bytes [offset, offset+size) of src into dst on one device: a copy launch on dst_client. */
-static cubert_status copy_on_device(cubert_client *client, cubert_handle *src, uint64_t offset,
-                                    uint64_t size, cubert_handle *dst) {
+/* The server's own copy (clEnqueueCopyBuffer) on the client's stream, after the last users of
+   both buffers on other streams. */
+static cubert_status server_copy(cubert_client *client, const cubert_handle_obj *h,
+                                 uint64_t offset, uint64_t size, cubert_handle *dst) {
+  cubert_client_obj *c = NULL;
+  cubert_stream_slot *slot = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
+  cubert_device *device = c->device;
+  cubert_handle_obj *d = cubert_handle_acquire(dst);
+  cubert_binding b[2] = {cubert_handle_binding(h), cubert_handle_binding(d)};
+  b[0].offset += offset;
+  b[0].size = size;
+  uint32_t index = cubert_client_slot_index(c);
+  cubert_status s = cubert_slot_resolve(device, index, b, 2);
+  if (!s) s = device->server->vtable->copy(device->server, slot->stream, &b[0], &b[1]);
+  if (!s) cubert_slot_mark_used(device, index, b, 2);
+  cubert_handle_release(dst);
+  return cubert_client_unlock_slot(client, c, s);
+}
+
+/* Bytes [offset, offset+size) of src into dst on one device, on dst_client's stream: the
+   server's copy, else a copy launch. */
+static cubert_status copy_on_device(cubert_client *client, const cubert_handle_obj *h,
+                                    cubert_handle *src, uint64_t offset, uint64_t size,
+                                    cubert_handle *dst) {
+  if (h->device->server->vtable->copy) return server_copy(client, h, offset, size, dst);
   uint64_t elem = 8;
   while ((offset % elem) || (size % elem)) elem /= 2;
   cubert_tensor in = {.handle = src, .rank = 1, .elem_size = elem, .offset = offset / elem};
@@ -201,7 +225,7 @@ static cubert_status transfer(cubert_client *src_client, cubert_device *src_devi
   if (size == 0) {
     /* nothing to move */
   } else if (src_device == dst_device) {
-    s = copy_on_device(dst_client, src, offset, size, dst);
+    s = copy_on_device(dst_client, h, src, offset, size, dst);
   } else if (h->slice->page->host_ptr) {
     cubert_binding b = cubert_handle_binding(h);
     s = wait_for_writers(src_client, src);

@@ -30,6 +30,7 @@ static const cubert_server_vtable kVtable = {
     .read = cubert_ocl_read,
     .read_async = cubert_ocl_read_async,
     .write = cubert_ocl_write,
+    .copy = cubert_ocl_copy,
     .flush = cubert_ocl_flush,
     .sync = cubert_ocl_sync,
     .event_record = cubert_ocl_event_record,

@@ -185,6 +185,11 @@ typedef struct cubert_server_vtable {
      caller when this returns. */
   cubert_status (*write)(cubert_server *server, cubert_server_stream *stream,
                          const cubert_binding *dst, const void *src, uint64_t size);
+  /* Copies src->size bytes from src to dst (same size, not overlapping) on the device, after
+     earlier work on the stream, retaining both slices until it completed (cubert_client_to_client
+     between two clients of one device). May be NULL: the core launches the copy kernel. */
+  cubert_status (*copy)(cubert_server *server, cubert_server_stream *stream,
+                        const cubert_binding *src, const cubert_binding *dst);
   /* Submits queued work; does not wait. */
   cubert_status (*flush)(cubert_server *server, cubert_server_stream *stream);
   /* Waits until every command queued on the stream completed. */
