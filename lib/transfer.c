@@ -32,7 +32,7 @@
 #define TRANSFER_SLOTS 4 /* chunks in flight (one being written, the rest being read) */
 
 struct cubert_transfer_staging {
-  cubert_storage slots[TRANSFER_SLOTS];
+  void *slots[TRANSFER_SLOTS];
   int pinned; /* 1: slots came from the server's host_alloc, else malloc */
 };
 
@@ -46,13 +46,15 @@ static void device_label(const cubert_device *d, char *buf, size_t capacity) {
 static void staging_free(cubert_device *device, cubert_transfer_staging *st) {
   if (!st) return;
   cubert_server *server = device->server;
+  cubert_device_lock(device);
   for (int i = 0; i < TRANSFER_SLOTS; ++i) {
-    if (!st->slots[i].host_ptr) continue;
+    if (!st->slots[i]) continue;
     if (st->pinned)
-      server->vtable->host_free(server, &st->slots[i]);
+      server->vtable->host_free(server, st->slots[i]);
     else
-      free(st->slots[i].host_ptr);
+      free(st->slots[i]);
   }
+  cubert_device_unlock(device);
   free(st);
 }
 
@@ -73,9 +75,8 @@ static cubert_status staging_alloc(cubert_device *device, cubert_transfer_stagin
     if (st->pinned) {
       s = server->vtable->host_alloc(server, TRANSFER_CHUNK, &st->slots[i]);
     } else {
-      st->slots[i].host_ptr = aligned_alloc(4096, TRANSFER_CHUNK);
-      st->slots[i].size = TRANSFER_CHUNK;
-      if (!st->slots[i].host_ptr)
+      st->slots[i] = aligned_alloc(4096, TRANSFER_CHUNK);
+      if (!st->slots[i])
         s = cubert_status_set_size(
             cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host staging of %u bytes failed",
                                TRANSFER_CHUNK),
@@ -174,7 +175,7 @@ static cubert_status read_chunk(cubert_client *client, cubert_handle *src, uint6
   cubert_handle *view = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_handle_view(src, offset + begin, n, &view));
   cubert_status s = cubert_client_read_async(
-      client, view, st->slots[k % TRANSFER_SLOTS].host_ptr, (size_t)n, out);
+      client, view, st->slots[k % TRANSFER_SLOTS], (size_t)n, out);
   cubert_handle_release(view);
   return s;
 }
@@ -203,8 +204,7 @@ static cubert_status staged_pipeline(cubert_client *src_client, cubert_device *s
     uint64_t begin = k * TRANSFER_CHUNK;
     uint64_t n = size - begin < TRANSFER_CHUNK ? size - begin : TRANSFER_CHUNK;
     /* The write takes the bytes before it returns; the slot is free again. */
-    s = cubert_client_write(dst_client, dst, begin, st->slots[k % TRANSFER_SLOTS].host_ptr,
-                            (size_t)n);
+    s = cubert_client_write(dst_client, dst, begin, st->slots[k % TRANSFER_SLOTS], (size_t)n);
   }
   /* After an error: reads still in flight finish before their slots go back. */
   for (int i = 0; i < TRANSFER_SLOTS; ++i) cubert_future_release(futures[i]);

@@ -272,6 +272,8 @@ struct cubert_ocl_server {
   int host_unified;
   /* Queue of storage_alloc's first use of new pages (memory.c); NULL until needed. */
   cl_command_queue alloc_queue;
+  /* Pinned host buffers handed out by host_alloc (pinned.c). */
+  struct cubert_ocl_pinned *pinned;
   uint64_t next_storage_id;
   /* Bumped whenever the server releases a cl_mem (a new object may then reuse its address):
      kernel argument caches older than this are stale. Starts at 1. */
@@ -355,9 +357,7 @@ cubert_status cubert_ocl_staged_read(cubert_ocl_server *server, cubert_server_st
                                      const cubert_binding *src, void *dst, uint64_t size);
 /* Waits for the staging slots, unmaps and frees the buffer, stops the copy threads. */
 void cubert_ocl_staging_release(cubert_ocl_server *server);
-/* server.h host_alloc/host_free: a CL_MEM_ALLOC_HOST_PTR buffer, mapped for its lifetime. */
-cubert_status cubert_ocl_host_alloc(cubert_server *server, uint64_t size, cubert_storage *out);
-void cubert_ocl_host_free(cubert_server *server, cubert_storage *storage);
+
 
 /* ---- program.c (in-memory cache) and disk_cache.c ---------------------------------------- */
 
@@ -467,6 +467,11 @@ cubert_status cubert_ocl_wait_cl_event(cubert_server_stream *stream, cl_event ev
                                        const char *what);
 cubert_status cubert_ocl_event_record(cubert_server *server, cubert_server_stream *stream,
                                       cubert_event **out);
+/* pinned.c */
+typedef struct cubert_ocl_pinned cubert_ocl_pinned;
+cubert_status cubert_ocl_host_alloc(cubert_server *server, uint64_t size, void **out);
+void cubert_ocl_host_free(cubert_server *server, void *ptr);
+void cubert_ocl_pinned_release_all(cubert_ocl_server *server);
 cubert_status cubert_ocl_event_wait(cubert_server *server, cubert_server_stream *stream,
                                     cubert_event *event);
 cubert_status cubert_ocl_event_sync(cubert_server *server, cubert_event *event);

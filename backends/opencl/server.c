@@ -157,6 +157,7 @@ static void server_destroy(cubert_server *base) {
   cubert_ocl_release_deferred(server);
   free(server->deferred);
   cubert_ocl_staging_release(server);
+  cubert_ocl_pinned_release_all(server);
   for (size_t i = 0; i < server->page_count; ++i) clReleaseMemObject(server->pages[i]);
   free(server->pages);
   if (server->alloc_queue) clReleaseCommandQueue(server->alloc_queue);

@@ -206,12 +206,12 @@ typedef struct cubert_server_vtable {
   int (*event_done)(cubert_server *server, cubert_event *event); /* non-blocking poll */
   void (*event_release)(cubert_server *server, cubert_event *event);
 
-  /* Pinned host memory for copies between devices (lib/transfer.c: the pipeline's staging
-     slots): `size` bytes of host memory the device's reads and writes move at full speed
-     (out->host_ptr set; out->native the backend's object). Both may be NULL: the core then
-     stages through malloc'd memory. */
-  cubert_status (*host_alloc)(cubert_server *server, uint64_t size, cubert_storage *out);
-  void (*host_free)(cubert_server *server, cubert_storage *storage);
+  /* Pinned host memory for staging transfers: `size` bytes the device copies to and from at
+     full speed (OpenCL: a mapped CL_MEM_ALLOC_HOST_PTR buffer), any alignment of 64 or more.
+     May be NULL (callers then use malloc'd memory). host_free takes the pointer host_alloc
+     gave. Both with the device lock held. */
+  cubert_status (*host_alloc)(cubert_server *server, uint64_t size, void **out);
+  void (*host_free)(cubert_server *server, void *ptr);
 
   /* Profiling. profile_begin marks the start of a profiled region on the stream;
      profile_end marks its end, waits, and returns the elapsed time in ns and the method.
