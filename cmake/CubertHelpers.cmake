@@ -44,19 +44,3 @@ function(cubert_add_cts name)
   cubert_add_test(${name} SOURCES ${A_SOURCES} LABELS ${A_LABELS} ENV ${A_ENV})
   target_compile_definitions(${name} PRIVATE CUBERT_CTS_DEVICE="${A_DEVICE}")
 endfunction()
-
-# cubert_serialize_pocl_tests(): the tests of this directory that run on an OpenCL device (label
-# or name "opencl", and unit_core_tune) take one RESOURCE_LOCK, so ctest -j runs them one at a
-# time. Concurrent processes compiling the same programs into one cold POCL_CACHE_DIR can leave
-# a snapshot of a half-written PoCL kernel folder in a program binary, and PoCL aborts when it
-# loads such a binary (pocl_binary_get_kernels_metadata: `len > 0`); CI saw it when two copies
-# of the conformance suite started together. CPU-server tests still run beside them.
-function(cubert_serialize_pocl_tests)
-  get_property(tests DIRECTORY PROPERTY TESTS)
-  foreach(t IN LISTS tests)
-    get_test_property(${t} LABELS labels)
-    if(t MATCHES "opencl" OR "opencl" IN_LIST labels OR t STREQUAL "unit_core_tune")
-      set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK pocl_cache)
-    endif()
-  endforeach()
-endfunction()

@@ -365,10 +365,15 @@
   MY_AT(acc, g) = IDENT;    \
   MY_AT(ai, g) = INT32_MAX;
 /* One phase of step r: output g * units + u of the block, at `stride` elements apart. */
-#define RA_W_STEP(g, A, COMBINE, stride)                                                 \
-  PHASE {                                                                                \
-    const uint64_t col = (uint64_t)(g)*units + UNIT_POS_X, cc = col < last ? col : last; \
-    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[row + cc * (stride)], (int32_t)r);        \
+/* CLAMP: RA_W_CLAMP in a block cut short by the end of the axis (its units past the end read
+   the last element again), RA_W_FULL in a full block: the plain index keeps the CPU's loop over
+   units one contiguous vector loop (a clamped index made GCC fall back to scalar loads). */
+#define RA_W_CLAMP(col) ((col) < last ? (col) : last)
+#define RA_W_FULL(col) (col)
+#define RA_W_STEP(g, A, COMBINE, stride, CLAMP)                                           \
+  PHASE {                                                                                 \
+    const uint64_t col = (uint64_t)(g)*units + UNIT_POS_X;                                \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[row + CLAMP(col) * (stride)], (int32_t)r); \
   }
 #define RA_W_STORE(g, HAS_IDX, FINISH)                                                       \
   PHASE {                                                                                    \
@@ -421,16 +426,22 @@
     PHASE {                                                                                     \
       RA_REP8(RA_W_INIT, IDENT)                                                                 \
     }                                                                                           \
-    if (sI == 1) {                                                                              \
+    if (sI == 1 && last + 1 == span) {                                                          \
       for (uint64_t r = r0; r < r1; ++r) {                                                      \
         const uint64_t row = base + r * sR;                                                     \
-        RA_REP8(RA_W_STEP, A, COMBINE, 1)                                                       \
+        RA_REP8(RA_W_STEP, A, COMBINE, 1, RA_W_FULL)                                            \
+        SYNC();                                                                                 \
+      }                                                                                         \
+    } else if (sI == 1) {                                                                       \
+      for (uint64_t r = r0; r < r1; ++r) {                                                      \
+        const uint64_t row = base + r * sR;                                                     \
+        RA_REP8(RA_W_STEP, A, COMBINE, 1, RA_W_CLAMP)                                           \
         SYNC();                                                                                 \
       }                                                                                         \
     } else {                                                                                    \
       for (uint64_t r = r0; r < r1; ++r) {                                                      \
         const uint64_t row = base + r * sR;                                                     \
-        RA_REP8(RA_W_STEP, A, COMBINE, sI)                                                      \
+        RA_REP8(RA_W_STEP, A, COMBINE, sI, RA_W_CLAMP)                                          \
         SYNC();                                                                                 \
       }                                                                                         \
     }                                                                                           \

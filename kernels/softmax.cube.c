@@ -38,4 +38,6 @@ CUBE_FN float softmax_expf_(float x) {
 #define SM_T float
 #define SM_NAME softmax_f32
 #define SM_SHARED softmax_f32_shared
+#define SM_ONLINE_NAME softmax_online_f32
+#define SM_ONLINE_SHARED softmax_online_f32_shared
 #include "softmax_body.h"

@@ -210,3 +210,147 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
     if (UNIT_POS_X < rest) out[bo + (full * units + UNIT_POS_X) * so] *= scale;
   }
 }
+
+/* SM_ONLINE_NAME (optional): the same softmax in two passes over the row instead of three.
+     1. each unit keeps a running maximum m and a sum s of exp(x - m) over its share, four
+        blocks at a time: the four blocks' maximum m' updates m, s is rescaled by exp(m - m')
+        and the blocks' exp(x - m') are added (1.25 exps per element); then a tree combines the
+        units' (m, s) pairs the same way;
+     2. each unit writes exp(x - max) / sum for its share.
+   The only pass that reads the row from memory now computes too, so the exps hide the memory
+   latency that the three-pass kernel's first pass (a bare maximum) waits on, and the scaling
+   pass is gone; in exchange, 2.25 exps per element instead of 1. Which wins depends on the
+   device (exp against memory), so cubert_op_softmax tunes between the two.
+   -inf: a rescale from m = -inf to m' = -inf multiplies by 1 (not exp(NaN)), and blocks whose
+   maximum is -inf add 0, so a row that starts with -inf is exact; a row of -inf still gives
+   NaN in pass 2, as the formula and the three-pass kernel do. NaN propagates through m. */
+#ifdef SM_ONLINE_NAME
+#define SM_MAXNAN(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
+/* exp(from - to) to rescale a sum kept relative to `from` to one relative to `to` >= from. */
+#define SM_RESCALE(from, to) ((from) == (to) ? (SM_T)1 : SM_EXP((from) - (to)))
+
+typedef struct SM_ONLINE_SHARED {
+  SM_T m[2][2 * SM_MAX_UNITS], s[2][2 * SM_MAX_UNITS];
+} SM_ONLINE_SHARED;
+
+SM_KERNEL_(SM_ONLINE_NAME, (SM_ONLINE_SHARED, sh), (const SM_T, in), (SM_T, out)) {
+  const uint32_t kr = INFO_U32(0), units = CUBE_DIM_X;
+  const uint64_t C = INFO_U64(1), si = INFO_U64(2), so = INFO_U64(3), rows = INFO_U64(6);
+  const uint64_t row = CUBE_POS;
+  if (row >= rows || C == 0 || units > SM_MAX_UNITS || CUBE_DIM_Y * CUBE_DIM_Z != 1 ||
+      kr > SM_MAX_KEPT)
+    return;
+  uint64_t bi = INFO_U64(4), bo = INFO_U64(5), rem = row;
+  for (uint32_t d = kr; d-- > 0;) {
+    const uint64_t len = INFO_U64(7 + d), cd = len ? rem % len : 0;
+    rem = len ? rem / len : 0;
+    bi += cd * INFO_U64(7 + kr + d);
+    bo += cd * INFO_U64(7 + 2 * kr + d);
+  }
+  const uint64_t li = bi + (C - 1) * si, lo = bo + (C - 1) * so;
+  if (li < bi || lo < bo || (si && C - 1 > (UINT64_MAX - bi) / si) ||
+      (so && C - 1 > (UINT64_MAX - bo) / so) || li >= LEN(in) || lo >= LEN(out)) {
+    PHASE {
+      if (UNIT_POS_X == 0) (void)LOAD(in, li);
+    }
+    return;
+  }
+  const uint64_t full = C / units, rest = C % units;
+  const bool unit_stride = si == 1 && so == 1;
+  uint32_t top = 1;
+  while (top < units) top *= 2;
+
+  /* 1. Running maximum and sum per unit. */
+  EXCLUSIVE(SM_T, m);
+  EXCLUSIVE(SM_T, s);
+  PHASE {
+    MY(m) = -INFINITY;
+    MY(s) = 0;
+  }
+  uint64_t r0 = 0;
+  if (unit_stride) {
+    for (; r0 + 4 <= full; r0 += 4) {
+      const uint64_t at = bi + r0 * units;
+      PHASE {
+        const uint64_t u = at + UNIT_POS_X;
+        const SM_T x0 = in[u], x1 = in[u + units], x2 = in[u + 2 * units], x3 = in[u + 3 * units];
+        const SM_T mb = SM_MAXNAN(SM_MAXNAN(x0, x1), SM_MAXNAN(x2, x3));
+        const SM_T mo = MY(m), mn = SM_MAXNAN(mo, mb);
+        const SM_T e = (SM_EXP(x0 - mn) + SM_EXP(x1 - mn)) + (SM_EXP(x2 - mn) + SM_EXP(x3 - mn));
+        MY(s) = MY(s) * SM_RESCALE(mo, mn) + (mb == -INFINITY ? (SM_T)0 : e);
+        MY(m) = mn;
+      }
+    }
+  }
+  /* The blocks left over (every block when the strides are not 1), one at a time. */
+  for (uint64_t r = r0; r < full; ++r) {
+    const uint64_t at = r * units;
+    PHASE {
+      const SM_T x = in[bi + (at + UNIT_POS_X) * si];
+      const SM_T mo = MY(m), mn = SM_MAXNAN(mo, x);
+      MY(s) = MY(s) * SM_RESCALE(mo, mn) + (x == -INFINITY ? (SM_T)0 : SM_EXP(x - mn));
+      MY(m) = mn;
+    }
+  }
+  PHASE {
+    if (UNIT_POS_X < rest) {
+      const SM_T x = in[bi + (full * units + UNIT_POS_X) * si];
+      const SM_T mo = MY(m), mn = SM_MAXNAN(mo, x);
+      MY(s) = MY(s) * SM_RESCALE(mo, mn) + (x == -INFINITY ? (SM_T)0 : SM_EXP(x - mn));
+      MY(m) = mn;
+    }
+    sh->m[0][UNIT_POS_X] = MY(m);
+    sh->s[0][UNIT_POS_X] = MY(s);
+    sh->m[0][units + UNIT_POS_X] = -INFINITY;
+    sh->s[0][units + UNIT_POS_X] = 0;
+    sh->m[1][units + UNIT_POS_X] = -INFINITY;
+    sh->s[1][units + UNIT_POS_X] = 0;
+  }
+  SYNC_CUBE();
+  uint32_t from = 0;
+  for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
+    PHASE {
+      const SM_T ma = sh->m[from][UNIT_POS_X], mb = sh->m[from][UNIT_POS_X + step];
+      const SM_T mn = SM_MAXNAN(ma, mb);
+      sh->s[1 - from][UNIT_POS_X] = sh->s[from][UNIT_POS_X] * SM_RESCALE(ma, mn) +
+                                    sh->s[from][UNIT_POS_X + step] * SM_RESCALE(mb, mn);
+      sh->m[1 - from][UNIT_POS_X] = mn;
+    }
+    SYNC_CUBE();
+  }
+  const SM_T row_max = sh->m[from][0], scale = (SM_T)1 / sh->s[from][0];
+
+  /* 2. out = exp(x - max) / sum. */
+  r0 = 0;
+  if (unit_stride) {
+    for (; r0 + 4 <= full; r0 += 4) {
+      const uint64_t at = r0 * units;
+      PHASE {
+        const uint64_t ui = bi + at + UNIT_POS_X, uo = bo + at + UNIT_POS_X;
+        const SM_T e0 = SM_EXP(in[ui] - row_max), e1 = SM_EXP(in[ui + units] - row_max);
+        const SM_T e2 = SM_EXP(in[ui + 2 * units] - row_max);
+        const SM_T e3 = SM_EXP(in[ui + 3 * units] - row_max);
+        out[uo] = e0 * scale;
+        out[uo + units] = e1 * scale;
+        out[uo + 2 * units] = e2 * scale;
+        out[uo + 3 * units] = e3 * scale;
+      }
+    }
+  }
+  for (uint64_t r = r0; r < full; ++r) {
+    const uint64_t at = r * units;
+    PHASE {
+      const uint64_t j = at + UNIT_POS_X;
+      out[bo + j * so] = SM_EXP(in[bi + j * si] - row_max) * scale;
+    }
+  }
+  PHASE {
+    if (UNIT_POS_X < rest) {
+      const uint64_t j = full * units + UNIT_POS_X;
+      out[bo + j * so] = SM_EXP(in[bi + j * si] - row_max) * scale;
+    }
+  }
+}
+#undef SM_MAXNAN
+#undef SM_RESCALE
+#endif /* SM_ONLINE_NAME */

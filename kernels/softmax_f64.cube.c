@@ -7,4 +7,6 @@
 #define SM_T double
 #define SM_NAME softmax_f64
 #define SM_SHARED softmax_f64_shared
+#define SM_ONLINE_NAME softmax_online_f64
+#define SM_ONLINE_SHARED softmax_online_f64_shared
 #include "softmax_body.h"

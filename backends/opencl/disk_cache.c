@@ -16,7 +16,8 @@
    a half-written file; a reader validates everything and then clBuildProgram must accept the
    binary. Anything wrong makes the file a miss: the program is built from source and the file
    replaced. The cache is an optimisation: no failure here is ever an error to the user; an
-   unwritable folder is reported once per process (CUBERT_LOG=warn).
+   unwritable folder is reported once per process (CUBERT_LOG=warn). On PoCL the cache is off
+   unless CUBERT_OPENCL_BINARY_CACHE=on (server.c says why).
 
    When the file is written. Some drivers compile part of the code only at the first launch
    of a kernel at a given local size: PoCL builds its work-group function then (30-50 ms per

@@ -134,11 +134,19 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
   server->device_key = make_device_key(entry.platform, entry.device, &entry.properties);
   /* PoCL's failure propagation bug (internal.h, events_behind_waits). */
   char *platform_name = cubert_ocl_platform_string(entry.platform, CL_PLATFORM_NAME);
-  server->events_behind_waits =
-      platform_name && strstr(platform_name, "Portable Computing Language") != NULL;
+  int is_pocl = platform_name && strstr(platform_name, "Portable Computing Language") != NULL;
+  server->events_behind_waits = is_pocl;
   server->sync_marker = server->events_behind_waits;
   free(platform_name);
-  server->cache_dir = cubert_ocl_default_cache_dir();
+  /* The disk cache of program binaries (disk_cache.c) stays off on PoCL unless asked for: PoCL
+     keeps its own kernel cache (POCL_CACHE_DIR) keyed by source and options, so ours saves
+     nothing there, and a PoCL program binary is a snapshot of PoCL's kernel folder for the
+     program: taken while another process compiles into that folder, it holds a half-written
+     kernel, and PoCL aborts the process that loads it (pocl_binary_get_kernels_metadata:
+     `len > 0`). That is an abort we cannot catch, so we do not feed PoCL binaries back. */
+  int policy = cubert_config_get()->opencl_binary_cache;
+  if (policy == CUBERT_BINARY_CACHE_ON || (policy == CUBERT_BINARY_CACHE_AUTO && !is_pocl))
+    server->cache_dir = cubert_ocl_default_cache_dir();
   if (!server->device_key) {
     server_destroy(&server->base);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");

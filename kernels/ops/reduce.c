@@ -172,7 +172,8 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, const g
    reduction used to be measured at (bench/tune.c), outer without and with split, outer with a
    barrier per step (OpenCL CPU devices), and the wide outer form (8 outputs per unit: one
    sequential stream per row on a CPU, more loads in flight on a GPU) with and without both;
-   inner_x8: reduce_inner with eight loads per unit and phase (GPUs). */
+   inner_x8: reduce_inner with eight loads per unit and phase (GPUs); more outer splits around
+   outer_d256_c256, the H200's choice for 8192² column sums (at 78-81% of copy there). */
 static const geometry geometries[] = {
     {false, 64, 0, false, false},       {false, 256, 0, false, false},
     {false, 256, 4096, false, false},   {false, 256, 16384, false, false},
@@ -188,6 +189,9 @@ static const geometry geometries[] = {
     {true, 256, 0, false, true},        {true, 256, 0, true, true},
     {false, 64, 0, false, true},        {false, 256, 0, false, true},
     {false, 256, 65536, false, true},   {false, 64, 262144, false, true},
+    {true, 256, 128, false, false},     {true, 128, 256, false, false},
+    {true, 256, 512, false, false},     {true, 1024, 2048, false, true},
+    {true, 1024, 1024, false, true},    {true, 512, 1024, false, true},
 };
 #define GEOMETRY_COUNT (sizeof(geometries) / sizeof(geometries[0]))
 
@@ -243,6 +247,12 @@ CANDIDATE(24)
 CANDIDATE(25)
 CANDIDATE(26)
 CANDIDATE(27)
+CANDIDATE(28)
+CANDIDATE(29)
+CANDIDATE(30)
+CANDIDATE(31)
+CANDIDATE(32)
+CANDIDATE(33)
 
 /* Group 0 (CUBERT_AUTOTUNE=minimal): one per family. */
 static const cubert_tune_candidate candidates[] = {
@@ -274,6 +284,12 @@ static const cubert_tune_candidate candidates[] = {
     {"inner_x8_d256", launch_25, valid_25, 1},
     {"inner_x8_d256_e65536", launch_26, valid_26, 1},
     {"inner_x8_d64_e262144", launch_27, valid_27, 1},
+    {"outer_d256_c128", launch_28, valid_28, 0},
+    {"outer_d128_c256", launch_29, valid_29, 0},
+    {"outer_d256_c512", launch_30, valid_30, 0},
+    {"outer_wide_d1024_c2048", launch_31, valid_31, 1},
+    {"outer_wide_d1024_c1024", launch_32, valid_32, 0},
+    {"outer_wide_d512_c1024", launch_33, valid_33, 0},
 };
 _Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
 static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 0};

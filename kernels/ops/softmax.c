@@ -14,23 +14,26 @@
 /* The f32 kernel's AVX2 and AVX-512 builds (CMakeLists.txt: cubert_add_kernel_cpu_variants): the
    CPU server's softmax is bound by exp, which the wider builds evaluate 2-4x as many at once. */
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
-extern const cubert_kernel_def cubert_kernel_x86v3_softmax_f32;
-#define SM_X86V3 (&cubert_kernel_x86v3_softmax_f32)
+extern const cubert_kernel_def cubert_kernel_x86v3_softmax_f32,
+    cubert_kernel_x86v3_softmax_online_f32;
+#define SM_X86V3(name) (&cubert_kernel_x86v3_##name)
 #else
-#define SM_X86V3 NULL
+#define SM_X86V3(name) NULL
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
-extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32;
-#define SM_X86V4 (&cubert_kernel_x86v4_softmax_f32)
+extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32,
+    cubert_kernel_x86v4_softmax_online_f32;
+#define SM_X86V4(name) (&cubert_kernel_x86v4_##name)
 #else
-#define SM_X86V4 NULL
+#define SM_X86V4(name) NULL
 #endif
 #include "tune/tune_internal.h"
 
 #define OP "softmax"
 
 typedef struct softmax_problem {
-  const cubert_kernel_def *kernel;
+  /* [0] three passes over the row, [1] two (the running maximum and sum: softmax_body.h). */
+  const cubert_kernel_def *kernel[2];
   cubert_handle *in, *out;
   uint64_t info[CUBERT_KERNEL_SOFTMAX_INFO(CUBERT_MAX_RANK - 1)];
   uint32_t info_count, max_units;
@@ -42,7 +45,8 @@ typedef struct softmax_problem {
   cubert_handle **scratch;
 } softmax_problem;
 
-static cubert_status run(cubert_client *client, const softmax_problem *p, uint32_t units) {
+static cubert_status run(cubert_client *client, const softmax_problem *p, uint32_t units,
+                         int online) {
   if (p->rows > UINT32_MAX)
     return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
                               OP ": %llu rows need as many cubes, more than 2^32-1",
@@ -56,32 +60,38 @@ static cubert_status run(cubert_client *client, const softmax_problem *p, uint32
     bufs[1] = *p->scratch;
   }
   cubert_kernel_args args = {bufs, 2, p->info, p->info_count};
-  return cubert_client_launch(client, p->kernel, sel.cube_count,
+  return cubert_client_launch(client, p->kernel[online], sel.cube_count,
                               cubert_cube_dim_new_3d(units, 1, 1), &args);
 }
 
 static const uint32_t unit_choices[] = {32, 64, 128, 256};
 
+/* Candidate i: unit_choices[i % 4] units per cube, the two-pass kernel when i >= 4. */
 #define CANDIDATE(i)                                                                             \
   static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
-    return run(client, args, unit_choices[i]);                                                   \
+    return run(client, args, unit_choices[(i) % 4], (i) / 4);                                    \
   }                                                                                              \
   static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
     (void)client, (void)key;                                                                     \
-    return unit_choices[i] <= ((const softmax_problem *)a)->max_units;                           \
+    return unit_choices[(i) % 4] <= ((const softmax_problem *)a)->max_units;                     \
   }
 CANDIDATE(0)
 CANDIDATE(1)
 CANDIDATE(2)
 CANDIDATE(3)
+CANDIDATE(4)
+CANDIDATE(5)
+CANDIDATE(6)
+CANDIDATE(7)
 
-static const cubert_tune_candidate candidates[] = {
-    {"d32", launch_0, valid_0, 1},
-    {"d64", launch_1, valid_1, 0},
-    {"d128", launch_2, valid_2, 1},
-    {"d256", launch_3, valid_3, 0},
+#define CANDIDATE_COUNT 8
+static const cubert_tune_candidate candidates[CANDIDATE_COUNT] = {
+    {"d32", launch_0, valid_0, 1},         {"d64", launch_1, valid_1, 0},
+    {"d128", launch_2, valid_2, 1},        {"d256", launch_3, valid_3, 0},
+    {"online_d32", launch_4, valid_4, 1},  {"online_d64", launch_5, valid_5, 0},
+    {"online_d128", launch_6, valid_6, 1}, {"online_d256", launch_7, valid_7, 0},
 };
-static const cubert_tune_set softmax_set = {"ops.softmax", candidates, 4, 0};
+static const cubert_tune_set softmax_set = {"ops.softmax", candidates, CANDIDATE_COUNT, 0};
 
 const cubert_tune_set *cubert_ops_softmax_tune_set(void) {
   return &softmax_set;
@@ -116,9 +126,15 @@ cubert_status cubert_op_softmax(cubert_client *client, const cubert_tensor *in,
 
   softmax_problem p;
   memset(&p, 0, sizeof p);
-  p.kernel = in->dtype == CUBERT_DTYPE_F64
-                 ? &cubert_kernel_softmax_f64
-                 : cubert_ops_cpu_pick(client, &cubert_kernel_softmax_f32, SM_X86V3, SM_X86V4);
+  if (in->dtype == CUBERT_DTYPE_F64) {
+    p.kernel[0] = &cubert_kernel_softmax_f64;
+    p.kernel[1] = &cubert_kernel_softmax_online_f64;
+  } else {
+    p.kernel[0] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_f32, SM_X86V3(softmax_f32),
+                                      SM_X86V4(softmax_f32));
+    p.kernel[1] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_online_f32,
+                                      SM_X86V3(softmax_online_f32), SM_X86V4(softmax_online_f32));
+  }
   p.in = in->handle;
   p.out = out->handle;
   p.max_units = props->hardware.max_units_per_cube < props->hardware.max_cube_dim[0]
@@ -157,7 +173,7 @@ cubert_status cubert_op_softmax(cubert_client *client, const cubert_tensor *in,
   if (!st) st = cubert_tune_key_add_anchored(&key, C);
   if (!st) st = cubert_tune_key_add_anchored(&key, p.rows);
   if (!st && forced >= 0) {
-    if (forced >= 4 || !candidates[forced].valid(client, &key, &p))
+    if (forced >= CANDIDATE_COUNT || !candidates[forced].valid(client, &key, &p))
       return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
     cubert_status launched = candidates[forced].launch(client, &p);
     /* The kernel's own per-device unit limit (CUBERT_CODE_UNITS) makes the candidate unfit

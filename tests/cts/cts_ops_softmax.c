@@ -135,6 +135,10 @@ static int run_case(uint32_t rank, const uint64_t *shape, cubert_dtype dt, int i
   return ran;
 }
 
+static int candidate_count(void) {
+  return (int)((const cubert_tune_set *)cubert_ops_softmax_tune_set())->candidate_count;
+}
+
 static const uint64_t shapes[][3] = {{1, 1, 1},   {7, 1, 1},   {3, 5, 1},    {4, 1000, 1},
                                      {2, 3, 129}, {5, 1, 300}, {1, 4097, 1}, {17, 33, 1}};
 static const uint32_t ranks[] = {1, 1, 2, 2, 3, 3, 2, 2};
@@ -146,7 +150,8 @@ static void sweep(cubert_dtype dt) {
       int ran = 0;
       for (int tries = 0; tries < 4 && !ran; ++tries, ++counter)
         ran = run_case(ranks[s], shapes[s], dt, kind,
-                       (counter / 4) % 3 == 2 ? -1 : (counter % KIND_COUNT), 5.0, 0.0, counter % 4);
+                       (counter / 4) % 3 == 2 ? -1 : (counter % KIND_COUNT), 5.0, 0.0,
+                       counter % candidate_count());
       cr_assert(ran);
     }
   /* The tuned choice, a big row and many rows. */
@@ -176,7 +181,7 @@ Test(ops_softmax, f64_where_the_device_has_it) {
 Test(ops_softmax, large_inputs_do_not_overflow_and_in_place_works) {
   /* Values near 1e4: exp(1e4) overflows f32 and f64 without the max subtracted. */
   const uint64_t shape[2] = {6, 777};
-  for (int c = -1; c < 4; ++c) {
+  for (int c = -1; c < candidate_count(); ++c) {
     run_case(2, shape, CUBERT_DTYPE_F32, ROW_MAJOR, ROW_MAJOR, 30.0, 1e4, c);
     run_case(2, shape, CUBERT_DTYPE_F32, ROW_MAJOR, -1, 30.0, -1e4, c); /* in place */
     run_case(2, shape, CUBERT_DTYPE_F32, PITCHED, -1, 3.0, 1e4, c);     /* in place, pitched */
@@ -224,4 +229,51 @@ Test(ops_softmax, special_rows_empty_shapes_and_errors) {
   cubert_tensor s = o;
   ASSERT_CODE(cubert_op_softmax(cts_client, &s, &o), CUBERT_CODE_INVALID_ARGUMENT, "rank 0");
   cubert_handle_release(t.handle);
+}
+
+/* Special values through every candidate (both kernels, every cube size), with rows long
+   enough for the four-block loops: a row that starts with -inf (exact: the two-pass kernel's
+   running sum must not turn exp(-inf - -inf) into NaN), a row of -inf (NaN), a row with a NaN
+   (NaN) and a row with +inf (NaN: inf - inf). */
+Test(ops_softmax, special_values_on_every_candidate) {
+  enum { C = 1500, ROWS = 4 };
+  float *x = malloc(sizeof(float) * C * ROWS), *y = malloc(sizeof(float) * C * ROWS);
+  for (int c = 0; c < candidate_count(); ++c) {
+    for (int j = 0; j < C; ++j) {
+      x[j] = j < 1100 ? -INFINITY : (float)((j * 37) % 101) / 17.0f - 3.0f;
+      x[C + j] = -INFINITY;
+      x[2 * C + j] = j == 1234 ? NAN : (float)(j % 7);
+      x[3 * C + j] = j == 3 ? INFINITY : (float)(j % 5);
+    }
+    cubert_tensor t = {.rank = 2,
+                       .shape = {ROWS, C},
+                       .strides = {C, 1},
+                       .elem_size = 4,
+                       .dtype = CUBERT_DTYPE_F32};
+    t.handle = cts_buffer(x, sizeof(float) * C * ROWS);
+    cubert_ops_softmax_force_candidate(c);
+    cubert_status st = cubert_op_softmax(cts_client, &t, &t);
+    cubert_ops_softmax_force_candidate(-1);
+    if (st && cubert_status_code(st) == CUBERT_CODE_UNAVAILABLE) { /* too many units here */
+      cubert_status_free(st);
+      cubert_handle_release(t.handle);
+      continue;
+    }
+    cr_assert(st == NULL, "candidate %d: %s", c, cubert_status_message(st));
+    cts_read(t.handle, y, sizeof(float) * C * ROWS);
+    double mx = -INFINITY, sum = 0;
+    for (int j = 1100; j < C; ++j) mx = fmax(mx, x[j]);
+    for (int j = 1100; j < C; ++j) sum += exp(x[j] - mx);
+    for (int j = 0; j < C; ++j) {
+      const double want = j < 1100 ? 0.0 : exp(x[j] - mx) / sum;
+      cr_assert(fabs(y[j] - want) <= 4e-6 * want + 1e-9,
+                "candidate %d, row 0 col %d: %.9g, expected %.9g", c, j, y[j], want);
+      cr_assert(isnan(y[C + j]), "candidate %d, row of -inf col %d: %g", c, j, y[C + j]);
+      cr_assert(isnan(y[2 * C + j]), "candidate %d, row with NaN col %d: %g", c, j, y[2 * C + j]);
+      cr_assert(isnan(y[3 * C + j]), "candidate %d, row with +inf col %d: %g", c, j, y[3 * C + j]);
+    }
+    cubert_handle_release(t.handle);
+  }
+  free(x);
+  free(y);
 }

@@ -12,7 +12,7 @@
 static const char *const all_vars[] = {
     "CUBERT_DEVICE",    "CUBERT_CPU_THREADS", "CUBERT_CACHE_DIR",      "CUBERT_LOG",
     "CUBERT_PROFILE",   "CUBERT_TRACE",       "CUBERT_CHECK_MODE",     "CUBERT_MAX_STREAMS",
-    "CUBERT_BACKTRACE", "CUBERT_AUTOTUNE",    "CUBERT_AUTOTUNE_CACHE",
+    "CUBERT_BACKTRACE", "CUBERT_AUTOTUNE",    "CUBERT_AUTOTUNE_CACHE", "CUBERT_OPENCL_BINARY_CACHE",
 };
 
 static void clear_env(void) {
@@ -157,6 +157,13 @@ Test(core_config, autotune_values) {
   cr_assert_eq(with_env("CUBERT_AUTOTUNE_CACHE", "0")->autotune_cache, 0);
   cr_assert_eq(with_env("CUBERT_AUTOTUNE_CACHE", "later")->autotune_cache, 1);
   assert_one_warning("CUBERT_AUTOTUNE_CACHE", "\"later\"", "using 1");
+  cr_assert_eq(with_env("CUBERT_OPENCL_BINARY_CACHE", "On")->opencl_binary_cache,
+               CUBERT_BINARY_CACHE_ON);
+  cr_assert_eq(with_env("CUBERT_OPENCL_BINARY_CACHE", "off")->opencl_binary_cache,
+               CUBERT_BINARY_CACHE_OFF);
+  cr_assert_eq(with_env("CUBERT_OPENCL_BINARY_CACHE", "1")->opencl_binary_cache,
+               CUBERT_BINARY_CACHE_AUTO);
+  assert_one_warning("CUBERT_OPENCL_BINARY_CACHE", "\"1\"", "auto|off|on");
 }
 
 Test(core_config, backtrace_flag_values) {

@@ -2,6 +2,7 @@
    binaries (hits, every kind of damage, an unwritable folder, the write after the first
    launches and the refresh after launches at new local sizes), compilation errors with the
    build log, required features, and kernels without OpenCL source. */
+#include "config_internal.h"
 #include "opencl_test.h"
 
 static const char *kFillSource =
@@ -695,4 +696,44 @@ Test(opencl_program, disk_cache_parser_validates_every_field) {
     cr_expect_not_null(cubert_ocl_disk_parse(file, size, key, &offset, &len), "byte %zu", i);
     file[i] ^= 0x40;
   }
+}
+
+/* CUBERT_OPENCL_BINARY_CACHE: `auto` leaves the disk cache off on PoCL only (server.c says
+   why), `off` turns it off everywhere, `on` everywhere. The folder is CUBERT_CACHE_DIR's. */
+static int server_has_disk_cache(const char *policy) {
+  char dir[2200];
+  ocl_test_temp_dir(dir, sizeof(dir));
+  setenv("CUBERT_CACHE_DIR", dir, 1);
+  if (policy)
+    setenv("CUBERT_OPENCL_BINARY_CACHE", policy, 1);
+  else
+    unsetenv("CUBERT_OPENCL_BINARY_CACHE");
+  cubert_config_reload_for_tests();
+  cubert_server *server = NULL;
+  OCL_OK(cubert_opencl_backend.create(cubert_test_device_spec(ocl_test_selector(NULL)), &server));
+  const char *cache_dir = cubert_ocl_server_of(server)->cache_dir;
+  int on = cache_dir != NULL;
+  if (on)
+    cr_expect(strncmp(cache_dir, dir, strlen(dir)) == 0, "cache folder %s is not under %s",
+              cache_dir, dir);
+  server->vtable->destroy(server);
+  rmdir(dir);
+  return on;
+}
+
+Test(opencl_program, binary_cache_policy_follows_the_environment) {
+  ocl_test_server_destroy(ocl_test_server()); /* skips when there is no OpenCL device */
+  cubert_server *probe = ocl_test_server();
+  char *platform =
+      cubert_ocl_platform_string(cubert_ocl_server_of(probe)->platform, CL_PLATFORM_NAME);
+  int is_pocl = platform && strstr(platform, "Portable Computing Language") != NULL;
+  free(platform);
+  ocl_test_server_destroy(probe);
+  cr_expect_eq(server_has_disk_cache(NULL), !is_pocl);
+  cr_expect_eq(server_has_disk_cache("auto"), !is_pocl);
+  cr_expect_eq(server_has_disk_cache("off"), 0);
+  cr_expect_eq(server_has_disk_cache("on"), 1);
+  unsetenv("CUBERT_OPENCL_BINARY_CACHE");
+  unsetenv("CUBERT_CACHE_DIR");
+  cubert_config_reload_for_tests();
 }

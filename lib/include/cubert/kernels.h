@@ -164,8 +164,12 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_wide_sync_s
    Buffers: 0 in, 1 out (f32, or f64 for softmax_f64, which needs CUBERT_FEATURE_FP64).
    Info (CUBERT_KERNEL_SOFTMAX_INFO(kr) words): [0] kr (kept axes <= 7), [1] C (row length),
    [2] in column stride, [3] out column stride, [4] in offset, [5] out offset, [6] rows, then kr
-   kept lengths, kr in strides, kr out strides. out may be in (same offset and strides). */
+   kept lengths, kr in strides, kr out strides. out may be in (same offset and strides).
+   softmax_online_*: the same in two passes over the row (a running maximum and sum, then the
+   output), the same buffers and info; cubert_op_softmax tunes between the two forms. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_f32, cubert_kernel_softmax_f64;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_online_f32,
+    cubert_kernel_softmax_online_f64;
 #define CUBERT_KERNEL_SOFTMAX_MAX_UNITS 256
 #define CUBERT_KERNEL_SOFTMAX_INFO(kr) (7 + 3 * (kr))
 

@@ -311,7 +311,11 @@ typedef struct cubert_config {
   int backtrace;          /* CUBERT_BACKTRACE=1 */
   int autotune;           /* CUBERT_AUTOTUNE: CUBERT_AUTOTUNE_OFF|MINIMAL|FULL (default) */
   int autotune_cache;     /* CUBERT_AUTOTUNE_CACHE: 1 (default) use the disk cache, 0 not */
+  /* CUBERT_OPENCL_BINARY_CACHE: CUBERT_BINARY_CACHE_AUTO (default: on, except on drivers that
+     keep their own kernel cache, PoCL), _OFF or _ON. */
+  int opencl_binary_cache;
 } cubert_config;
+enum { CUBERT_BINARY_CACHE_AUTO = 0, CUBERT_BINARY_CACHE_OFF = 1, CUBERT_BINARY_CACHE_ON = 2 };
 enum { CUBERT_AUTOTUNE_OFF = 0, CUBERT_AUTOTUNE_MINIMAL = 1, CUBERT_AUTOTUNE_FULL = 2 };
 CUBERT_API const cubert_config *cubert_config_get(void);
 
