@@ -69,7 +69,7 @@ cubert_status cubert_client_create(const char *device_selector, cubert_client **
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   cubert_device *device = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_device_create(device_selector, &device));
+  CUBERT_RETURN_IF_ERROR(cubert_device_get(device_selector, &device));
   cubert_status s = client_new(device, 0, 0, out);
   if (s) cubert_device_release(device);
   return s;

@@ -49,6 +49,12 @@ typedef struct cubert_device {
   _Atomic uint32_t refcount; /* client views + live handles */
   cubert_server *server;
   const cubert_backend *backend;
+  size_t index;  /* the device's index in the backend's list */
+  int private_;  /* opened with "!private": never shared */
+  char name[80]; /* "cpu:0", "opencl:1", "opencl:1!private": for messages */
+  /* device_registry.c: the process-wide list of shared instances (its lock protects both) */
+  struct cubert_device *registry_next;
+  int listed;
   /* The device lock. Recursive so that exclusive()/profile() callbacks can use the client
      from the holding thread. Everything below is protected by it. */
   pthread_mutex_t lock;
@@ -73,6 +79,10 @@ typedef struct cubert_device {
   /* CUBERT_TRACE: this device's track group (pid) in the process's trace; 0 until its first
      launch was recorded (trace.c). */
   uint32_t trace_id;
+  /* to_client's staging slots of this (source) device (transfer.c), created at the first staged
+     copy; `transfer_lock` is held by the copy that uses them. */
+  pthread_mutex_t transfer_lock;
+  struct cubert_transfer_staging *transfer_staging;
   /* The autotune state (lib/tune/tuner.c), created at its first use; has its own lock. */
   _Atomic(struct cubert_tuner *) tuner;
 } cubert_device;
@@ -95,14 +105,25 @@ typedef struct cubert_handle_obj {
 /* device lifetime */
 void cubert_device_retain(cubert_device *device);
 void cubert_device_release(cubert_device *device);
-/* Opens the server `selector` names (registry.h) as a new device instance with one reference. */
-cubert_status cubert_device_create(const char *selector, cubert_device **out);
+/* The instance of the device `selector` names, with a new reference: the shared one, opened on
+   first use (device_registry.c), or a new private one for "!private" selectors. */
+cubert_status cubert_device_get(const char *selector, cubert_device **out);
+/* Opens the device `key` names (registry.h) as a new, unlisted instance with one reference. */
+struct cubert_device_key;
+cubert_status cubert_device_create(const struct cubert_device_key *key, cubert_device **out);
+/* device_registry.c: unlists an instance whose count reached 0; the number listed (tests). */
+void cubert_device_registry_remove(cubert_device *device);
+size_t cubert_device_registry_count(void);
 static inline void cubert_device_lock(cubert_device *d) {
   pthread_mutex_lock(&d->lock);
 }
 static inline void cubert_device_unlock(cubert_device *d) {
   pthread_mutex_unlock(&d->lock);
 }
+
+/* transfers (transfer.c): frees the device's staging slots (device destruction). */
+typedef struct cubert_transfer_staging cubert_transfer_staging;
+void cubert_transfer_release(cubert_device *device);
 
 /* stream slots (stream/slots.c); call with the device lock held */
 uint32_t cubert_client_slot_index(const cubert_client_obj *client);

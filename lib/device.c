@@ -1,6 +1,7 @@
 /* cubert — a device instance: the server a selector opened, with the state every client of it
    shares (the lock, stream slots, memory pools, profiles, tuner). Clients hold references; the
    last release destroys the server. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "client_internal.h"
@@ -27,6 +28,7 @@ static void device_destroy(cubert_device *device) {
   if (!device) return;
   if (device->server) {
     cubert_slots_destroy(device);
+    cubert_transfer_release(device);
     cubert_trace_flush(device);
     device->server->vtable->destroy(device->server);
   }
@@ -40,6 +42,7 @@ static void device_destroy(cubert_device *device) {
   cubert_profile_log_free(device);
   cubert_tuner_destroy(device->tuner);
   pthread_mutex_destroy(&device->lock);
+  pthread_mutex_destroy(&device->transfer_lock);
   free(device);
 }
 
@@ -48,11 +51,13 @@ void cubert_device_retain(cubert_device *device) {
 }
 
 void cubert_device_release(cubert_device *device) {
-  if (atomic_fetch_sub_explicit(&device->refcount, 1, memory_order_acq_rel) == 1)
+  if (atomic_fetch_sub_explicit(&device->refcount, 1, memory_order_acq_rel) == 1) {
+    cubert_device_registry_remove(device); /* no lookup can revive it (device_registry.c) */
     device_destroy(device);
+  }
 }
 
-cubert_status cubert_device_create(const char *selector, cubert_device **out) {
+cubert_status cubert_device_create(const cubert_device_key *key, cubert_device **out) {
   static _Atomic uint64_t serials;
   *out = NULL;
   cubert_device *device = calloc(1, sizeof(*device));
@@ -63,6 +68,7 @@ cubert_status cubert_device_create(const char *selector, cubert_device **out) {
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&device->lock, &attr);
   pthread_mutexattr_destroy(&attr);
+  pthread_mutex_init(&device->transfer_lock, NULL);
   device->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
   device->max_streams = cubert_config_get()->max_streams;
   if (device->max_streams == 0) device->max_streams = 32;
@@ -71,7 +77,15 @@ cubert_status cubert_device_create(const char *selector, cubert_device **out) {
     device_destroy(device);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
-  cubert_status s = cubert_registry_open(selector, &device->backend, &device->server);
+  device->backend = key->backend;
+  device->index = key->index;
+  device->private_ = key->private_;
+  if (key->shareable)
+    snprintf(device->name, sizeof(device->name), "%s:%zu%s", key->backend->name, key->index,
+             key->private_ ? "!private" : "");
+  else
+    snprintf(device->name, sizeof(device->name), "%.79s", key->selector);
+  cubert_status s = cubert_registry_open(key, &device->server);
   if (s) {
     device_destroy(device);
     return s;

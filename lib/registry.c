@@ -1,5 +1,6 @@
-/* cubert — the device registry: resolves a selector ("cpu", "opencl:1", ...) to a backend
-   and a spec for it. The list of backends is generated at build time (backends.c). */
+/* cubert — the device registry: resolves a selector ("cpu", "opencl:1", "cpu!private", ...) to
+   a backend and one of its devices. The list of backends is generated at build time
+   (backends.c). Which instance of a device a client gets is device_registry.c's business. */
 #include "registry.h"
 
 #include <stdio.h>
@@ -7,7 +8,8 @@
 
 #include "cubert/server.h"
 
-#define SELECTORS "cpu, opencl, opencl:N, opencl:gpu, opencl:cpu"
+#define SELECTORS "cpu, opencl, opencl:N, opencl:gpu, opencl:cpu, each with an optional !private"
+#define PRIVATE_SUFFIX "!private"
 
 /* NOT_FOUND here is about a device, not a handle: say so in the first words. */
 static cubert_status device_not_found(cubert_status s) {
@@ -16,10 +18,31 @@ static cubert_status device_not_found(cubert_status s) {
   return s;
 }
 
-cubert_status cubert_registry_open(const char *selector, const cubert_backend **out_backend,
-                                   cubert_server **out_server) {
-  *out_backend = NULL;
-  *out_server = NULL;
+/* Splits "<device>!<option>" into the device part (copied into `device`) and the option. */
+static cubert_status split_option(const char *selector, char *device, size_t capacity,
+                                  int *out_private) {
+  const char *bang = strchr(selector, '!');
+  size_t len = bang ? (size_t)(bang - selector) : strlen(selector);
+  *out_private = 0;
+  if (bang) {
+    if (strcmp(bang, PRIVATE_SUFFIX) != 0)
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "device selector \"%s\" has an unknown option \"%s\" (the one "
+                                "option is !private: a device instance of its own)",
+                                selector, bang + 1);
+    *out_private = 1;
+  }
+  if (len >= capacity)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "device selector \"%s\" is longer than %zu characters", selector,
+                              capacity - 1);
+  memcpy(device, selector, len);
+  device[len] = '\0';
+  return NULL;
+}
+
+cubert_status cubert_registry_resolve(const char *selector, cubert_device_key *out) {
+  memset(out, 0, sizeof(*out));
   if (selector && !*selector)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "the device selector is empty (pass NULL for $CUBERT_DEVICE or "
@@ -27,8 +50,18 @@ cubert_status cubert_registry_open(const char *selector, const cubert_backend **
                               SELECTORS);
   if (!selector) selector = cubert_config_get()->device;
   if (!selector || !*selector) selector = "cpu";
-  const char *colon = strchr(selector, ':');
-  size_t name_len = colon ? (size_t)(colon - selector) : strlen(selector);
+  char name[sizeof(out->selector)];
+  CUBERT_RETURN_IF_ERROR(split_option(selector, name, sizeof(name), &out->private_));
+  snprintf(out->selector, sizeof(out->selector), "%s", selector);
+  if (!*name) { /* "!private": the default device */
+    const char *fallback = cubert_config_get()->device;
+    int ignored = 0;
+    if (fallback && *fallback)
+      CUBERT_RETURN_IF_ERROR(split_option(fallback, name, sizeof(name), &ignored));
+    if (!*name) snprintf(name, sizeof(name), "cpu");
+  }
+  const char *colon = strchr(name, ':');
+  size_t name_len = colon ? (size_t)(colon - name) : strlen(name);
   const char *spec = colon ? colon + 1 : "";
   if (colon && (!*spec || name_len == 0))
     return cubert_status_make(
@@ -38,9 +71,11 @@ cubert_status cubert_registry_open(const char *selector, const cubert_backend **
   const cubert_backend *const *backends = cubert_backends();
   for (size_t i = 0; backends[i]; ++i) {
     const cubert_backend *b = backends[i];
-    if (strlen(b->name) == name_len && strncmp(b->name, selector, name_len) == 0) {
-      *out_backend = b;
-      return device_not_found(b->create(spec, out_server));
+    if (strlen(b->name) == name_len && strncmp(b->name, name, name_len) == 0) {
+      out->backend = b;
+      if (!b->resolve) return NULL; /* opened by spec, never shared */
+      out->shareable = 1;
+      return device_not_found(b->resolve(spec, &out->index));
     }
     size_t used = strlen(known);
     snprintf(known + used, sizeof(known) - used, "%s%s", used ? ", " : "", b->name);
@@ -49,4 +84,19 @@ cubert_status cubert_registry_open(const char *selector, const cubert_backend **
                                              "unknown device selector \"%s\": the backends built "
                                              "into this library are %s (selectors: %s)",
                                              selector, known, SELECTORS));
+}
+
+cubert_status cubert_registry_open(const cubert_device_key *key, cubert_server **out_server) {
+  *out_server = NULL;
+  char spec[sizeof(key->selector)];
+  if (key->shareable) {
+    snprintf(spec, sizeof(spec), "%zu", key->index);
+  } else { /* the spec as given */
+    char name[sizeof(key->selector)];
+    int private_ = 0;
+    CUBERT_RETURN_IF_ERROR(split_option(key->selector, name, sizeof(name), &private_));
+    const char *colon = strchr(name, ':');
+    snprintf(spec, sizeof(spec), "%s", colon ? colon + 1 : "");
+  }
+  return device_not_found(key->backend->create(spec, out_server));
 }

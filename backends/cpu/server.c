@@ -145,6 +145,11 @@ static cubert_status create(const char *spec, cubert_server **out) {
   return NULL;
 }
 
+static cubert_status resolve(const char *spec, size_t *out_index) {
+  *out_index = 0;
+  return check_spec(spec);
+}
+
 static cubert_status enumerate(cubert_device_info *out, size_t capacity, size_t *out_count) {
   *out_count = 1;
   if (capacity == 0) return NULL;
@@ -182,5 +187,6 @@ const cubert_backend cubert_cpu_backend = {
     .name = "cpu",
     .enumerate = enumerate,
     .create = create,
+    .resolve = resolve,
     .describe = describe,
 };

@@ -331,6 +331,8 @@ cubert_status cubert_ocl_read(cubert_server *server, cubert_server_stream *strea
 cubert_status cubert_ocl_read_async(cubert_server *server, cubert_server_stream *stream,
                                     const cubert_binding *src, void *dst, uint64_t size,
                                     cubert_event **out_event);
+cubert_status cubert_ocl_copy(cubert_server *server, cubert_server_stream *stream,
+                              const cubert_binding *src, const cubert_binding *dst);
 cubert_status cubert_ocl_write(cubert_server *server, cubert_server_stream *stream,
                                const cubert_binding *dst, const void *src, uint64_t size);
 
@@ -355,6 +357,7 @@ cubert_status cubert_ocl_staged_read(cubert_ocl_server *server, cubert_server_st
                                      const cubert_binding *src, void *dst, uint64_t size);
 /* Waits for the staging slots, unmaps and frees the buffer, stops the copy threads. */
 void cubert_ocl_staging_release(cubert_ocl_server *server);
+
 
 /* ---- program.c (in-memory cache) and disk_cache.c ---------------------------------------- */
 

@@ -302,6 +302,26 @@ cubert_status cubert_ocl_read_async(cubert_server *base, cubert_server_stream *s
   return NULL;
 }
 
+cubert_status cubert_ocl_copy(cubert_server *base, cubert_server_stream *stream,
+                              const cubert_binding *src, const cubert_binding *dst) {
+  (void)base;
+  if (src->size == 0) return NULL;
+  cl_event event = NULL;
+  cl_int err = clEnqueueCopyBuffer(stream->queue, (cl_mem)src->slice->page->native,
+                                   (cl_mem)dst->slice->page->native, (size_t)src->offset,
+                                   (size_t)dst->offset, (size_t)src->size, 0, NULL,
+                                   cubert_ocl_wants_event(stream) ? &event : NULL);
+  if (err != CL_SUCCESS) {
+    cubert_ocl_poll(stream);
+    return cubert_ocl_status(err, CUBERT_CODE_EXECUTION,
+                             "clEnqueueCopyBuffer of %llu bytes from offset %llu to offset %llu",
+                             (unsigned long long)src->size, (unsigned long long)src->offset,
+                             (unsigned long long)dst->offset);
+  }
+  cubert_binding both[2] = {*src, *dst};
+  return cubert_ocl_track(stream, event, "copy", both, 2, NULL, 0, 1);
+}
+
 cubert_status cubert_ocl_write(cubert_server *base, cubert_server_stream *stream,
                                const cubert_binding *dst, const void *src, uint64_t size) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);

@@ -17,6 +17,7 @@ cubert_status cubert_ocl_enumerate(cubert_device_info *out, size_t capacity, siz
 void cubert_ocl_describe(size_t index, FILE *out);
 static cubert_status server_create(const char *spec, cubert_server **out);
 static void server_destroy(cubert_server *server);
+static cubert_status server_resolve(const char *spec, size_t *out_index);
 
 static const cubert_server_vtable kVtable = {
     .destroy = server_destroy,
@@ -29,6 +30,7 @@ static const cubert_server_vtable kVtable = {
     .read = cubert_ocl_read,
     .read_async = cubert_ocl_read_async,
     .write = cubert_ocl_write,
+    .copy = cubert_ocl_copy,
     .flush = cubert_ocl_flush,
     .sync = cubert_ocl_sync,
     .event_record = cubert_ocl_event_record,
@@ -50,6 +52,7 @@ const cubert_backend cubert_opencl_backend = {
     .name = "opencl",
     .enumerate = cubert_ocl_enumerate,
     .create = server_create,
+    .resolve = server_resolve,
     .describe = cubert_ocl_describe,
 };
 
@@ -76,6 +79,16 @@ static char *make_device_key(cl_platform_id platform, cl_device_id device,
   free(device_version);
   free(platform_name);
   return key;
+}
+
+static cubert_status server_resolve(const char *spec, size_t *out_index) {
+  cubert_ocl_device_entry *entries = NULL;
+  size_t count = 0;
+  *out_index = 0;
+  CUBERT_RETURN_IF_ERROR(cubert_ocl_list_devices(&entries, &count));
+  cubert_status s = cubert_ocl_select(spec, entries, count, out_index);
+  free(entries);
+  return s;
 }
 
 static cubert_status server_create(const char *spec, cubert_server **out) {

@@ -51,6 +51,9 @@ extern cubert_client *cts_client;
 /* The selector of the device under test: $CUBERT_TEST_DEVICE when it names this binary's
    backend, else CUBERT_CTS_DEVICE (tests/test_device.h). */
 const char *cts_device(void);
+/* cts_device() with "!private": a device instance no other client shares (cts_client's is the
+   shared one). */
+const char *cts_private_device(void);
 void cts_setup(void);
 void cts_teardown(void);
 

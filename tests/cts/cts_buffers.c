@@ -90,9 +90,21 @@ Test(buffers, released_handle_is_not_found) {
   cubert_handle_release(h2);
 }
 
-Test(buffers, handle_of_another_client_is_not_found) {
+Test(buffers, handle_of_another_client_of_the_device_is_valid) {
   cubert_client *other = NULL;
   ASSERT_OK(cubert_client_create(cts_device(), &other));
+  uint32_t v = 11, back = 0;
+  cubert_handle *shared = NULL;
+  ASSERT_OK(cubert_client_create_buffer(other, &v, 4, &shared));
+  cubert_client_release(other); /* the handle and cts_client keep the instance */
+  ASSERT_OK(cubert_client_read(cts_client, shared, &back, 4));
+  cr_assert_eq(back, 11);
+  cubert_handle_release(shared);
+}
+
+Test(buffers, handle_of_a_private_instance_is_not_found) {
+  cubert_client *other = NULL;
+  ASSERT_OK(cubert_client_create(cts_private_device(), &other));
   uint32_t v = 3, back = 0;
   cubert_handle *foreign = NULL;
   ASSERT_OK(cubert_client_create_buffer(other, &v, 4, &foreign));

@@ -129,7 +129,7 @@ static const cubert_kernel_def barrier_kernel = {.name = "barrier_copy",
 Test(errors, allocation_failing_inside_a_queued_launch_is_reported) {
   if (!cts_is_cpu()) cr_skip_test("the allocation-failure hook belongs to the CPU server");
   cubert_client *c = NULL; /* a fresh device: no cube runner allocated yet */
-  ASSERT_OK(cubert_client_create("cpu", &c));
+  ASSERT_OK(cubert_client_create("cpu!private", &c));
   enum { N = 32 };
   cubert_handle *out = NULL, *marker = NULL;
   ASSERT_OK(cubert_client_empty(c, N * 4, &out));

@@ -88,7 +88,7 @@ Test(interop, cpu_host_pointer_errors) {
   ASSERT_CODE(cubert_cpu_handle_ptr(NULL, h, &p, NULL), CUBERT_CODE_INVALID_ARGUMENT,
               "client is NULL");
   cubert_client *second = NULL;
-  ASSERT_OK(cubert_client_create("cpu", &second));
+  ASSERT_OK(cubert_client_create("cpu!private", &second));
   ASSERT_CODE(cubert_cpu_handle_ptr(second, h, &p, NULL), CUBERT_CODE_NOT_FOUND,
               "another device instance");
   cubert_client_release(second);

@@ -16,6 +16,12 @@ const char *cts_device(void) {
   return c.selector;
 }
 
+const char *cts_private_device(void) {
+  static char selector[128];
+  snprintf(selector, sizeof selector, "%s!private", cts_device());
+  return selector;
+}
+
 void cts_setup(void) {
   ASSERT_OK(cubert_client_create(cts_device(), &cts_client));
 }

@@ -122,7 +122,7 @@ Test(core_api_contract, memory_report_covers_every_installed_pool) {
 
 Test(core_api_contract, profile_token_of_another_device_is_not_found) {
   cubert_client *other = NULL;
-  OK(cubert_client_create("cpu", &other));
+  OK(cubert_client_create("cpu!private", &other));
   cubert_profile_token mine, theirs;
   OK(cubert_client_profile_start(client, &mine));
   OK(cubert_client_profile_start(other, &theirs));

@@ -82,7 +82,7 @@ Test(core_handles, stale_double_release_leaves_other_owners_alone) {
 
 Test(core_handles, handle_used_after_its_device_was_destroyed_is_not_found) {
   cubert_client *other = NULL;
-  OK(cubert_client_create("cpu", &other));
+  OK(cubert_client_create("cpu!private", &other));
   cubert_handle *h = buffer_of(other, 5);
   cubert_handle_release(h);
   cubert_client_release(other); /* the last reference: the device is destroyed */
@@ -96,11 +96,12 @@ Test(core_handles, handle_used_after_its_device_was_destroyed_is_not_found) {
 
 Test(core_handles, live_handle_keeps_its_device_after_the_client_is_gone) {
   cubert_client *other = NULL, *again = NULL;
-  OK(cubert_client_create("cpu", &other));
+  OK(cubert_client_create("cpu!private", &other));
   cubert_handle *h = buffer_of(other, 9);
   cubert_client_release(other);
   cr_assert_eq(cubert_handle_size(h), 16);
-  /* another device instance: NOT_FOUND, not another device's memory */
+  /* another device instance (the shared one of `client`): NOT_FOUND, not another device's
+     memory */
   uint32_t got[4] = {0};
   OK(cubert_client_create("cpu", &again));
   CODE(cubert_client_read(again, h, got, sizeof got), CUBERT_CODE_NOT_FOUND);

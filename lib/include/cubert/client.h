@@ -31,12 +31,23 @@ typedef struct cubert_client cubert_client;
 
 /* ---- lifetime -------------------------------------------------------------------------- */
 
-/* Creates a client on a new instance of the selected device.
-   Selectors: "cpu", "opencl" (first GPU, else first device), "opencl:N", "opencl:gpu",
-   "opencl:cpu"; NULL means $CUBERT_DEVICE, else "cpu".
-   Errors: INVALID_ARGUMENT for an empty selector ("", "opencl:", ":0"); NOT_FOUND for an
-   unknown selector or device index (the message lists the valid ones); UNAVAILABLE when the
-   backend was not built or has no device. */
+/* Creates a client of the selected device.
+   Selectors: "cpu" (also "cpu:0"), "opencl" (first GPU, else first device), "opencl:N",
+   "opencl:gpu", "opencl:cpu"; NULL means $CUBERT_DEVICE, else "cpu".
+   One device, one instance: every client whose selector resolves to the same device ("cpu",
+   "cpu:0" and NULL with $CUBERT_DEVICE unset; "opencl" and "opencl:0" when device 0 is the
+   first GPU) shares one device instance: its server (the CPU server's worker pool, the OpenCL
+   context and queues), memory pools, streams, profiles and autotune state. A handle is valid
+   on every client of its instance, and the instance lives while any client or handle of it
+   does (the next client after that opens it anew).
+   A "!private" suffix ("cpu!private", "opencl:1!private"; "!private" alone: the default
+   device) opens an instance of its own that no other client shares, for isolation (tests
+   that count memory, install pools or profile). Handles never cross instances: a handle of
+   another instance is NOT_FOUND ("belongs to another device instance"); use
+   cubert_client_to_client to copy it over.
+   Errors: INVALID_ARGUMENT for an empty selector ("", "opencl:", ":0") or an unknown option
+   ("cpu!shared"); NOT_FOUND for an unknown selector or device index (the message lists the
+   valid ones); UNAVAILABLE when the backend was not built or has no device. */
 CUBERT_API cubert_status cubert_client_create(const char *device_selector, cubert_client **out);
 /* Adds a reference. Accepts NULL; returns its argument. */
 CUBERT_API cubert_client *cubert_client_retain(cubert_client *client);
@@ -179,6 +190,36 @@ CUBERT_API cubert_status cubert_future_poll(cubert_future *future, int *out_read
 /* Waits if needed, then frees. Accepts NULL. A future is a plain heap object, unlike clients
    and handles: using or releasing it again afterwards is undefined (C cannot detect it). */
 CUBERT_API void cubert_future_release(cubert_future *future);
+
+/* ---- data between devices ------------------------------------------------------------------- */
+
+/* *out = a new handle of dst_client's device holding a copy of the bytes of `src`, a handle of
+   src_client's device (to_client). Stream-ordered on both sides: the copy reads `src` after the
+   work queued so far on src_client's calling stream and after any other stream's last write
+   of it, and work queued on dst_client's calling stream after the call sees the copy. Paths:
+   - one device instance (src_client and dst_client of one device): a device-side copy queued
+     on dst_client's stream; the call returns at once.
+   - CPU server and another device (an OpenCL GPU, a host-unified OpenCL device such as PoCL,
+     a private CPU instance): one direct copy between the CPU server's memory and the other
+     device (an OpenCL GPU stages it through its pinned buffers). Blocks until the bytes moved
+     (for a CPU source: until its pending writes finished).
+   - two OpenCL devices (each in its own context): a pipeline through pinned host memory of
+     the source device in 8 MiB chunks, the source's reads of the next chunks in flight while
+     a chunk is written to the destination. Returns when the last chunk's write was queued.
+   src_client and dst_client may be the same client. A size of 0 gives an empty handle.
+   Errors name both devices ("to_client from 'opencl:0 (NVIDIA H200)' to 'cpu:0 (...)': ..."):
+   INVALID_ARGUMENT for NULL out or src; NOT_FOUND for a released client or src, or a src of
+   another device instance than src_client's (naming its device); the errors of the reads and
+   writes (SERVER_UNHEALTHY with src's stream errors, OUT_OF_MEMORY of kind IO for the new
+   buffer). On error *out is NULL and the new buffer was released. */
+CUBERT_API cubert_status cubert_client_to_client(cubert_client *src_client, cubert_handle *src,
+                                                 cubert_client *dst_client, cubert_handle **out);
+/* As to_client, for bytes [offset, offset+size) of `src` (INVALID_ARGUMENT, naming both, when
+   they go past its end). */
+CUBERT_API cubert_status cubert_client_to_client_range(cubert_client *src_client,
+                                                       cubert_handle *src, uint64_t offset,
+                                                       uint64_t size, cubert_client *dst_client,
+                                                       cubert_handle **out);
 
 /* ---- launches ---------------------------------------------------------------------------- */
 

@@ -211,6 +211,11 @@ typedef struct cubert_server_vtable {
      caller when this returns. */
   cubert_status (*write)(cubert_server *server, cubert_server_stream *stream,
                          const cubert_binding *dst, const void *src, uint64_t size);
+  /* Copies src->size bytes from src to dst (same size, not overlapping) on the device, after
+     earlier work on the stream, retaining both slices until it completed (cubert_client_to_client
+     between two clients of one device). May be NULL: the core launches the copy kernel. */
+  cubert_status (*copy)(cubert_server *server, cubert_server_stream *stream,
+                        const cubert_binding *src, const cubert_binding *dst);
   /* Submits queued work; does not wait. */
   cubert_status (*flush)(cubert_server *server, cubert_server_stream *stream);
   /* Waits until every command queued on the stream completed. */
@@ -331,6 +336,11 @@ typedef struct cubert_backend {
   /* Opens the device named by `spec` (the selector after "name:", or "" for the bare name).
      NOT_FOUND naming the valid choices for an unknown spec. */
   cubert_status (*create)(const char *spec, cubert_server **out);
+  /* The index (in enumerate's list) of the device `spec` names, without opening it: clients
+     of one device share one instance (lib/device_registry.c), and "opencl", "opencl:0" and
+     "opencl:gpu" may name the same one. create(the index in decimal) must open that device.
+     Errors as create. May be NULL: every client then opens its own instance. */
+  cubert_status (*resolve)(const char *spec, size_t *out_index);
   /* Prints backend-specific details of device `index` (topology, caches, ...). May be NULL. */
   void (*describe)(size_t index, FILE *out);
 } cubert_backend;
