@@ -17,13 +17,14 @@
      (lib/comm/README.md);
    - ratio = all_reduce algorithm bandwidth / staged-copy peak (issue 14: >= 70% on two
      H200s). */
+#include "cubert/comm.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_util.h"
-#include "cubert/comm.h"
 #include "cubert/cpu.h"
 #ifdef CUBERT_WITH_OPENCL
 #include <CL/cl.h>
@@ -39,7 +40,7 @@ typedef struct member {
   cubert_client *client;
   cubert_handle *src, *dst;
   int is_cpu;
-  void *host;           /* CPU peak: the host buffer */
+  void *host; /* CPU peak: the host buffer */
   void *src_ptr, *dst_ptr;
 #ifdef CUBERT_WITH_OPENCL
   cl_mem pinned;
@@ -134,11 +135,11 @@ static void setup_peak(member *m) {
   cl_int err = CL_SUCCESS;
   m->q_out = clCreateCommandQueue(ctx, dev, 0, &err);
   m->q_in = clCreateCommandQueue(ctx, dev, 0, &err);
-  m->pinned = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, 2 * PEAK_CHUNK, NULL,
-                             &err);
+  m->pinned =
+      clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, 2 * PEAK_CHUNK, NULL, &err);
   if (err == CL_SUCCESS)
-    m->pinned_ptr = clEnqueueMapBuffer(m->q_out, m->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
-                                       0, 2 * PEAK_CHUNK, 0, NULL, NULL, &err);
+    m->pinned_ptr = clEnqueueMapBuffer(m->q_out, m->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                       2 * PEAK_CHUNK, 0, NULL, NULL, &err);
   if (err != CL_SUCCESS || !m->pinned_ptr) {
     fprintf(stderr, "pinned buffer for %s: OpenCL error %d\n", m->selector, err);
     exit(1);
@@ -191,8 +192,9 @@ int main(int argc, char **argv) {
     BENCH_CHECK(cubert_client_create(tok, &m->client));
     m->is_cpu = !strcmp(cubert_client_properties(m->client)->backend, "cpu");
   }
-  printf("# bench_comm: in-process all_reduce, %zu MiB f32 per member, %zu members (%s), %d reps\n\n",
-         mib, n, devices, reps);
+  printf(
+      "# bench_comm: in-process all_reduce, %zu MiB f32 per member, %zu members (%s), %d reps\n\n",
+      mib, n, devices, reps);
   bench_print_env(stdout);
   for (size_t i = 0; i < n; ++i)
     printf("- member %zu: %s = \"%s\"\n", i, members[i].selector,

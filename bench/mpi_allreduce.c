@@ -50,11 +50,13 @@ int main(int argc, char **argv) {
 
   if (rank == 0) {
     bench_print_env(stdout);
-    printf("all_reduce sum f32 of %zu MiB per rank, %d ranks, device \"%s\", %d reps "
-           "(+1 warm-up), MPI thread level %d\n\n",
-           mib, size, device, reps, provided);
+    printf(
+        "all_reduce sum f32 of %zu MiB per rank, %d ranks, device \"%s\", %d reps "
+        "(+1 warm-up), MPI thread level %d\n\n",
+        mib, size, device, reps, provided);
   }
-  double *t_raw = calloc((size_t)reps, sizeof(double)), *t_cub = calloc((size_t)reps, sizeof(double));
+  double *t_raw = calloc((size_t)reps, sizeof(double)),
+         *t_cub = calloc((size_t)reps, sizeof(double));
   for (int r = -1; r < reps; ++r) {
     double t, worst;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -82,20 +84,23 @@ int main(int argc, char **argv) {
   MPI_Reduce(&bad, &bad_all, 1, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 
   if (rank == 0) {
-    bench_stats raw = bench_stats_of(t_raw, (size_t)reps), cub = bench_stats_of(t_cub, (size_t)reps);
+    bench_stats raw = bench_stats_of(t_raw, (size_t)reps),
+                cub = bench_stats_of(t_cub, (size_t)reps);
     bench_stats raw_gb = bench_stats_rate(raw, (double)bytes * 1e-9);
     bench_stats cub_gb = bench_stats_rate(cub, (double)bytes * 1e-9);
     double ratio = raw.median / cub.median;
     bench_compare_header(stdout);
     bench_text what = bench_textf("all_reduce %zu MiB f32, %d ranks, %s", mib, size, device);
     bench_text rt = bench_textf("%.2f", ratio);
-    bench_row(what.s, "s", cub, "MPI_Allreduce (host)", raw, rt.s, ">= 0.80", bench_verdict(ratio >= 0.8));
+    bench_row(what.s, "s", cub, "MPI_Allreduce (host)", raw, rt.s, ">= 0.80",
+              bench_verdict(ratio >= 0.8));
     bench_row(what.s, "GB/s", cub_gb, "MPI_Allreduce (host)", raw_gb, rt.s, ">= 0.80",
               bench_verdict(ratio >= 0.8));
     if (!getenv("GLIBC_TUNABLES"))
-      printf("\nnote: GLIBC_TUNABLES is not set: MPI_Allreduce's per-call temporary buffer is a "
-             "fresh mmap (page faults each call); see the top of bench/mpi_allreduce.c for the "
-             "fair setting\n");
+      printf(
+          "\nnote: GLIBC_TUNABLES is not set: MPI_Allreduce's per-call temporary buffer is a "
+          "fresh mmap (page faults each call); see the top of bench/mpi_allreduce.c for the "
+          "fair setting\n");
     printf("\nresult check: %s (%zu elements differ from MPI_Allreduce's)\n",
            bad_all ? "FAILED" : "ok", bad_all);
     printf("samples raw:");

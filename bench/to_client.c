@@ -101,8 +101,8 @@ static double peer_staged(peer *p) {
     clReleaseEvent(reads[s]);
     reads[s] = NULL;
     size_t off = k * CHUNK, n = p->bytes - off < CHUNK ? p->bytes - off : CHUNK;
-    BENCH_CL(clEnqueueWriteBuffer(p->dst_q, p->dst_mem, CL_FALSE, off, n, p->pinned[s].ptr, 0,
-                                  NULL, &writes[s]));
+    BENCH_CL(clEnqueueWriteBuffer(p->dst_q, p->dst_mem, CL_FALSE, off, n, p->pinned[s].ptr, 0, NULL,
+                                  &writes[s]));
     clFlush(p->dst_q);
   }
   BENCH_CL(clFinish(p->dst_q));
@@ -120,7 +120,8 @@ static double peer_read_leg(peer *p) {
 
 static double peer_write_leg(peer *p) {
   uint64_t t0 = bench_now_ns();
-  BENCH_CL(clEnqueueWriteBuffer(p->dst_q, p->dst_mem, CL_TRUE, 0, p->bytes, p->host, 0, NULL, NULL));
+  BENCH_CL(
+      clEnqueueWriteBuffer(p->dst_q, p->dst_mem, CL_TRUE, 0, p->bytes, p->host, 0, NULL, NULL));
   return bench_seconds_since(t0);
 }
 
@@ -260,7 +261,8 @@ static void measure(run *r, const char *src_sel, const char *dst_sel) {
   snprintf(what, sizeof what, "to_client %.63s (%.100s) -> %.63s (%.100s)", src_sel, sp->name,
            dst_sel, cubert_client_properties(dst)->name);
   bench_text ratio = bench_textf("%.2f", m.median / t.median);
-  bench_row(what, "GB/s", m, p.name, t, ratio.s, ">= 0.80", bench_verdict(m.median >= 0.8 * t.median));
+  bench_row(what, "GB/s", m, p.name, t, ratio.s, ">= 0.80",
+            bench_verdict(m.median >= 0.8 * t.median));
 #if BENCH_HAVE_OPENCL
   if (p.fn == peer_staged && !bench_ocl_host_unified(&p.dst_ocl)) {
     /* The same copy with the destination's pinned staging off: each chunk is written straight

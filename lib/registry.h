@@ -11,9 +11,9 @@
    with $CUBERT_DEVICE unset) resolve to equal (backend, index). */
 typedef struct cubert_device_key {
   const cubert_backend *backend;
-  size_t index;      /* the device's index in the backend's list (cubert-info) */
-  int shareable;     /* 0: the backend cannot resolve specs, every open is its own instance */
-  int private_;      /* "!private": never shared */
+  size_t index;       /* the device's index in the backend's list (cubert-info) */
+  int shareable;      /* 0: the backend cannot resolve specs, every open is its own instance */
+  int private_;       /* "!private": never shared */
   char selector[256]; /* the selector as given (after NULL -> $CUBERT_DEVICE -> "cpu") */
 } cubert_device_key;
 

@@ -122,8 +122,8 @@ static void staging_give(cubert_device *device, cubert_transfer_staging *st, int
 
 /* The server's own copy (clEnqueueCopyBuffer) on the client's stream, after the last users of
    both buffers on other streams. */
-static cubert_status server_copy(cubert_client *client, const cubert_handle_obj *h,
-                                 uint64_t offset, uint64_t size, cubert_handle *dst) {
+static cubert_status server_copy(cubert_client *client, const cubert_handle_obj *h, uint64_t offset,
+                                 uint64_t size, cubert_handle *dst) {
   cubert_client_obj *c = NULL;
   cubert_stream_slot *slot = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
@@ -174,8 +174,8 @@ static cubert_status read_chunk(cubert_client *client, cubert_handle *src, uint6
   uint64_t n = size - begin < TRANSFER_CHUNK ? size - begin : TRANSFER_CHUNK;
   cubert_handle *view = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_handle_view(src, offset + begin, n, &view));
-  cubert_status s = cubert_client_read_async(
-      client, view, st->slots[k % TRANSFER_SLOTS], (size_t)n, out);
+  cubert_status s =
+      cubert_client_read_async(client, view, st->slots[k % TRANSFER_SLOTS], (size_t)n, out);
   cubert_handle_release(view);
   return s;
 }
@@ -193,8 +193,7 @@ static cubert_status staged_pipeline(cubert_client *src_client, cubert_device *s
   for (uint64_t k = 0; k < chunks && !s; ++k) {
     /* Slot (k - 1) % SLOTS was written last round: read ahead into it and the others. */
     for (; issued < chunks && issued < k + TRANSFER_SLOTS && !s; ++issued)
-      s = read_chunk(src_client, src, offset, size, issued, st,
-                     &futures[issued % TRANSFER_SLOTS]);
+      s = read_chunk(src_client, src, offset, size, issued, st, &futures[issued % TRANSFER_SLOTS]);
     if (s) break;
     cubert_future **f = &futures[k % TRANSFER_SLOTS];
     s = cubert_future_wait(*f);
@@ -230,8 +229,8 @@ static cubert_status transfer(cubert_client *src_client, cubert_device *src_devi
     cubert_binding b = cubert_handle_binding(h);
     s = wait_for_writers(src_client, src);
     if (!s)
-      s = cubert_client_write(dst_client, dst, 0, (const char *)cubert_binding_host_ptr(&b) + offset,
-                              (size_t)size);
+      s = cubert_client_write(dst_client, dst, 0,
+                              (const char *)cubert_binding_host_ptr(&b) + offset, (size_t)size);
   } else {
     cubert_handle_obj *d = cubert_handle_acquire(dst);
     cubert_binding b = cubert_handle_binding(d);

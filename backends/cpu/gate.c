@@ -39,8 +39,7 @@ cubert_status cubert_cpu_gate_create(cubert_server *server, cubert_gate **out) {
   return NULL;
 }
 
-cubert_status cubert_cpu_gate_wait(cubert_server *server, cubert_server_stream *s,
-                                   cubert_gate *g) {
+cubert_status cubert_cpu_gate_wait(cubert_server *server, cubert_server_stream *s, cubert_gate *g) {
   (void)server;
   int state = cubert_gate_state_wait(&g->state, s->errors);
   if (state < 0)

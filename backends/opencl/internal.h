@@ -358,7 +358,6 @@ cubert_status cubert_ocl_staged_read(cubert_ocl_server *server, cubert_server_st
 /* Waits for the staging slots, unmaps and frees the buffer, stops the copy threads. */
 void cubert_ocl_staging_release(cubert_ocl_server *server);
 
-
 /* ---- program.c (in-memory cache) and disk_cache.c ---------------------------------------- */
 
 /* Checks the kernel's required features against the device: COMPILATION naming the missing

@@ -20,7 +20,8 @@ static cubert_status map_queue(cubert_ocl_server *server) {
   server->alloc_queue = clCreateCommandQueue(server->context, server->device, 0, &err);
   if (err != CL_SUCCESS || !server->alloc_queue) {
     server->alloc_queue = NULL;
-    return cubert_ocl_status(err, CUBERT_CODE_OUT_OF_MEMORY, "clCreateCommandQueue for pinned memory");
+    return cubert_ocl_status(err, CUBERT_CODE_OUT_OF_MEMORY,
+                             "clCreateCommandQueue for pinned memory");
   }
   return NULL;
 }
@@ -34,8 +35,9 @@ cubert_status cubert_ocl_host_alloc(cubert_server *base, uint64_t size, void **o
   if (server->use_staging) {
     cubert_status s = map_queue(server);
     cl_int err = CL_SUCCESS;
-    if (!s) p->buffer = clCreateBuffer(server->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-                                       bytes, NULL, &err);
+    if (!s)
+      p->buffer = clCreateBuffer(server->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+                                 NULL, &err);
     if (!s && err == CL_SUCCESS)
       p->host = clEnqueueMapBuffer(server->alloc_queue, p->buffer, CL_TRUE,
                                    CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);

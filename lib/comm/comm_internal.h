@@ -58,16 +58,16 @@ typedef struct comm_job {
   cubert_comm_kind kind;
   cubert_dtype dtype;
   cubert_reduce_op op;
-  size_t es;    /* element bytes */
-  size_t root;  /* rank (broadcast, reduce) */
-  size_t peer;  /* rank (send, recv) */
+  size_t es;   /* element bytes */
+  size_t root; /* rank (broadcast, reduce) */
+  size_t peer; /* rank (send, recv) */
   int tag;
   size_t count; /* elements per piece */
   size_t chunk; /* elements per piece per chunk */
   size_t chunks;
   size_t pieces_in, pieces_out; /* pieces per member in a staged input / output chunk */
   uint64_t sequence;
-  comm_leg *legs; /* [local_count] */
+  comm_leg *legs;      /* [local_count] */
   cubert_status error; /* the first failure (comm->mu) */
   _Atomic int failed;  /* set with `error`; read without the lock to stop early */
   struct comm_job *next;
@@ -104,6 +104,9 @@ void cubert_comm_job_finish(cubert_comm *comm, comm_job *job);
 
 /* member.c: the member thread's work on one job. */
 void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m);
+/* 1 when no local member of `job` stages a chunk: every input and output it uses is host
+   memory used in place (its chunk size is then not bound by the staging slots). */
+int cubert_comm_job_direct(const cubert_comm *comm, const comm_job *job);
 
 /* legs.c: stage-out (device -> host) and stage-in (host -> device) of one member. */
 typedef struct comm_read {

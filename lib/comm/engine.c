@@ -143,8 +143,7 @@ static cubert_status member_open(comm_member *m, cubert_client *client, size_t i
   cubert_client_obj *c = NULL;
   cubert_status s = cubert_client_acquire(client, &c);
   if (s)
-    return cubert_status_wrap(cubert_status_code(s), s, "cubert_comm_create: clients[%zu]",
-                              index);
+    return cubert_status_wrap(cubert_status_code(s), s, "cubert_comm_create: clients[%zu]", index);
   m->client = client; /* the acquired reference is the communicator's */
   m->device = c->device;
   m->server = c->device->server;
@@ -189,8 +188,7 @@ static void comm_stop(cubert_comm *comm) {
   comm->members_stop = 1;
   pthread_cond_broadcast(&comm->cv);
   pthread_mutex_unlock(&comm->mu);
-  for (size_t i = 0; i < comm->members_started; ++i)
-    pthread_join(comm->members[i].thread, NULL);
+  for (size_t i = 0; i < comm->members_started; ++i) pthread_join(comm->members[i].thread, NULL);
   comm->members_started = 0;
 }
 
@@ -214,8 +212,8 @@ cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, s
                            local_count, transport->local_count);
   for (size_t i = 0; !s && i < local_count; ++i)
     if (!clients[i])
-      s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_comm_create: clients[%zu] is NULL",
-                             i);
+      s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                             "cubert_comm_create: clients[%zu] is NULL", i);
   cubert_comm *comm = NULL;
   if (!s && !(comm = calloc(1, sizeof *comm)))
     s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
@@ -236,7 +234,8 @@ cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, s
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
   comm->local_count = local_count;
-  for (size_t i = 0; !s && i < local_count; ++i) s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
+  for (size_t i = 0; !s && i < local_count; ++i)
+    s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
   for (size_t i = 0; !s && i < local_count; ++i) {
     member_arg *a = malloc(sizeof *a);
     if (a) *a = (member_arg){comm, i};

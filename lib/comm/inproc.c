@@ -32,42 +32,42 @@ static cubert_status inproc_combine(cubert_comm_transport *t, const cubert_comm_
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
   switch (c->kind) {
-  case CUBERT_COMM_ALL_REDUCE:
-  case CUBERT_COMM_REDUCE:
-    part_range(c->count, part, parts, &begin, &end);
-    if (begin < end) {
-      for (size_t i = 0; i < n; ++i) {
-        ins[i] = (const char *)c->in[i] + begin * es;
-        outs[i] = c->out[i] ? (char *)c->out[i] + begin * es : NULL;
+    case CUBERT_COMM_ALL_REDUCE:
+    case CUBERT_COMM_REDUCE:
+      part_range(c->count, part, parts, &begin, &end);
+      if (begin < end) {
+        for (size_t i = 0; i < n; ++i) {
+          ins[i] = (const char *)c->in[i] + begin * es;
+          outs[i] = c->out[i] ? (char *)c->out[i] + begin * es : NULL;
+        }
+        cubert_comm_host_reduce_n(outs, n, ins, n, end - begin, c->dtype, c->op);
       }
-      cubert_comm_host_reduce_n(outs, n, ins, n, end - begin, c->dtype, c->op);
-    }
-    break;
-  case CUBERT_COMM_REDUCE_SCATTER:
-    for (size_t j = part; j < n; j += parts) {
-      for (size_t i = 0; i < n; ++i) ins[i] = (const char *)c->in[i] + j * c->count * es;
-      cubert_comm_host_reduce_n(&c->out[j], 1, ins, n, c->count, c->dtype, c->op);
-    }
-    break;
-  case CUBERT_COMM_ALL_GATHER:
-    for (size_t j = part; j < n; j += parts)
-      for (size_t i = 0; i < n; ++i) {
-        char *dst = (char *)c->out[i] + j * c->count * es;
-        if (dst != c->in[j]) memcpy(dst, c->in[j], c->count * es);
+      break;
+    case CUBERT_COMM_REDUCE_SCATTER:
+      for (size_t j = part; j < n; j += parts) {
+        for (size_t i = 0; i < n; ++i) ins[i] = (const char *)c->in[i] + j * c->count * es;
+        cubert_comm_host_reduce_n(&c->out[j], 1, ins, n, c->count, c->dtype, c->op);
       }
-    break;
-  case CUBERT_COMM_BROADCAST:
-    part_range(c->count, part, parts, &begin, &end);
-    for (size_t i = 0; i < n && begin < end; ++i)
-      if (c->out[i] && i != c->root)
-        memcpy((char *)c->out[i] + begin * es, (const char *)c->in[c->root] + begin * es,
-               (end - begin) * es);
-    break;
-  default:
-    if (ins != in_at) free((void *)ins);
-    if (outs != out_at) free(outs);
-    return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
-                              "the in-process transport has no point-to-point messages");
+      break;
+    case CUBERT_COMM_ALL_GATHER:
+      for (size_t j = part; j < n; j += parts)
+        for (size_t i = 0; i < n; ++i) {
+          char *dst = (char *)c->out[i] + j * c->count * es;
+          if (dst != c->in[j]) memcpy(dst, c->in[j], c->count * es);
+        }
+      break;
+    case CUBERT_COMM_BROADCAST:
+      part_range(c->count, part, parts, &begin, &end);
+      for (size_t i = 0; i < n && begin < end; ++i)
+        if (c->out[i] && i != c->root)
+          memcpy((char *)c->out[i] + begin * es, (const char *)c->in[c->root] + begin * es,
+                 (end - begin) * es);
+      break;
+    default:
+      if (ins != in_at) free((void *)ins);
+      if (outs != out_at) free(outs);
+      return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
+                                "the in-process transport has no point-to-point messages");
   }
   if (ins != in_at) free((void *)ins);
   if (outs != out_at) free(outs);

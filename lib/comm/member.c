@@ -19,19 +19,26 @@
 static int needs_input(const cubert_comm *comm, const comm_job *job, size_t m) {
   size_t rank = comm->rank + m;
   switch (job->kind) {
-  case CUBERT_COMM_BROADCAST: return rank == job->root;
-  case CUBERT_COMM_RECV: return 0;
-  default: return 1;
+    case CUBERT_COMM_BROADCAST:
+      return rank == job->root;
+    case CUBERT_COMM_RECV:
+      return 0;
+    default:
+      return 1;
   }
 }
 
 static int needs_output(const cubert_comm *comm, const comm_job *job, size_t m) {
   size_t rank = comm->rank + m;
   switch (job->kind) {
-  case CUBERT_COMM_REDUCE: return rank == job->root;
-  case CUBERT_COMM_BROADCAST: return rank != job->root;
-  case CUBERT_COMM_SEND: return 0;
-  default: return 1;
+    case CUBERT_COMM_REDUCE:
+      return rank == job->root;
+    case CUBERT_COMM_BROADCAST:
+      return rank != job->root;
+    case CUBERT_COMM_SEND:
+      return 0;
+    default:
+      return 1;
   }
 }
 
@@ -42,6 +49,15 @@ static int input_direct(const comm_job *job, const comm_leg *leg) {
 }
 static int output_direct(const comm_job *job, const comm_leg *leg) {
   return job->kind != CUBERT_COMM_ALL_GATHER && cubert_comm_host_at(&leg->dst, 0) != NULL;
+}
+
+int cubert_comm_job_direct(const cubert_comm *comm, const comm_job *job) {
+  for (size_t i = 0; i < comm->local_count; ++i) {
+    const comm_leg *leg = &job->legs[i];
+    if (needs_input(comm, job, i) && !input_direct(job, leg)) return 0;
+    if (needs_output(comm, job, i) && !output_direct(job, leg)) return 0;
+  }
+  return 1;
 }
 
 static void chunk_span(const comm_job *job, size_t k, size_t *offset, size_t *n) {

@@ -10,10 +10,14 @@
 
 size_t cubert_comm_dtype_size(cubert_dtype dtype) {
   switch (dtype) {
-  case CUBERT_DTYPE_F32: return 4;
-  case CUBERT_DTYPE_F64: return 8;
-  case CUBERT_DTYPE_I32: return 4;
-  default: return 0;
+    case CUBERT_DTYPE_F32:
+      return 4;
+    case CUBERT_DTYPE_F64:
+      return 8;
+    case CUBERT_DTYPE_I32:
+      return 4;
+    default:
+      return 0;
   }
 }
 
@@ -21,22 +25,23 @@ size_t cubert_comm_dtype_size(cubert_dtype dtype) {
 #define NAN_MAX(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) > (b) ? (a) : (b))
 #define NAN_MIN(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (a) : (b))
 
-#define REDUCE_LOOPS(T, MAXF, MINF)                                           \
-  do {                                                                        \
-    T *a = acc;                                                               \
-    const T *b = x;                                                           \
-    switch (op) {                                                             \
-    case CUBERT_REDUCE_SUM:                                                   \
-      for (size_t i = 0; i < count; ++i) a[i] = a[i] + b[i];                  \
-      break;                                                                  \
-    case CUBERT_REDUCE_MAX:                                                   \
-      for (size_t i = 0; i < count; ++i) a[i] = MAXF(a[i], b[i]);             \
-      break;                                                                  \
-    case CUBERT_REDUCE_MIN:                                                   \
-      for (size_t i = 0; i < count; ++i) a[i] = MINF(a[i], b[i]);             \
-      break;                                                                  \
-    default: break;                                                           \
-    }                                                                         \
+#define REDUCE_LOOPS(T, MAXF, MINF)                                 \
+  do {                                                              \
+    T *a = acc;                                                     \
+    const T *b = x;                                                 \
+    switch (op) {                                                   \
+      case CUBERT_REDUCE_SUM:                                       \
+        for (size_t i = 0; i < count; ++i) a[i] = a[i] + b[i];      \
+        break;                                                      \
+      case CUBERT_REDUCE_MAX:                                       \
+        for (size_t i = 0; i < count; ++i) a[i] = MAXF(a[i], b[i]); \
+        break;                                                      \
+      case CUBERT_REDUCE_MIN:                                       \
+        for (size_t i = 0; i < count; ++i) a[i] = MINF(a[i], b[i]); \
+        break;                                                      \
+      default:                                                      \
+        break;                                                      \
+    }                                                               \
   } while (0)
 
 #define INT_MAX2(a, b) ((a) > (b) ? (a) : (b))
@@ -45,16 +50,17 @@ size_t cubert_comm_dtype_size(cubert_dtype dtype) {
 static void reduce_i32(int32_t *restrict acc, const int32_t *restrict x, size_t count,
                        cubert_reduce_op op) {
   switch (op) {
-  case CUBERT_REDUCE_SUM: /* wraps: add as unsigned */
-    for (size_t i = 0; i < count; ++i) acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)x[i]);
-    break;
-  case CUBERT_REDUCE_MAX:
-    for (size_t i = 0; i < count; ++i) acc[i] = INT_MAX2(acc[i], x[i]);
-    break;
-  case CUBERT_REDUCE_MIN:
-    for (size_t i = 0; i < count; ++i) acc[i] = INT_MIN2(acc[i], x[i]);
-    break;
-  default: break;
+    case CUBERT_REDUCE_SUM: /* wraps: add as unsigned */
+      for (size_t i = 0; i < count; ++i) acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)x[i]);
+      break;
+    case CUBERT_REDUCE_MAX:
+      for (size_t i = 0; i < count; ++i) acc[i] = INT_MAX2(acc[i], x[i]);
+      break;
+    case CUBERT_REDUCE_MIN:
+      for (size_t i = 0; i < count; ++i) acc[i] = INT_MIN2(acc[i], x[i]);
+      break;
+    default:
+      break;
   }
 }
 
@@ -71,10 +77,17 @@ static void reduce_f64(double *restrict acc, const double *restrict x, size_t co
 void cubert_comm_host_reduce(void *acc, const void *x, size_t count, cubert_dtype dtype,
                              cubert_reduce_op op) {
   switch (dtype) {
-  case CUBERT_DTYPE_F32: reduce_f32(acc, x, count, op); break;
-  case CUBERT_DTYPE_F64: reduce_f64(acc, x, count, op); break;
-  case CUBERT_DTYPE_I32: reduce_i32(acc, x, count, op); break;
-  default: break;
+    case CUBERT_DTYPE_F32:
+      reduce_f32(acc, x, count, op);
+      break;
+    case CUBERT_DTYPE_F64:
+      reduce_f64(acc, x, count, op);
+      break;
+    case CUBERT_DTYPE_I32:
+      reduce_i32(acc, x, count, op);
+      break;
+    default:
+      break;
   }
 }
 

@@ -37,17 +37,24 @@ static int reduces(cubert_comm_kind kind) {
 /* Which handles member i (rank r) of the call uses. */
 static int uses_src(const comm_call *c, size_t r) {
   switch (c->kind) {
-  case CUBERT_COMM_BROADCAST: return r == c->root;
-  case CUBERT_COMM_RECV: return 0;
-  default: return 1;
+    case CUBERT_COMM_BROADCAST:
+      return r == c->root;
+    case CUBERT_COMM_RECV:
+      return 0;
+    default:
+      return 1;
   }
 }
 static int uses_dst(const comm_call *c, size_t r) {
   switch (c->kind) {
-  case CUBERT_COMM_REDUCE: return r == c->root;
-  case CUBERT_COMM_BROADCAST: return r != c->root;
-  case CUBERT_COMM_SEND: return 0;
-  default: return 1;
+    case CUBERT_COMM_REDUCE:
+      return r == c->root;
+    case CUBERT_COMM_BROADCAST:
+      return r != c->root;
+    case CUBERT_COMM_SEND:
+      return 0;
+    default:
+      return 1;
   }
 }
 
@@ -82,15 +89,15 @@ static cubert_status check_handle(const cubert_comm *comm, const comm_call *c, s
   }
   if (o->size < bytes) {
     cubert_status s = cubert_status_set_limits(
-        cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                           "%s: %s[%zu] (member %zu) holds %llu bytes; the collective needs %llu "
-                           "(%zu elements of %s%s)",
-                           c->fn, name, i, rank, (unsigned long long)o->size,
-                           (unsigned long long)bytes, (size_t)(bytes / cubert_comm_dtype_size(c->dtype)),
-                           dtype_label(c->dtype),
-                           c->kind == CUBERT_COMM_ALL_GATHER || c->kind == CUBERT_COMM_REDUCE_SCATTER
-                               ? ", size * count_per_member where the buffer holds every member's"
-                               : ""),
+        cubert_status_make(
+            CUBERT_CODE_INVALID_ARGUMENT,
+            "%s: %s[%zu] (member %zu) holds %llu bytes; the collective needs %llu "
+            "(%zu elements of %s%s)",
+            c->fn, name, i, rank, (unsigned long long)o->size, (unsigned long long)bytes,
+            (size_t)(bytes / cubert_comm_dtype_size(c->dtype)), dtype_label(c->dtype),
+            c->kind == CUBERT_COMM_ALL_GATHER || c->kind == CUBERT_COMM_REDUCE_SCATTER
+                ? ", size * count_per_member where the buffer holds every member's"
+                : ""),
         bytes, o->size);
     cubert_handle_release(h);
     return s;
@@ -120,9 +127,8 @@ static cubert_status check_scalars(const cubert_comm *comm, const comm_call *c, 
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: peer is %zu; expected another rank in 0..%zu (this is rank %zu)",
                               c->fn, c->peer, comm->size - 1, comm->rank);
-  size_t pieces = c->kind == CUBERT_COMM_ALL_GATHER || c->kind == CUBERT_COMM_REDUCE_SCATTER
-                      ? comm->size
-                      : 1;
+  size_t pieces =
+      c->kind == CUBERT_COMM_ALL_GATHER || c->kind == CUBERT_COMM_REDUCE_SCATTER ? comm->size : 1;
   if (c->count > SIZE_MAX / *es / pieces)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: count %zu overflows", c->fn,
                               c->count);
@@ -295,6 +301,15 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
     free(job);
     return s;
   }
+  /* Host memory in place on every local member: the transport's chunk, when it wants bigger
+     ones (MPI: each step waits for the peers, so 4 MiB chunks of 256 MiB cost 64 times the
+     steps of one, which oversubscribed ranks feel most). */
+  const size_t direct = comm->transport->direct_chunk_bytes;
+  if (direct > comm->chunk_bytes && c->count && cubert_comm_job_direct(comm, job)) {
+    job->chunk = direct / (es * most) ? direct / (es * most) : 1;
+    if (job->chunk > c->count) job->chunk = c->count;
+    job->chunks = (c->count + job->chunk - 1) / job->chunk;
+  }
 
   pthread_mutex_lock(&comm->submit_mu);
   size_t ordered = 0;
@@ -322,16 +337,28 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
 cubert_status cubert_comm_all_reduce(cubert_comm *comm, cubert_handle *const *src,
                                      cubert_handle *const *dst, size_t count, cubert_dtype dtype,
                                      cubert_reduce_op op) {
-  comm_call c = {.fn = "cubert_comm_all_reduce", .kind = CUBERT_COMM_ALL_REDUCE, .dtype = dtype,
-                 .op = op, .count = count, .src = src, .dst = dst, .src_name = "src",
+  comm_call c = {.fn = "cubert_comm_all_reduce",
+                 .kind = CUBERT_COMM_ALL_REDUCE,
+                 .dtype = dtype,
+                 .op = op,
+                 .count = count,
+                 .src = src,
+                 .dst = dst,
+                 .src_name = "src",
                  .dst_name = "dst"};
   return submit(comm, &c);
 }
 
 cubert_status cubert_comm_broadcast(cubert_comm *comm, cubert_handle *const *buf, size_t count,
                                     cubert_dtype dtype, size_t root) {
-  comm_call c = {.fn = "cubert_comm_broadcast", .kind = CUBERT_COMM_BROADCAST, .dtype = dtype,
-                 .root = root, .count = count, .src = buf, .dst = buf, .src_name = "buf",
+  comm_call c = {.fn = "cubert_comm_broadcast",
+                 .kind = CUBERT_COMM_BROADCAST,
+                 .dtype = dtype,
+                 .root = root,
+                 .count = count,
+                 .src = buf,
+                 .dst = buf,
+                 .src_name = "buf",
                  .dst_name = "buf"};
   return submit(comm, &c);
 }
@@ -339,8 +366,15 @@ cubert_status cubert_comm_broadcast(cubert_comm *comm, cubert_handle *const *buf
 cubert_status cubert_comm_reduce(cubert_comm *comm, cubert_handle *const *src,
                                  cubert_handle *const *dst, size_t count, cubert_dtype dtype,
                                  cubert_reduce_op op, size_t root) {
-  comm_call c = {.fn = "cubert_comm_reduce", .kind = CUBERT_COMM_REDUCE, .dtype = dtype, .op = op,
-                 .root = root, .count = count, .src = src, .dst = dst, .src_name = "src",
+  comm_call c = {.fn = "cubert_comm_reduce",
+                 .kind = CUBERT_COMM_REDUCE,
+                 .dtype = dtype,
+                 .op = op,
+                 .root = root,
+                 .count = count,
+                 .src = src,
+                 .dst = dst,
+                 .src_name = "src",
                  .dst_name = "dst"};
   return submit(comm, &c);
 }
@@ -348,8 +382,13 @@ cubert_status cubert_comm_reduce(cubert_comm *comm, cubert_handle *const *src,
 cubert_status cubert_comm_all_gather(cubert_comm *comm, cubert_handle *const *src,
                                      cubert_handle *const *dst, size_t count_per_member,
                                      cubert_dtype dtype) {
-  comm_call c = {.fn = "cubert_comm_all_gather", .kind = CUBERT_COMM_ALL_GATHER, .dtype = dtype,
-                 .count = count_per_member, .src = src, .dst = dst, .src_name = "src",
+  comm_call c = {.fn = "cubert_comm_all_gather",
+                 .kind = CUBERT_COMM_ALL_GATHER,
+                 .dtype = dtype,
+                 .count = count_per_member,
+                 .src = src,
+                 .dst = dst,
+                 .src_name = "src",
                  .dst_name = "dst"};
   return submit(comm, &c);
 }
@@ -357,17 +396,31 @@ cubert_status cubert_comm_all_gather(cubert_comm *comm, cubert_handle *const *sr
 cubert_status cubert_comm_reduce_scatter(cubert_comm *comm, cubert_handle *const *src,
                                          cubert_handle *const *dst, size_t count_per_member,
                                          cubert_dtype dtype, cubert_reduce_op op) {
-  comm_call c = {.fn = "cubert_comm_reduce_scatter", .kind = CUBERT_COMM_REDUCE_SCATTER,
-                 .dtype = dtype, .op = op, .count = count_per_member, .src = src, .dst = dst,
-                 .src_name = "src", .dst_name = "dst"};
+  comm_call c = {.fn = "cubert_comm_reduce_scatter",
+                 .kind = CUBERT_COMM_REDUCE_SCATTER,
+                 .dtype = dtype,
+                 .op = op,
+                 .count = count_per_member,
+                 .src = src,
+                 .dst = dst,
+                 .src_name = "src",
+                 .dst_name = "dst"};
   return submit(comm, &c);
 }
 
 cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size_t count,
                                      cubert_dtype dtype, size_t peer, int tag, const char *what) {
   cubert_handle *bufs[1] = {buf};
-  comm_call c = {.fn = what, .kind = CUBERT_COMM_SEND, .dtype = dtype, .peer = peer, .tag = tag,
-                 .count = count, .src = bufs, .dst = NULL, .src_name = "buf", .dst_name = "buf"};
+  comm_call c = {.fn = what,
+                 .kind = CUBERT_COMM_SEND,
+                 .dtype = dtype,
+                 .peer = peer,
+                 .tag = tag,
+                 .count = count,
+                 .src = bufs,
+                 .dst = NULL,
+                 .src_name = "buf",
+                 .dst_name = "buf"};
   if (comm && comm->local_count != 1)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: point-to-point needs a communicator with one local member",
@@ -378,8 +431,16 @@ cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size
 cubert_status cubert_comm_queue_recv(cubert_comm *comm, cubert_handle *buf, size_t count,
                                      cubert_dtype dtype, size_t peer, int tag, const char *what) {
   cubert_handle *bufs[1] = {buf};
-  comm_call c = {.fn = what, .kind = CUBERT_COMM_RECV, .dtype = dtype, .peer = peer, .tag = tag,
-                 .count = count, .src = NULL, .dst = bufs, .src_name = "buf", .dst_name = "buf"};
+  comm_call c = {.fn = what,
+                 .kind = CUBERT_COMM_RECV,
+                 .dtype = dtype,
+                 .peer = peer,
+                 .tag = tag,
+                 .count = count,
+                 .src = NULL,
+                 .dst = bufs,
+                 .src_name = "buf",
+                 .dst_name = "buf"};
   if (comm && comm->local_count != 1)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: point-to-point needs a communicator with one local member",

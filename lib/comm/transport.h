@@ -65,15 +65,15 @@ typedef struct cubert_comm_chunk {
   cubert_comm_kind kind;
   cubert_dtype dtype;
   cubert_reduce_op op;
-  size_t elem_size;  /* bytes per element */
-  size_t root;       /* BROADCAST, REDUCE: a rank */
-  size_t peer;       /* SEND, RECV: a rank */
-  int tag;           /* SEND, RECV: the user's tag */
-  uint64_t sequence; /* the collective's number on this communicator (0, 1, ...) */
-  size_t index;      /* the chunk's number within the collective (0, 1, ...) */
-  size_t chunks;     /* the collective's number of chunks */
-  size_t offset;     /* the chunk's first element within each member's piece */
-  size_t count;      /* elements per piece in this chunk (> 0) */
+  size_t elem_size;      /* bytes per element */
+  size_t root;           /* BROADCAST, REDUCE: a rank */
+  size_t peer;           /* SEND, RECV: a rank */
+  int tag;               /* SEND, RECV: the user's tag */
+  uint64_t sequence;     /* the collective's number on this communicator (0, 1, ...) */
+  size_t index;          /* the chunk's number within the collective (0, 1, ...) */
+  size_t chunks;         /* the collective's number of chunks */
+  size_t offset;         /* the chunk's first element within each member's piece */
+  size_t count;          /* elements per piece in this chunk (> 0) */
   const void *const *in; /* [local_count] */
   void *const *out;      /* [local_count] */
 } cubert_comm_chunk;
@@ -98,6 +98,11 @@ struct cubert_comm_transport {
   size_t size;        /* members in total */
   size_t rank;        /* rank of the first local member */
   size_t local_count; /* local members (in-process: size; MPI: 1) */
+  /* Bytes per member of one chunk when no local member stages (every buffer the job uses is
+     host memory, used in place): a transport whose steps cost more than their bytes (messages
+     between processes) asks for chunks bigger than the staging slots here; 0 or less than
+     the staging chunk: the staging chunk. */
+  size_t direct_chunk_bytes;
 };
 
 /* The engine's entry for a transport: a communicator whose local members are

@@ -54,13 +54,20 @@ typedef struct mpi_transport {
 
 static const char *kind_name(cubert_comm_kind kind) {
   switch (kind) {
-  case CUBERT_COMM_ALL_REDUCE: return "cubert_comm_all_reduce";
-  case CUBERT_COMM_BROADCAST: return "cubert_comm_broadcast";
-  case CUBERT_COMM_REDUCE: return "cubert_comm_reduce";
-  case CUBERT_COMM_ALL_GATHER: return "cubert_comm_all_gather";
-  case CUBERT_COMM_REDUCE_SCATTER: return "cubert_comm_reduce_scatter";
-  case CUBERT_COMM_SEND: return "cubert_comm_send";
-  case CUBERT_COMM_RECV: return "cubert_comm_recv";
+    case CUBERT_COMM_ALL_REDUCE:
+      return "cubert_comm_all_reduce";
+    case CUBERT_COMM_BROADCAST:
+      return "cubert_comm_broadcast";
+    case CUBERT_COMM_REDUCE:
+      return "cubert_comm_reduce";
+    case CUBERT_COMM_ALL_GATHER:
+      return "cubert_comm_all_gather";
+    case CUBERT_COMM_REDUCE_SCATTER:
+      return "cubert_comm_reduce_scatter";
+    case CUBERT_COMM_SEND:
+      return "cubert_comm_send";
+    case CUBERT_COMM_RECV:
+      return "cubert_comm_recv";
   }
   return "a collective";
 }
@@ -72,18 +79,17 @@ static double now_ms(void) {
 }
 
 /* Records the transport's first failure (printf-style) and returns it as an error. */
-static cubert_status mpi_fail(mpi_transport *t, const cubert_comm_chunk *c, const char *fmt,
-                              ...) __attribute__((format(printf, 3, 4)));
-static cubert_status mpi_fail(mpi_transport *t, const cubert_comm_chunk *c, const char *fmt,
-                              ...) {
+static cubert_status mpi_fail(mpi_transport *t, const cubert_comm_chunk *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static cubert_status mpi_fail(mpi_transport *t, const cubert_comm_chunk *c, const char *fmt, ...) {
   char reason[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
   snprintf(t->failed, sizeof t->failed, "%s: MPI rank %zu: %s (call %llu, chunk %zu of %zu)",
-           kind_name(c->kind), t->base.rank, reason, (unsigned long long)c->sequence,
-           c->index + 1, c->chunks);
+           kind_name(c->kind), t->base.rank, reason, (unsigned long long)c->sequence, c->index + 1,
+           c->chunks);
   return cubert_status_make(CUBERT_CODE_EXECUTION, "%s", t->failed);
 }
 
@@ -125,8 +131,8 @@ static cubert_status mpi_wait(mpi_transport *t, const cubert_comm_chunk *c, mpi_
           }
       mpi_error_text(src, text, sizeof text);
       if (who >= 0)
-        return mpi_fail(t, c, "MPI %s rank %d failed: %s", ops[who].recv ? "receive from" : "send to",
-                        ops[who].peer, text);
+        return mpi_fail(t, c, "MPI %s rank %d failed: %s",
+                        ops[who].recv ? "receive from" : "send to", ops[who].peer, text);
       return mpi_fail(t, c, "MPI_Testall failed: %s", text);
     }
     if (done) break;
@@ -242,8 +248,8 @@ static void ring_block(size_t count, size_t parts, size_t piece, size_t b, size_
    written); blocks of acc other than the reduced ones are scratch. `piece` > 0: fixed blocks
    of `piece` elements (reduce_scatter); 0: segments of `count` (all_reduce). */
 static cubert_status ring_reduce_scatter(mpi_transport *t, const cubert_comm_chunk *c,
-                                         const char *src, char *acc, char *last_out,
-                                         size_t count, size_t piece, int tag) {
+                                         const char *src, char *acc, char *last_out, size_t count,
+                                         size_t piece, int tag) {
   size_t P = t->base.size, r = t->base.rank, es = c->elem_size;
   int right = (int)((r + 1) % P), left = (int)((r + P - 1) % P);
   size_t max_len = piece ? piece : (count + P - 1) / P;
@@ -277,8 +283,8 @@ static cubert_status ring_all_gather(mpi_transport *t, const cubert_comm_chunk *
     size_t soff, slen, roff, rlen;
     ring_block(count, P, piece, sb, &soff, &slen);
     ring_block(count, P, piece, rb, &roff, &rlen);
-    cubert_status st =
-        mpi_exchange(t, c, buf + soff * es, slen * es, right, buf + roff * es, rlen * es, left, tag);
+    cubert_status st = mpi_exchange(t, c, buf + soff * es, slen * es, right, buf + roff * es,
+                                    rlen * es, left, tag);
     if (st) return st;
   }
   return NULL;
@@ -297,8 +303,8 @@ static void segments(size_t count, size_t parts, size_t lo, size_t hi, size_t *f
    recursive doubling (Rabenseifner): the ring's traffic in 2 log2(P) steps instead of
    2 (P-1), which matters when every step waits for oversubscribed peers to be scheduled.
    src may alias out (each block is read before it is written). */
-static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk *c,
-                                      const char *src, char *out, size_t count, int tag) {
+static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk *c, const char *src,
+                                      char *out, size_t count, int tag) {
   size_t P = t->base.size, r = t->base.rank, es = c->elem_size;
   size_t lo = 0, hi = P;
   char *tmp = tmp_get(t, ((count + 1) / 2 + P) * es);
@@ -307,12 +313,15 @@ static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk 
   for (size_t mask = P / 2; mask > 0; mask /= 2) {
     size_t mid = lo + (hi - lo) / 2, klo, khi, glo, ghi;
     int partner = (int)(r ^ mask);
-    if (r & mask) klo = mid, khi = hi, glo = lo, ghi = mid;
-    else klo = lo, khi = mid, glo = mid, ghi = hi;
+    if (r & mask)
+      klo = mid, khi = hi, glo = lo, ghi = mid;
+    else
+      klo = lo, khi = mid, glo = mid, ghi = hi;
     size_t kf, kn, gf, gn;
     segments(count, P, klo, khi, &kf, &kn);
     segments(count, P, glo, ghi, &gf, &gn);
-    cubert_status st = mpi_exchange(t, c, cur + gf * es, gn * es, partner, tmp, kn * es, partner, tag);
+    cubert_status st =
+        mpi_exchange(t, c, cur + gf * es, gn * es, partner, tmp, kn * es, partner, tag);
     if (st) return st;
     if (kn) {
       const void *in2[2] = {cur + kf * es, tmp};
@@ -394,51 +403,52 @@ static cubert_status combine_locked(mpi_transport *t, const cubert_comm_chunk *c
   const char *in = c->in[0];
   char *out = c->out[0];
   switch (c->kind) {
-  case CUBERT_COMM_ALL_REDUCE: {
-    if (P == 1) {
-      if (out != in) memcpy(out, in, n * es);
-      return NULL;
+    case CUBERT_COMM_ALL_REDUCE: {
+      if (P == 1) {
+        if (out != in) memcpy(out, in, n * es);
+        return NULL;
+      }
+      /* out may alias in: both algorithms read each block of in before writing it */
+      if ((P & (P - 1)) == 0) return halving_doubling(t, c, in, out, n, tag);
+      cubert_status st = ring_reduce_scatter(t, c, in, out, NULL, n, 0, tag);
+      return st ? st : ring_all_gather(t, c, out, n, 0, tag);
     }
-    /* out may alias in: both algorithms read each block of in before writing it */
-    if ((P & (P - 1)) == 0) return halving_doubling(t, c, in, out, n, tag);
-    cubert_status st = ring_reduce_scatter(t, c, in, out, NULL, n, 0, tag);
-    return st ? st : ring_all_gather(t, c, out, n, 0, tag);
-  }
-  case CUBERT_COMM_REDUCE_SCATTER: {
-    /* in: P pieces; out: this rank's piece only; the other pieces pass through scratch */
-    if (P == 1) {
-      if (out != in) memmove(out, in, n * es);
-      return NULL;
+    case CUBERT_COMM_REDUCE_SCATTER: {
+      /* in: P pieces; out: this rank's piece only; the other pieces pass through scratch */
+      if (P == 1) {
+        if (out != in) memmove(out, in, n * es);
+        return NULL;
+      }
+      char *acc = acc_get(t, n * P * es);
+      if (!acc) return mpi_fail(t, c, "out of memory for a %zu-byte buffer", n * P * es);
+      return ring_reduce_scatter(t, c, in, acc, out, n * P, n, tag);
     }
-    char *acc = acc_get(t, n * P * es);
-    if (!acc) return mpi_fail(t, c, "out of memory for a %zu-byte buffer", n * P * es);
-    return ring_reduce_scatter(t, c, in, acc, out, n * P, n, tag);
-  }
-  case CUBERT_COMM_ALL_GATHER: {
-    if ((const char *)(out + r * n * es) != in) memmove(out + r * n * es, in, n * es);
-    return P == 1 ? NULL : ring_all_gather(t, c, out, n * P, n, tag);
-  }
-  case CUBERT_COMM_BROADCAST: {
-    /* the root sends from in, the others receive into out */
-    char *buf = r == c->root ? (char *)in : out;
-    if (!buf) return mpi_fail(t, c, "no %s buffer from the engine", r == c->root ? "input" : "output");
-    return P == 1 ? NULL : tree_broadcast(t, c, buf, n * es, tag);
-  }
-  case CUBERT_COMM_REDUCE: {
-    /* partial results accumulate in out at the root, in scratch elsewhere */
-    char *acc = r == c->root ? out : acc_get(t, n * es);
-    if (!acc) return mpi_fail(t, c, "out of memory for a %zu-byte buffer", n * es);
-    if (acc != in) memmove(acc, in, n * es);
-    return P == 1 ? NULL : tree_reduce(t, c, acc, n, tag);
-  }
-  case CUBERT_COMM_SEND:
-  case CUBERT_COMM_RECV: {
-    mpi_op op;
-    int recv = c->kind == CUBERT_COMM_RECV;
-    cubert_status st = mpi_post(t, c, t->p2p, &op, recv, recv ? out : (void *)in, n * es,
-                                (int)c->peer, c->tag);
-    return st ? st : mpi_wait(t, c, &op, 1);
-  }
+    case CUBERT_COMM_ALL_GATHER: {
+      if ((const char *)(out + r * n * es) != in) memmove(out + r * n * es, in, n * es);
+      return P == 1 ? NULL : ring_all_gather(t, c, out, n * P, n, tag);
+    }
+    case CUBERT_COMM_BROADCAST: {
+      /* the root sends from in, the others receive into out */
+      char *buf = r == c->root ? (char *)in : out;
+      if (!buf)
+        return mpi_fail(t, c, "no %s buffer from the engine", r == c->root ? "input" : "output");
+      return P == 1 ? NULL : tree_broadcast(t, c, buf, n * es, tag);
+    }
+    case CUBERT_COMM_REDUCE: {
+      /* partial results accumulate in out at the root, in scratch elsewhere */
+      char *acc = r == c->root ? out : acc_get(t, n * es);
+      if (!acc) return mpi_fail(t, c, "out of memory for a %zu-byte buffer", n * es);
+      if (acc != in) memmove(acc, in, n * es);
+      return P == 1 ? NULL : tree_reduce(t, c, acc, n, tag);
+    }
+    case CUBERT_COMM_SEND:
+    case CUBERT_COMM_RECV: {
+      mpi_op op;
+      int recv = c->kind == CUBERT_COMM_RECV;
+      cubert_status st =
+          mpi_post(t, c, t->p2p, &op, recv, recv ? out : (void *)in, n * es, (int)c->peer, c->tag);
+      return st ? st : mpi_wait(t, c, &op, 1);
+    }
   }
   return mpi_fail(t, c, "unknown operation %d", (int)c->kind);
 }
@@ -482,10 +492,14 @@ static const cubert_comm_transport_vtable mpi_vtable = {
 
 static const char *thread_level_name(int level) {
   switch (level) {
-  case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-  case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-  case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-  case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
   }
   return "an unknown level";
 }
@@ -559,6 +573,9 @@ CUBERT_API cubert_status cubert_comm_create_mpi(MPI_Comm mpi_comm, cubert_client
   t->base.size = (size_t)size;
   t->base.rank = (size_t)rank;
   t->base.local_count = 1;
+  /* CPU-server buffers in place: 256 MiB chunks (each chunk is 2 log2 P or 2 (P - 1) waits on
+     the peers; a ring piece of it stays far below MPI's INT_MAX-element messages). */
+  t->base.direct_chunk_bytes = (size_t)256 << 20;
   t->timeout_ms = timeout_ms;
   t->coll = t->p2p = MPI_COMM_NULL;
   pthread_mutex_init(&t->mu, NULL);
@@ -579,8 +596,7 @@ CUBERT_API cubert_status cubert_comm_create_mpi(MPI_Comm mpi_comm, cubert_client
 
 /* The MPI transport of `comm`, or an error naming `what`. */
 static cubert_status mpi_of(cubert_comm *comm, const char *what, mpi_transport **out) {
-  if (!comm)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: comm is NULL", what);
+  if (!comm) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: comm is NULL", what);
   cubert_comm_transport *tr = cubert_comm_transport_of(comm);
   if (!tr)
     return cubert_status_make(CUBERT_CODE_NOT_FOUND, "%s: the communicator was released", what);

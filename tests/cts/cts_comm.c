@@ -92,13 +92,17 @@ static void host_op(void *acc, const void *x, size_t count, cubert_dtype dtype,
   for (size_t i = 0; i < count; ++i) {
     if (dtype == CUBERT_DTYPE_F32) {
       float a = ((float *)acc)[i], b = ((const float *)x)[i];
-      ((float *)acc)[i] = op == CUBERT_REDUCE_SUM ? a + b : op == CUBERT_REDUCE_MAX ? fmaxf(a, b) : fminf(a, b);
+      ((float *)acc)[i] = op == CUBERT_REDUCE_SUM   ? a + b
+                          : op == CUBERT_REDUCE_MAX ? fmaxf(a, b)
+                                                    : fminf(a, b);
     } else if (dtype == CUBERT_DTYPE_F64) {
       double a = ((double *)acc)[i], b = ((const double *)x)[i];
-      ((double *)acc)[i] = op == CUBERT_REDUCE_SUM ? a + b : op == CUBERT_REDUCE_MAX ? fmax(a, b) : fmin(a, b);
+      ((double *)acc)[i] = op == CUBERT_REDUCE_SUM   ? a + b
+                           : op == CUBERT_REDUCE_MAX ? fmax(a, b)
+                                                     : fmin(a, b);
     } else {
       int32_t a = ((int32_t *)acc)[i], b = ((const int32_t *)x)[i];
-      ((int32_t *)acc)[i] = op == CUBERT_REDUCE_SUM ? (int32_t)((uint32_t)a + (uint32_t)b)
+      ((int32_t *)acc)[i] = op == CUBERT_REDUCE_SUM   ? (int32_t)((uint32_t)a + (uint32_t)b)
                             : op == CUBERT_REDUCE_MAX ? (a > b ? a : b)
                                                       : (a < b ? a : b);
     }
@@ -128,8 +132,8 @@ static void expect_bytes(const void *got, const void *want, size_t bytes, const 
   if (bytes == 0 || memcmp(got, want, bytes) == 0) return;
   size_t at = 0;
   while (at < bytes && ((const unsigned char *)got)[at] == ((const unsigned char *)want)[at]) ++at;
-  cr_assert_fail("%s: member %zu of %zu, count %zu: first difference at byte %zu", what, member,
-                 n, count, at);
+  cr_assert_fail("%s: member %zu of %zu, count %zu: first difference at byte %zu", what, member, n,
+                 count, at);
 }
 
 static void check_all_reduce(size_t n, size_t count, cubert_dtype dtype, cubert_reduce_op op,
@@ -182,7 +186,8 @@ Test(comm, all_reduce_every_op_dtype_and_size) {
 }
 
 Test(comm, all_reduce_in_place) {
-  for (size_t n = 1; n <= MAXN; ++n) check_all_reduce(n, 4099, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, 1);
+  for (size_t n = 1; n <= MAXN; ++n)
+    check_all_reduce(n, 4099, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, 1);
   check_all_reduce(3, 777, CUBERT_DTYPE_I32, CUBERT_REDUCE_MAX, 1);
 }
 
@@ -380,7 +385,8 @@ Test(comm, stream_order_write_collective_write_read) {
   ASSERT_OK(cubert_comm_all_reduce(m.comm, src, src, count, CUBERT_DTYPE_I32, CUBERT_REDUCE_SUM));
   for (size_t i = 0; i < 3; ++i) {
     ASSERT_OK(cubert_client_read(m.clients[i], src[i], got, bytes));
-    for (size_t k = 0; k < count; ++k) cr_assert_eq(got[k], 9 * a[k], "member %zu element %zu", i, k);
+    for (size_t k = 0; k < count; ++k)
+      cr_assert_eq(got[k], 9 * a[k], "member %zu element %zu", i, k);
   }
   release_all(src, 3);
   release_all(dst1, 3);
@@ -430,9 +436,12 @@ Test(comm, argument_errors) {
   cubert_comm *c = m.comm;
   const cubert_dtype f32 = CUBERT_DTYPE_F32;
   const cubert_reduce_op sum = CUBERT_REDUCE_SUM;
-  ASSERT_CODE(cubert_comm_all_reduce(NULL, src, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT, "comm is NULL");
-  ASSERT_CODE(cubert_comm_all_reduce(c, NULL, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT, "src is NULL");
-  ASSERT_CODE(cubert_comm_all_reduce(c, src, NULL, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL");
+  ASSERT_CODE(cubert_comm_all_reduce(NULL, src, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "comm is NULL");
+  ASSERT_CODE(cubert_comm_all_reduce(c, NULL, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "src is NULL");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, NULL, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
+              "dst is NULL");
   /* lengths */
   ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 101, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
               "src[0] (member 0) holds 400 bytes; the collective needs 404");
@@ -444,11 +453,16 @@ Test(comm, argument_errors) {
   ASSERT_CODE(cubert_comm_reduce_scatter(c, src, dst, 100, f32, sum), CUBERT_CODE_INVALID_ARGUMENT,
               "src[0] (member 0) holds 400 bytes; the collective needs 800");
   /* dtype, op, root */
-  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, CUBERT_DTYPE_U32, sum), CUBERT_CODE_INVALID_ARGUMENT, "dtype is u32");
-  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, CUBERT_DTYPE_F16, sum), CUBERT_CODE_INVALID_ARGUMENT, "dtype is f16");
-  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, (cubert_dtype)99, sum), CUBERT_CODE_INVALID_ARGUMENT, "dtype is unknown (99)");
-  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, f32, CUBERT_REDUCE_MEAN), CUBERT_CODE_INVALID_ARGUMENT, "op is 3");
-  ASSERT_CODE(cubert_comm_reduce(c, src, dst, 10, f32, (cubert_reduce_op)-1, 0), CUBERT_CODE_INVALID_ARGUMENT, "op is -1");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, CUBERT_DTYPE_U32, sum),
+              CUBERT_CODE_INVALID_ARGUMENT, "dtype is u32");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, CUBERT_DTYPE_F16, sum),
+              CUBERT_CODE_INVALID_ARGUMENT, "dtype is f16");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, (cubert_dtype)99, sum),
+              CUBERT_CODE_INVALID_ARGUMENT, "dtype is unknown (99)");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, f32, CUBERT_REDUCE_MEAN),
+              CUBERT_CODE_INVALID_ARGUMENT, "op is 3");
+  ASSERT_CODE(cubert_comm_reduce(c, src, dst, 10, f32, (cubert_reduce_op)-1, 0),
+              CUBERT_CODE_INVALID_ARGUMENT, "op is -1");
   ASSERT_CODE(cubert_comm_reduce(c, src, dst, 10, f32, sum, 2), CUBERT_CODE_INVALID_ARGUMENT,
               "root is 2; the communicator has 2 members (ranks 0..1)");
   ASSERT_CODE(cubert_comm_broadcast(c, src, 10, f32, 7), CUBERT_CODE_INVALID_ARGUMENT, "root is 7");
@@ -485,7 +499,8 @@ Test(comm, argument_errors) {
   /* everything still works after the errors */
   float ones[100], got[100];
   for (int k = 0; k < 100; ++k) ones[k] = 1.0f;
-  for (size_t i = 0; i < 2; ++i) ASSERT_OK(cubert_client_write(m.clients[i], src[i], 0, ones, sizeof ones));
+  for (size_t i = 0; i < 2; ++i)
+    ASSERT_OK(cubert_client_write(m.clients[i], src[i], 0, ones, sizeof ones));
   ASSERT_OK(cubert_comm_all_reduce(c, src, dst, 100, f32, sum));
   for (size_t i = 0; i < 2; ++i) {
     ASSERT_OK(cubert_client_read(m.clients[i], dst[i], got, sizeof got));
@@ -500,7 +515,8 @@ Test(comm, argument_errors) {
 Test(comm, create_errors) {
   cubert_comm *comm = NULL;
   cubert_client *none[2] = {cts_client, NULL};
-  ASSERT_CODE(cubert_comm_create(none, 2, &comm), CUBERT_CODE_INVALID_ARGUMENT, "clients[1] is NULL");
+  ASSERT_CODE(cubert_comm_create(none, 2, &comm), CUBERT_CODE_INVALID_ARGUMENT,
+              "clients[1] is NULL");
   ASSERT_CODE(cubert_comm_create(none, 0, &comm), CUBERT_CODE_INVALID_ARGUMENT, "count is 0");
   ASSERT_CODE(cubert_comm_create(NULL, 1, &comm), CUBERT_CODE_INVALID_ARGUMENT, "clients is NULL");
   ASSERT_CODE(cubert_comm_create(none, 1, NULL), CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
@@ -543,8 +559,10 @@ static const cubert_comm_transport_vtable failing_vtable = {"failing", failing_c
 
 Test(comm, queued_error_surfaces_at_next_sync) {
   setenv("CUBERT_COMM_CHUNK_BYTES", "4096", 1);
+  /* A private CPU instance: on the device under test's own instance (cts_cpu), both members
+     would be one stream of one device, whose queue reports the failure once, not per member. */
   cubert_client *cpu = NULL;
-  ASSERT_OK(cubert_client_create("cpu", &cpu));
+  ASSERT_OK(cubert_client_create("cpu!private", &cpu));
   cubert_client *clients[2] = {cpu, cts_client};
   failing_transport *f = calloc(1, sizeof *f);
   f->inner = cubert_comm_inproc_create(2);
@@ -564,8 +582,8 @@ Test(comm, queued_error_surfaces_at_next_sync) {
   float got[16];
   /* the read behind the collective reports the failure, on every member, once */
   for (size_t i = 0; i < 2; ++i) {
-    ASSERT_CODE(cubert_client_read(clients[i], dst[i], got, sizeof got), CUBERT_CODE_SERVER_UNHEALTHY,
-                "injected transport failure at chunk 3");
+    ASSERT_CODE(cubert_client_read(clients[i], dst[i], got, sizeof got),
+                CUBERT_CODE_SERVER_UNHEALTHY, "injected transport failure at chunk 3");
     ASSERT_OK(cubert_client_sync(clients[i]));
   }
   /* a collective that ends before the failing chunk works; so do the clients and handles */

@@ -292,18 +292,17 @@ Test(devices, to_client_errors_name_both_devices) {
   const char *name = cubert_client_properties(cts_client)->name;
   ASSERT_CODE(cubert_client_to_client(cts_client, h, other, NULL), CUBERT_CODE_INVALID_ARGUMENT,
               "out");
-  ASSERT_CODE(cubert_client_to_client(cts_client, NULL, other, &out),
-              CUBERT_CODE_INVALID_ARGUMENT, "src is NULL");
-  ASSERT_CODE(cubert_client_to_client(cts_client, NULL, other, &out),
-              CUBERT_CODE_INVALID_ARGUMENT, "!private");
-  ASSERT_CODE(cubert_client_to_client(cts_client, NULL, other, &out),
-              CUBERT_CODE_INVALID_ARGUMENT, name);
+  ASSERT_CODE(cubert_client_to_client(cts_client, NULL, other, &out), CUBERT_CODE_INVALID_ARGUMENT,
+              "src is NULL");
+  ASSERT_CODE(cubert_client_to_client(cts_client, NULL, other, &out), CUBERT_CODE_INVALID_ARGUMENT,
+              "!private");
+  ASSERT_CODE(cubert_client_to_client(cts_client, NULL, other, &out), CUBERT_CODE_INVALID_ARGUMENT,
+              name);
   ASSERT_CODE(cubert_client_to_client(NULL, h, other, &out), CUBERT_CODE_INVALID_ARGUMENT,
               "src_client");
   ASSERT_CODE(cubert_client_to_client(cts_client, h, NULL, &out), CUBERT_CODE_INVALID_ARGUMENT,
               "dst_client");
-  ASSERT_CODE(cubert_client_to_client(gone, h, other, &out), CUBERT_CODE_NOT_FOUND,
-              "src_client");
+  ASSERT_CODE(cubert_client_to_client(gone, h, other, &out), CUBERT_CODE_NOT_FOUND, "src_client");
   ASSERT_CODE(cubert_client_to_client(cts_client, h, gone, &out), CUBERT_CODE_NOT_FOUND,
               "dst_client");
   ASSERT_CODE(cubert_client_to_client(cts_client, dead, other, &out), CUBERT_CODE_NOT_FOUND,

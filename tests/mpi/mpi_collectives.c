@@ -5,9 +5,9 @@
      mpiexec -n <ranks> mpi_collectives <device>
    Values are small integers, so sums are exact in any association and results are compared
    exactly. */
-#include "mpi_common.h"
-
 #include <stdint.h>
+
+#include "mpi_common.h"
 
 static const size_t sizes[] = {0, 1, 7919, (1u << 20) + 7};
 static const cubert_dtype dtypes[] = {CUBERT_DTYPE_F32, CUBERT_DTYPE_F64, CUBERT_DTYPE_I32};
@@ -15,11 +15,14 @@ static const cubert_reduce_op ops[] = {CUBERT_REDUCE_SUM, CUBERT_REDUCE_MAX, CUB
 static const char *const dtype_names[] = {"?", "f32", "f64", "i32"};
 static const char *const op_names[] = {"sum", "max", "min"};
 
-static size_t esize(cubert_dtype d) { return d == CUBERT_DTYPE_F64 ? 8 : 4; }
+static size_t esize(cubert_dtype d) {
+  return d == CUBERT_DTYPE_F64 ? 8 : 4;
+}
 
 /* Member m's element i for test `salt`: an integer in [-500, 500]. */
 static int64_t gen(size_t m, size_t i, unsigned salt) {
-  uint64_t x = (m + 1) * 0x9E3779B97F4A7C15ull ^ (i + 1) * 0xBF58476D1CE4E5B9ull ^ salt * 0x94D049BB133111EBull;
+  uint64_t x = (m + 1) * 0x9E3779B97F4A7C15ull ^ (i + 1) * 0xBF58476D1CE4E5B9ull ^
+               salt * 0x94D049BB133111EBull;
   x ^= x >> 31;
   x *= 0xD6E8FEB86869B9B3ull;
   x ^= x >> 29;
@@ -27,9 +30,12 @@ static int64_t gen(size_t m, size_t i, unsigned salt) {
 }
 
 static void put(void *buf, cubert_dtype d, size_t i, int64_t v) {
-  if (d == CUBERT_DTYPE_F32) ((float *)buf)[i] = (float)v;
-  else if (d == CUBERT_DTYPE_F64) ((double *)buf)[i] = (double)v;
-  else ((int32_t *)buf)[i] = (int32_t)v;
+  if (d == CUBERT_DTYPE_F32)
+    ((float *)buf)[i] = (float)v;
+  else if (d == CUBERT_DTYPE_F64)
+    ((double *)buf)[i] = (double)v;
+  else
+    ((int32_t *)buf)[i] = (int32_t)v;
 }
 static int64_t get(const void *buf, cubert_dtype d, size_t i) {
   if (d == CUBERT_DTYPE_F32) return (int64_t)((const float *)buf)[i];
@@ -49,8 +55,8 @@ static int64_t reduced(cubert_reduce_op op, size_t i, unsigned salt) {
 }
 
 /* A buffer of `n` elements holding gen(member, first + i, salt). */
-static cubert_handle *make(cubert_client *c, cubert_dtype d, size_t n, size_t member,
-                           size_t first, unsigned salt) {
+static cubert_handle *make(cubert_client *c, cubert_dtype d, size_t n, size_t member, size_t first,
+                           unsigned salt) {
   size_t es = esize(d);
   void *host = malloc(n ? n * es : es);
   for (size_t i = 0; i < n; ++i) put(host, d, i, gen(member, first + i, salt));
@@ -126,11 +132,14 @@ static void test_reduce(cubert_comm *comm, cubert_client *c, cubert_dtype d, cub
   snprintf(what, sizeof what, "reduce %s %s n=%zu root=%zu", dtype_names[d], op_names[op], n, root);
   cubert_handle *src = make(c, d, n, (size_t)t_rank, 0, salt);
   /* non-roots pass NULL on odd salts: their dst is ignored */
-  cubert_handle *dst = ((size_t)t_rank == root || salt % 2 == 0) ? empty(c, n * esize(d) + 4) : NULL;
+  cubert_handle *dst =
+      ((size_t)t_rank == root || salt % 2 == 0) ? empty(c, n * esize(d) + 4) : NULL;
   T_OK(cubert_comm_reduce(comm, &src, &dst, n, d, op, root));
   ctx x = {.op = op, .salt = salt};
-  if ((size_t)t_rank == root) check(c, dst, d, n, e_reduced, &x, what);
-  else T_OK(cubert_client_sync(c));
+  if ((size_t)t_rank == root)
+    check(c, dst, d, n, e_reduced, &x, what);
+  else
+    T_OK(cubert_client_sync(c));
   cubert_handle_release(dst);
   cubert_handle_release(src);
 }
@@ -155,8 +164,10 @@ static void test_all_gather(cubert_comm *comm, cubert_client *c, cubert_dtype d,
   cubert_handle *dst = empty(c, n * (size_t)t_size * esize(d) + 4);
   T_OK(cubert_comm_all_gather(comm, &src, &dst, n, d));
   ctx x = {.n = n, .salt = salt};
-  if (n) check(c, dst, d, n * (size_t)t_size, e_gather, &x, what);
-  else T_OK(cubert_client_sync(c));
+  if (n)
+    check(c, dst, d, n * (size_t)t_size, e_gather, &x, what);
+  else
+    T_OK(cubert_client_sync(c));
   cubert_handle_release(dst);
   cubert_handle_release(src);
 }
@@ -331,7 +342,8 @@ int main(int argc, char **argv) {
     test_all_reduce(comm, c, CUBERT_DTYPE_I32, CUBERT_REDUCE_MAX, big, 1, ++salt);
     test_all_reduce(comm, c, CUBERT_DTYPE_F64, CUBERT_REDUCE_MIN, big / 2, 0, ++salt);
     test_reduce(comm, c, CUBERT_DTYPE_F32, CUBERT_REDUCE_MIN, big, ++salt);
-    test_reduce_scatter(comm, c, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, big / (size_t)t_size + 3, ++salt);
+    test_reduce_scatter(comm, c, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, big / (size_t)t_size + 3,
+                        ++salt);
     test_broadcast(comm, c, CUBERT_DTYPE_F32, big, ++salt);
     test_all_gather(comm, c, CUBERT_DTYPE_I32, big / (size_t)t_size + 1, ++salt);
     test_send_recv(comm, c, CUBERT_DTYPE_F32, big, ++salt);

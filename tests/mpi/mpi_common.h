@@ -25,29 +25,28 @@ static void t_fail(const char *file, int line, const char *fmt, ...) {
   fprintf(stderr, "rank %d/%d on %s: FAIL %s:%d: %s\n", t_rank, t_size, t_device, file, line, text);
   ++t_failures;
 }
-#define T_CHECK(cond, ...) \
-  do {                     \
+#define T_CHECK(cond, ...)                                \
+  do {                                                    \
     if (!(cond)) t_fail(__FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 /* A call that must succeed. */
-#define T_OK(call)                                                                 \
-  do {                                                                             \
-    cubert_status t_s_ = (call);                                                   \
+#define T_OK(call)                                                                      \
+  do {                                                                                  \
+    cubert_status t_s_ = (call);                                                        \
     if (t_s_) t_fail(__FILE__, __LINE__, "%s: %s", #call, cubert_status_message(t_s_)); \
-    cubert_status_free(t_s_);                                                      \
+    cubert_status_free(t_s_);                                                           \
   } while (0)
 /* A call that must fail with `code` and a message containing `text`. */
-#define T_ERR(call, code, text)                                                             \
-  do {                                                                                      \
-    cubert_status t_s_ = (call);                                                            \
-    if (!t_s_)                                                                              \
-      t_fail(__FILE__, __LINE__, "%s succeeded, expected %s", #call, cubert_code_name(code)); \
-    else if (!cubert_status_has_code(t_s_, code) ||                                         \
-             !strstr(cubert_status_message(t_s_), text))                                    \
-      t_fail(__FILE__, __LINE__, "%s: expected %s with \"%s\", got %s: %s", #call,          \
-             cubert_code_name(code), text, cubert_code_name(cubert_status_code(t_s_)),      \
-             cubert_status_message(t_s_));                                                  \
-    cubert_status_free(t_s_);                                                               \
+#define T_ERR(call, code, text)                                                                 \
+  do {                                                                                          \
+    cubert_status t_s_ = (call);                                                                \
+    if (!t_s_)                                                                                  \
+      t_fail(__FILE__, __LINE__, "%s succeeded, expected %s", #call, cubert_code_name(code));   \
+    else if (!cubert_status_has_code(t_s_, code) || !strstr(cubert_status_message(t_s_), text)) \
+      t_fail(__FILE__, __LINE__, "%s: expected %s with \"%s\", got %s: %s", #call,              \
+             cubert_code_name(code), text, cubert_code_name(cubert_status_code(t_s_)),          \
+             cubert_status_message(t_s_));                                                      \
+    cubert_status_free(t_s_);                                                                   \
   } while (0)
 
 /* MPI_Init_thread with MPI_THREAD_MULTIPLE, the rank and size, argv[1] as the device, and a

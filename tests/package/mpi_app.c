@@ -7,14 +7,14 @@
 #include "cubert/cubert.h"
 #include "cubert/mpi.h"
 
-#define CHECK(call)                                                        \
-  do {                                                                     \
-    cubert_status s_ = (call);                                             \
-    if (s_) {                                                              \
-      fprintf(stderr, "%s: %s\n", #call, cubert_status_message(s_));       \
-      cubert_status_free(s_);                                              \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                        \
-    }                                                                      \
+#define CHECK(call)                                                  \
+  do {                                                               \
+    cubert_status s_ = (call);                                       \
+    if (s_) {                                                        \
+      fprintf(stderr, "%s: %s\n", #call, cubert_status_message(s_)); \
+      cubert_status_free(s_);                                        \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                  \
+    }                                                                \
   } while (0)
 
 int main(int argc, char **argv) {

@@ -50,8 +50,9 @@ static void *collectives(void *arg) {
     cubert_handle **out = in_place ? src : dst;
     ok(cubert_comm_all_reduce(shared, src, out, COUNT, CUBERT_DTYPE_I32, CUBERT_REDUCE_SUM),
        "all_reduce");
-    if (r % 2) ok(cubert_comm_broadcast(shared, out, COUNT, CUBERT_DTYPE_I32, (size_t)r % MEMBERS),
-                  "broadcast");
+    if (r % 2)
+      ok(cubert_comm_broadcast(shared, out, COUNT, CUBERT_DTYPE_I32, (size_t)r % MEMBERS),
+         "broadcast");
     for (int m = 0; m < MEMBERS; ++m) {
       if (!ok(cubert_client_read(clients[m], out[m], got, COUNT * 4), "read")) continue;
       for (int i = 0; i < COUNT; ++i) {

@@ -34,10 +34,11 @@
    (naming the argument, the member, the bytes needed and the bytes held), a bad dtype, op or
    root (naming it and the valid range); NOT_FOUND for a released handle or a handle of
    another device than its member's (naming the member and both devices). A communicator is
-   a plain pointer: using one after cubert_comm_release is undefined. Errors raised while the queued work runs (a device copy failing, a
-   transport failing, an MPI peer failing) come back from the member client's next
-   flush/sync/read on that stream as SERVER_UNHEALTHY (the stream error queue, as any queued
-   work), never as a crash or a hang; clients, handles and the communicator stay usable.
+   a plain pointer: using one after cubert_comm_release is undefined. Errors raised while the queued
+   work runs (a device copy failing, a transport failing, an MPI peer failing) come back from the
+   member client's next flush/sync/read on that stream as SERVER_UNHEALTHY (the stream error queue,
+   as any queued work), never as a crash or a hang; clients, handles and the communicator stay
+   usable.
 
    Threads: calls on one communicator may come from several threads; each call is queued as a
    whole (collectives of one communicator never interleave). Handles stay owned by the caller:
@@ -98,8 +99,8 @@ CUBERT_API cubert_status cubert_comm_reduce(cubert_comm *comm, cubert_handle *co
    at element m * count_per_member of every dst (dst holds size * count_per_member). src and
    dst must be different handles. */
 CUBERT_API cubert_status cubert_comm_all_gather(cubert_comm *comm, cubert_handle *const *src,
-                                                cubert_handle *const *dst,
-                                                size_t count_per_member, cubert_dtype dtype);
+                                                cubert_handle *const *dst, size_t count_per_member,
+                                                cubert_dtype dtype);
 /* src of every member holds size * count_per_member elements; dst of member m (count_per_member
    elements) = op over every member of src's elements [m * count_per_member, (m+1) *
    count_per_member). src and dst must be different handles. */

@@ -248,8 +248,8 @@ typedef struct cubert_server_vtable {
      since a user thread may hold it while it syncs the gated stream. For the same reason a
      communicator's member thread uses its own private streams (read_async, write below
      CUBERT_OCL_STAGING_MIN_WRITE, flush, event_record) without the lock; a server keeps
-     per-stream state apart from what the device lock guards, so that this is safe. A server may leave all four NULL: cubert_comm_create then refuses
-     its clients (UNSUPPORTED_IO_OPERATION). */
+     per-stream state apart from what the device lock guards, so that this is safe. A server may
+     leave all four NULL: cubert_comm_create then refuses its clients (UNSUPPORTED_IO_OPERATION). */
   cubert_status (*gate_create)(cubert_server *server, cubert_gate **out);
   cubert_status (*gate_wait)(cubert_server *server, cubert_server_stream *stream,
                              cubert_gate *gate);
