@@ -44,7 +44,14 @@ function(cubert_add_mpi_test name)
     set(cmd sh ${PROJECT_SOURCE_DIR}/tests/expect.sh ${want} ${regex} ${cmd})
   endif()
   add_test(NAME ${name} COMMAND ${cmd})
+  # Under AddressSanitizer the ranks keep its memory checks but not LeakSanitizer: Open MPI's
+  # components are dlopen'ed and closed again at MPI_Finalize, so their leaks come out with
+  # unknown modules in every frame, which no suppression can name.
+  set(env ${CUBERT_MPIEXEC_ENV} ${A_ENV})
+  if(CUBERT_SANITIZE MATCHES "address")
+    list(APPEND env "ASAN_OPTIONS=detect_leaks=0:abort_on_error=0")
+  endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${A_TIMEOUT} LABELS "mpi;${A_LABELS}"
-                       ENVIRONMENT "${CUBERT_MPIEXEC_ENV};${A_ENV}" RESOURCE_LOCK mpi
+                       ENVIRONMENT "${env}" RESOURCE_LOCK mpi
                        PROCESSORS 2 SKIP_RETURN_CODE 77)
 endfunction()
