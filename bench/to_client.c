@@ -18,7 +18,10 @@
      buffer from / into pinned memory (host-unified devices: malloc'd memory).
    - two CPU instances: memcpy of the buffer (huge pages).
 
-   Usage: bench_to_client [--mib=MIB] [--reps=N] [SRC,DST ...]
+   Usage: bench_to_client [--mib=MIB] [--reps=N] [--copy-threads=N] [SRC,DST ...]
+     --copy-threads: threads of the OpenCL servers' staging copies (default: half the CPUs,
+              at most 8), to measure the pageable <-> pinned copies of a GPU <-> CPU-server
+              transfer at other widths.
      SRC,DST  device selectors (cubert_client_create), e.g. opencl:0,opencl:1 (both directions
               are measured). Default: every pair of the devices this machine has, and each
               device with itself (one instance) and with a private instance of itself. */
@@ -37,6 +40,7 @@
 typedef struct run {
   size_t bytes;
   int reps;
+  size_t copy_threads; /* 0: the server's default */
   bench_notes notes;
 } run;
 
@@ -149,18 +153,13 @@ static void *leg_host(peer *p, const bench_ocl *o) {
   return p->whole.ptr;
 }
 
-/* backends/opencl/internal.h's test hook (the bench links the static library) */
-void cubert_ocl_server_set_staging(cubert_server *server, int enabled);
+/* backends/opencl/internal.h's hook (the bench links the static library): the threads of the
+   OpenCL server's staging copies, for --copy-threads. */
+void cubert_ocl_server_set_copy_threads(cubert_server *server, size_t threads);
 
-static cubert_status staging_off(cubert_client *c, void *server) {
-  (void)c;
-  cubert_ocl_server_set_staging(server, 0);
-  return NULL;
-}
-
-static cubert_status staging_on(cubert_client *c, void *server) {
-  (void)c;
-  cubert_ocl_server_set_staging(server, 1);
+static cubert_status set_copy_threads(cubert_client *c, void *threads) {
+  if (is_opencl(c))
+    cubert_ocl_server_set_copy_threads(cubert_client_device(c)->server, *(size_t *)threads);
   return NULL;
 }
 #endif
@@ -223,6 +222,12 @@ static void measure(run *r, const char *src_sel, const char *dst_sel) {
   cubert_client *src = NULL, *dst = NULL;
   BENCH_CHECK(cubert_client_create(src_sel, &src));
   BENCH_CHECK(cubert_client_create(dst_sel, &dst));
+#if BENCH_HAVE_OPENCL
+  if (r->copy_threads) {
+    BENCH_CHECK(cubert_client_exclusive(src, set_copy_threads, &r->copy_threads));
+    BENCH_CHECK(cubert_client_exclusive(dst, set_copy_threads, &r->copy_threads));
+  }
+#endif
   cubert_handle *h = NULL;
   BENCH_CHECK(cubert_client_empty(src, r->bytes, &h));
   uint64_t info[2] = {r->bytes / 4, 3};
@@ -264,25 +269,6 @@ static void measure(run *r, const char *src_sel, const char *dst_sel) {
   bench_row(what, "GB/s", m, p.name, t, ratio.s, ">= 0.80",
             bench_verdict(m.median >= 0.8 * t.median));
 #if BENCH_HAVE_OPENCL
-  if (p.fn == peer_staged && !bench_ocl_host_unified(&p.dst_ocl)) {
-    /* The same copy with the destination's pinned staging off: each chunk is written straight
-       from the source's pinned memory (one blocking clEnqueueWriteBuffer), no host memcpy. Fast
-       only where the destination's driver treats the source context's pinned memory as pinned. */
-    cubert_server *server = cubert_client_device(dst)->server;
-    BENCH_CHECK(cubert_client_exclusive(dst, staging_off, server));
-    time_to_client(src, h, dst);
-    for (int i = 0; i < r->reps; ++i) {
-      mine[i] = time_to_client(src, h, dst);
-      theirs[i] = p.fn(&p);
-    }
-    BENCH_CHECK(cubert_client_exclusive(dst, staging_on, server));
-    bench_stats m2 = bench_stats_rate(bench_stats_of(mine, (size_t)r->reps), gb);
-    bench_stats t2 = bench_stats_rate(bench_stats_of(theirs, (size_t)r->reps), gb);
-    char what2[440];
-    snprintf(what2, sizeof what2, "%.400s, destination staging off", what);
-    bench_text ratio2 = bench_textf("%.2f", m2.median / t2.median);
-    bench_row(what2, "GB/s", m2, p.name, t2, ratio2.s, "(informative)", "");
-  }
   if (p.fn == peer_staged) {
     double rl[5], wl[5];
     for (int i = 0; i < 5; ++i) {
@@ -316,13 +302,16 @@ int main(int argc, char **argv) {
       r.bytes &= ~(size_t)3;
     } else if (strncmp(argv[i], "--reps=", 7) == 0) {
       r.reps = atoi(argv[i] + 7);
+    } else if (strncmp(argv[i], "--copy-threads=", 15) == 0) {
+      r.copy_threads = (size_t)atoi(argv[i] + 15);
     } else if (strchr(argv[i], ',') && npairs < 32) {
       const char *comma = strchr(argv[i], ',');
       snprintf(pairs[npairs][0], 64, "%.*s", (int)(comma - argv[i]), argv[i]);
       snprintf(pairs[npairs][1], 64, "%.63s", comma + 1);
       ++npairs;
     } else {
-      fprintf(stderr, "usage: %s [--mib=MIB] [--reps=N] [SRC,DST ...]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--mib=MIB] [--reps=N] [--copy-threads=N] [SRC,DST ...]\n",
+              argv[0]);
       return 2;
     }
   }

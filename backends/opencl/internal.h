@@ -226,7 +226,6 @@ typedef struct cubert_ocl_info_entry {
    once and split into slots, each with the event of the last transfer that used it, and a
    few threads that share each host copy (one thread copies at ~10 GB/s, below what PCIe
    moves). */
-typedef struct cubert_ocl_copy_pool cubert_ocl_copy_pool;
 typedef struct cubert_ocl_staging {
   cl_mem buffer;
   cl_command_queue map_queue;
@@ -234,7 +233,8 @@ typedef struct cubert_ocl_staging {
   size_t slot_bytes;
   cl_event events[CUBERT_OCL_STAGING_SLOTS];
   uint32_t next;
-  cubert_ocl_copy_pool *pool;
+  cubert_thread_team *pool; /* the host copies' threads */
+  size_t copy_threads;      /* 0: half the CPUs, 2..STAGING_MAX_THREADS (staging.c) */
 } cubert_ocl_staging;
 
 /* Counters of the program caches (for tests and logs). disk_checks: binaries read back after
@@ -476,6 +476,9 @@ typedef struct cubert_ocl_pinned cubert_ocl_pinned;
 cubert_status cubert_ocl_host_alloc(cubert_server *server, uint64_t size, void **out);
 void cubert_ocl_host_free(cubert_server *server, void *ptr);
 void cubert_ocl_pinned_release_all(cubert_ocl_server *server);
+/* 1 when [host, host + size) lies inside one pinned buffer of any OpenCL server of the
+   process (the driver DMAs it at full speed: no staging copy is needed). */
+int cubert_ocl_is_pinned(const void *host, uint64_t size);
 cubert_status cubert_ocl_event_wait(cubert_server *server, cubert_server_stream *stream,
                                     cubert_event *event);
 cubert_status cubert_ocl_event_sync(cubert_server *server, cubert_event *event);
@@ -510,6 +513,9 @@ int cubert_ocl_is_server(const cubert_server *server);
 
 /* Replaces the disk cache folder (NULL disables the disk cache). OUT_OF_MEMORY only. */
 cubert_status cubert_ocl_server_set_cache_dir(cubert_server *server, const char *dir);
+/* Threads of the staging copies (0: the default); a test and benchmark hook, called with the
+   device lock held. */
+void cubert_ocl_server_set_copy_threads(cubert_server *server, size_t threads);
 /* Forces large transfers through (1) or around (0) the pinned staging buffer. */
 void cubert_ocl_server_set_staging(cubert_server *server, int enabled);
 /* Program cache counters since the server was created. */

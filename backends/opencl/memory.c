@@ -249,7 +249,8 @@ cubert_status cubert_ocl_read(cubert_server *base, cubert_server_stream *stream,
                               const cubert_binding *src, void *dst, uint64_t size) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   if (size == 0) return NULL;
-  if (server->use_staging && size >= CUBERT_OCL_STAGING_MIN_READ)
+  if (server->use_staging && size >= CUBERT_OCL_STAGING_MIN_READ &&
+      !cubert_ocl_is_pinned(dst, size))
     return cubert_ocl_staged_read(server, stream, src, dst, size);
   cl_event event = NULL;
   cl_int err = clEnqueueReadBuffer(stream->queue, (cl_mem)src->slice->page->native, CL_TRUE,
@@ -326,7 +327,8 @@ cubert_status cubert_ocl_write(cubert_server *base, cubert_server_stream *stream
                                const cubert_binding *dst, const void *src, uint64_t size) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   if (size == 0) return NULL;
-  if (server->use_staging && size >= CUBERT_OCL_STAGING_MIN_WRITE)
+  if (server->use_staging && size >= CUBERT_OCL_STAGING_MIN_WRITE &&
+      !cubert_ocl_is_pinned(src, size))
     return cubert_ocl_staged_write(server, stream, dst, src, size);
   cl_mem page = (cl_mem)dst->slice->page->native;
   cl_event event = NULL;
@@ -346,8 +348,8 @@ cubert_status cubert_ocl_write(cubert_server *base, cubert_server_stream *stream
     err = clEnqueueWriteBuffer(stream->queue, page, CL_FALSE, (size_t)dst->offset, (size_t)size,
                                copy, 0, NULL, want);
   } else {
-    /* Large writes to host-unified devices: one blocking write (a copy of the data would cost
-       as much as the write itself). */
+    /* Large writes to host-unified devices, or from pinned memory: one blocking write (a copy
+       of the data would cost as much as the write itself; pinned memory is DMA'd directly). */
     err = clEnqueueWriteBuffer(stream->queue, page, CL_TRUE, (size_t)dst->offset, (size_t)size, src,
                                0, NULL, want);
   }

@@ -6,15 +6,13 @@
    memory (internal.h: CUBERT_OCL_STAGING_MIN_WRITE/READ) is cut into chunks that pass through a
    pinned buffer (CL_MEM_ALLOC_HOST_PTR, mapped once per server): the host copies chunk i+1 into a
    free slot while the DMA of chunk i runs. One thread copies at ~10 GB/s on such hosts, which would
-   cap the pipeline there, so each chunk's host copy is shared by a few threads (8 threads: ~34 GB/s
-   measured).
+   cap the pipeline there, so each chunk's host copy is shared by a team of threads (half the
+   CPUs, at most 16: writes of 256 MiB at 43-46 GB/s on a 32-CPU H200 host, 29-35 with 8).
 
    Slots: each slot remembers the event of the last transfer that used it and is reused only
    after that event completed. All of this runs under the device lock; the copy threads only
    copy bytes. On host-unified devices (PoCL, integrated GPUs) none of this is used: the
    driver's write is already a memcpy. */
-#include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,113 +27,49 @@
 #define STAGING_MIN_CHUNK (1u << 20)
 #endif
 #ifndef STAGING_MAX_THREADS
-#define STAGING_MAX_THREADS 8 /* copying threads, the caller included */
+/* Copying threads, the caller included. 16: on the two-H200 host (32 CPUs) a 256 MiB write from
+   pageable memory moved 43-46 GB/s with 16 threads against 29-35 with 8 (bench_to_client
+   --copy-threads, one run, 2026-11-27). */
+#define STAGING_MAX_THREADS 16
 #endif
 /* Copies below this size are not worth waking threads for (a wake-up costs ~10 us). */
 #define PARALLEL_COPY_MIN (1u << 20)
 
 /* ---- the copy threads -------------------------------------------------------------------- */
 
-struct cubert_ocl_copy_pool {
-  pthread_mutex_t mu;
-  pthread_cond_t work, done;
-  pthread_t threads[STAGING_MAX_THREADS];
-  uint32_t thread_count, next_index;
-  uint64_t generation;
-  int stop;
-  /* the current job: part i of `parts` is copied by thread i (the caller is part 0) */
-  char *dst;
-  const char *src;
-  size_t size, part;
-  uint32_t remaining;
-};
-
-static void copy_part(const cubert_ocl_copy_pool *pool, uint32_t index) {
-  size_t begin = (size_t)index * pool->part;
-  if (begin >= pool->size) return;
-  size_t n = pool->size - begin < pool->part ? pool->size - begin : pool->part;
-  memcpy(pool->dst + begin, pool->src + begin, n);
-}
-
-static void *copy_worker(void *arg) {
-  cubert_ocl_copy_pool *pool = arg;
-  pthread_mutex_lock(&pool->mu);
-  uint32_t index = ++pool->next_index; /* 1..thread_count */
-  /* Jobs posted before this thread ran must still be seen: start from generation 0, not from
-     the current one. */
-  uint64_t seen = 0;
-  for (;;) {
-    while (!pool->stop && pool->generation == seen) pthread_cond_wait(&pool->work, &pool->mu);
-    if (pool->stop) break;
-    seen = pool->generation;
-    pthread_mutex_unlock(&pool->mu);
-    copy_part(pool, index); /* the job fields do not change until remaining reaches 0 */
-    pthread_mutex_lock(&pool->mu);
-    if (--pool->remaining == 0) pthread_cond_signal(&pool->done);
-  }
-  pthread_mutex_unlock(&pool->mu);
-  return NULL;
-}
-
 /* Half the CPUs this process may run on (the other half keeps the driver's threads and the
    rest of the program going), within [2, STAGING_MAX_THREADS] copying threads: even on a
-   small host, two copies in flight beat one (and the pool is always exercised). */
-static uint32_t copy_thread_count(void) {
-  cpu_set_t set;
-  int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  int n = cpus / 2;
+   small host, two copies in flight beat one (and the team is always exercised). */
+static size_t copy_thread_count(void) {
+  size_t n = cubert_thread_team_cpus() / 2;
   if (n < 2) n = 2;
   if (n > STAGING_MAX_THREADS) n = STAGING_MAX_THREADS;
-  return (uint32_t)n;
+  return n;
 }
 
-static cubert_ocl_copy_pool *copy_pool_create(void) {
-  uint32_t workers = copy_thread_count() - 1;
-  if (workers == 0) return NULL;
-  cubert_ocl_copy_pool *pool = calloc(1, sizeof(*pool));
-  if (!pool) return NULL;
-  pthread_mutex_init(&pool->mu, NULL);
-  pthread_cond_init(&pool->work, NULL);
-  pthread_cond_init(&pool->done, NULL);
-  for (uint32_t i = 0; i < workers; ++i) {
-    if (pthread_create(&pool->threads[i], NULL, copy_worker, pool) != 0) break;
-    pool->thread_count++;
-  }
-  return pool;
+typedef struct copy_job {
+  char *dst;
+  const char *src;
+  size_t size;
+} copy_job;
+
+/* Member `index` of `count` copies its whole pages' share. */
+static void copy_part(void *arg, size_t index, size_t count) {
+  const copy_job *job = arg;
+  size_t part = ((job->size + count - 1) / count + 4095) & ~(size_t)4095;
+  size_t begin = index * part;
+  if (begin >= job->size) return;
+  size_t n = job->size - begin < part ? job->size - begin : part;
+  memcpy(job->dst + begin, job->src + begin, n);
 }
 
-static void copy_pool_destroy(cubert_ocl_copy_pool *pool) {
-  if (!pool) return;
-  pthread_mutex_lock(&pool->mu);
-  pool->stop = 1;
-  pthread_cond_broadcast(&pool->work);
-  pthread_mutex_unlock(&pool->mu);
-  for (uint32_t i = 0; i < pool->thread_count; ++i) pthread_join(pool->threads[i], NULL);
-  pthread_mutex_destroy(&pool->mu);
-  pthread_cond_destroy(&pool->work);
-  pthread_cond_destroy(&pool->done);
-  free(pool);
-}
-
-static void parallel_copy(cubert_ocl_copy_pool *pool, void *dst, const void *src, size_t size) {
-  if (!pool || pool->thread_count == 0 || size < PARALLEL_COPY_MIN) {
+static void parallel_copy(cubert_thread_team *team, void *dst, const void *src, size_t size) {
+  if (cubert_thread_team_size(team) < 2 || size < PARALLEL_COPY_MIN) {
     memcpy(dst, src, size);
     return;
   }
-  uint32_t parts = pool->thread_count + 1;
-  pthread_mutex_lock(&pool->mu);
-  pool->dst = dst;
-  pool->src = src;
-  pool->size = size;
-  pool->part = ((size + parts - 1) / parts + 4095) & ~(size_t)4095; /* whole pages each */
-  pool->remaining = pool->thread_count;
-  pool->generation++;
-  pthread_cond_broadcast(&pool->work);
-  pthread_mutex_unlock(&pool->mu);
-  copy_part(pool, 0);
-  pthread_mutex_lock(&pool->mu);
-  while (pool->remaining) pthread_cond_wait(&pool->done, &pool->mu);
-  pthread_mutex_unlock(&pool->mu);
+  copy_job job = {dst, src, size};
+  cubert_thread_team_run(team, copy_part, &job);
 }
 
 /* ---- the pinned buffer ------------------------------------------------------------------- */
@@ -163,7 +97,8 @@ static cubert_status staging_ensure(cubert_ocl_server *server) {
     return s;
   }
   st->slot_bytes = STAGING_SLOT_BYTES;
-  st->pool = copy_pool_create(); /* NULL: single-threaded copies */
+  st->pool = cubert_thread_team_create(st->copy_threads ? st->copy_threads : copy_thread_count());
+  /* NULL: inline copies */
   return NULL;
 }
 
@@ -187,10 +122,18 @@ void cubert_ocl_staging_release(cubert_ocl_server *server) {
   }
   if (st->buffer) clReleaseMemObject(st->buffer);
   if (st->map_queue) clReleaseCommandQueue(st->map_queue);
-  copy_pool_destroy(st->pool);
+  cubert_thread_team_destroy(st->pool);
   st->pool = NULL;
   st->buffer = NULL;
   st->map_queue = NULL;
+}
+
+void cubert_ocl_server_set_copy_threads(cubert_server *base, size_t threads) {
+  cubert_ocl_staging *st = &cubert_ocl_server_of(base)->staging;
+  st->copy_threads = threads;
+  if (!st->host) return; /* staging_ensure makes the team */
+  cubert_thread_team_destroy(st->pool);
+  st->pool = cubert_thread_team_create(threads ? threads : copy_thread_count());
 }
 
 /* Waits until the slot's last transfer finished, so its host memory may be reused. */

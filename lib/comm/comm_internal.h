@@ -26,6 +26,11 @@
    the OpenCL server's staged-write threshold (8 MiB), so a chunk is one DMA from pinned
    memory; large enough that per-command costs vanish. */
 #define CUBERT_COMM_CHUNK_BYTES (4u << 20)
+/* At most this many threads combine one member's part (CUBERT_COMM_THREADS may ask for up to
+   this many); chunks below CUBERT_COMM_SPLIT_MIN bytes are combined by the member thread alone
+   (a wake-up costs ~10 us). */
+#define CUBERT_COMM_MAX_THREADS 16
+#define CUBERT_COMM_SPLIT_MIN (256u << 10)
 
 typedef struct comm_member {
   cubert_client *client; /* retained */
@@ -42,6 +47,9 @@ typedef struct comm_member {
   int pinned; /* the buffers came from host_alloc */
   pthread_t thread;
   uint64_t seen; /* the last job generation this member thread ran */
+  /* Threads that share this member thread's part of each chunk's combination (the member
+     thread is one of them; NULL: it combines alone). */
+  cubert_thread_team *team;
 } comm_member;
 
 /* One job's work for one local member. */

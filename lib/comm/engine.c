@@ -113,19 +113,44 @@ static void *member_main(void *arg) {
 
 /* ---- creation and release ---------------------------------------------------------------- */
 
+/* A CUBERT_COMM_* size: plain decimal digits in [min, max]; unset or empty: `fallback`; a bad
+   value: `fallback` with a warning, as every CUBERT_* variable (docs/environment.md). Read at
+   each cubert_comm_create. */
+static size_t env_size(const char *name, size_t min, size_t max, size_t fallback,
+                       const char *what) {
+  const char *v = getenv(name);
+  if (!v || !*v) return fallback;
+  int ok = strlen(v) <= 12;
+  for (const char *p = v; ok && *p; ++p) ok = *p >= '0' && *p <= '9';
+  unsigned long long n = ok ? strtoull(v, NULL, 10) : 0;
+  if (ok && n >= min && n <= max) return (size_t)n;
+  cubert_log(CUBERT_LOG_WARN, "config",
+             "%s=\"%s\" is not valid: expected an integer in %zu..%zu (%s); using %zu", name, v,
+             min, max, what, fallback);
+  return fallback;
+}
+
+/* Up to 6 MiB: the OpenCL server writes 8 MiB and more through its shared staging buffer,
+   which needs the device lock (legs.c). */
 static size_t chunk_bytes_config(void) {
-  const char *env = getenv("CUBERT_COMM_CHUNK_BYTES");
-  if (env && *env) {
-    char *end = NULL;
-    unsigned long long v = strtoull(env, &end, 10);
-    /* Up to 6 MiB: the OpenCL server writes 8 MiB and more through its shared staging
-       buffer, which needs the device lock (legs.c). */
-    if (end && *end == '\0' && v >= 4096 && v <= (6ull << 20)) return (size_t)v;
-  }
-  return CUBERT_COMM_CHUNK_BYTES;
+  return env_size("CUBERT_COMM_CHUNK_BYTES", 4096, 6u << 20, CUBERT_COMM_CHUNK_BYTES,
+                  "bytes per member and chunk");
+}
+
+/* Threads per member for the host combination: CUBERT_COMM_THREADS, else a share of the CPUs:
+   half of them split over the local members (the other half runs the drivers' threads and the
+   staging copies), 1 to 8 each. */
+static size_t team_size_config(size_t local_count) {
+  size_t n = cubert_thread_team_cpus() / (2 * local_count);
+  if (n < 1) n = 1;
+  if (n > 8) n = 8;
+  return env_size("CUBERT_COMM_THREADS", 1, CUBERT_COMM_MAX_THREADS, n,
+                  "threads per member for the host reduction");
 }
 
 static void member_close(comm_member *m) {
+  cubert_thread_team_destroy(m->team);
+  m->team = NULL;
   if (!m->server) return;
   cubert_device_lock(m->device);
   cubert_comm_leg_buffers_free(m);
@@ -236,6 +261,10 @@ cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, s
   comm->local_count = local_count;
   for (size_t i = 0; !s && i < local_count; ++i)
     s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
+  size_t team = transport->parts_split ? team_size_config(local_count) : 1;
+  for (size_t i = 0; !s && team > 1 && i < local_count; ++i)
+    if (!(comm->members[i].team = cubert_thread_team_create(team)))
+      s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   for (size_t i = 0; !s && i < local_count; ++i) {
     member_arg *a = malloc(sizeof *a);
     if (a) *a = (member_arg){comm, i};

@@ -91,5 +91,6 @@ cubert_comm_transport *cubert_comm_inproc_create(size_t size) {
   t->size = size;
   t->rank = 0;
   t->local_count = size;
+  t->parts_split = 1;
   return t;
 }

@@ -51,6 +51,40 @@ static int output_direct(const comm_job *job, const comm_leg *leg) {
   return job->kind != CUBERT_COMM_ALL_GATHER && cubert_comm_host_at(&leg->dst, 0) != NULL;
 }
 
+/* ---- the combination of one chunk, split over the member's team --------------------------- */
+
+typedef struct team_combine {
+  cubert_comm *comm;
+  const cubert_comm_chunk *chunk;
+  size_t member;
+  cubert_status errors[CUBERT_COMM_MAX_THREADS];
+} team_combine;
+
+/* Team member `index` of `count` combines part member * count + index of local_count * count. */
+static void team_combine_part(void *arg, size_t index, size_t count) {
+  team_combine *t = arg;
+  cubert_comm_transport *tr = t->comm->transport;
+  t->errors[index] =
+      tr->vtable->combine(tr, t->chunk, t->member * count + index, t->comm->local_count * count);
+}
+
+static cubert_status combine(cubert_comm *comm, const cubert_comm_chunk *chunk, size_t m) {
+  cubert_thread_team *team = comm->members[m].team;
+  size_t count = cubert_thread_team_size(team);
+  if (count < 2 || chunk->count * chunk->elem_size < CUBERT_COMM_SPLIT_MIN)
+    return comm->transport->vtable->combine(comm->transport, chunk, m, comm->local_count);
+  team_combine t = {.comm = comm, .chunk = chunk, .member = m};
+  cubert_thread_team_run(team, team_combine_part, &t);
+  cubert_status s = NULL;
+  for (size_t i = 0; i < count; ++i) {
+    if (!s)
+      s = t.errors[i];
+    else
+      cubert_status_free(t.errors[i]);
+  }
+  return s;
+}
+
 int cubert_comm_job_direct(const cubert_comm *comm, const comm_job *job) {
   for (size_t i = 0; i < comm->local_count; ++i) {
     const comm_leg *leg = &job->legs[i];
@@ -202,7 +236,7 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
         .in = ins,
         .out = outs,
     };
-    s = comm->transport->vtable->combine(comm->transport, &chunk, m, comm->local_count);
+    s = combine(comm, &chunk, m);
     if (s) break;
     progress(comm, &leg->part_done, k + 1);
     if (!wait_all(comm, job, 1, k + 1)) break;

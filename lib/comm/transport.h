@@ -103,6 +103,13 @@ struct cubert_comm_transport {
      between processes) asks for chunks bigger than the staging slots here; 0 or less than
      the staging chunk: the staging chunk. */
   size_t direct_chunk_bytes;
+  /* 1: combine may be called with more parts than local members, concurrently (any part of
+     any count covers its own elements): the engine then splits each member thread's part over
+     that member's thread team (CUBERT_COMM_THREADS), since one thread reading every member's
+     input and writing every member's output caps the collective near one core's memory
+     bandwidth. 0: exactly one part per local member (a transport that exchanges messages per
+     part, MPI). */
+  int parts_split;
 };
 
 /* The engine's entry for a transport: a communicator whose local members are

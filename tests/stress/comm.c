@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MEMBERS = 3, THREADS = 3, COUNT = 20011 };
+enum { MEMBERS = 3, THREADS = 3, COUNT = 100003 }; /* 400 KB of i32: a team-split combine */
 
 static cubert_client *clients[MEMBERS];
 static cubert_comm *shared;

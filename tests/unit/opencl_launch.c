@@ -592,3 +592,44 @@ Test(opencl_launch, cube_counts_beyond_the_device_limits_are_refused) {
   ocl_test_buffer_free(server, &counts);
   ocl_test_fixture_free(&f);
 }
+
+/* Pinned memory from host_alloc (with staging on: a mapped CL_MEM_ALLOC_HOST_PTR buffer) is
+   known to every OpenCL server of the process, and large reads and writes from it go straight
+   to the driver (no staging copy); the data must arrive either way, and a freed buffer's range
+   is forgotten. */
+Test(opencl_launch, transfers_from_pinned_memory_skip_the_staging_copy) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server_set_staging(server, 1);
+  const uint64_t size = 12u << 20; /* above both staging thresholds */
+  void *pinned = NULL;
+  OCL_OK(cubert_ocl_host_alloc(server, size, &pinned));
+  cr_assert_not_null(pinned);
+  cr_expect(cubert_ocl_is_pinned(pinned, size));
+  cr_expect(cubert_ocl_is_pinned((char *)pinned + 4096, size - 4096));
+  cr_expect_not(cubert_ocl_is_pinned((char *)pinned + 4096, size), "a range past the end");
+  unsigned char stack_bytes[64];
+  cr_expect_not(cubert_ocl_is_pinned(stack_bytes, sizeof stack_bytes));
+
+  ocl_test_stream st;
+  ocl_test_stream_init(server, &st);
+  ocl_test_buffer buf;
+  ocl_test_buffer_init(server, &buf, size, 0, size);
+  cubert_binding b = ocl_test_binding(&buf);
+  unsigned char *p = pinned;
+  for (uint64_t i = 0; i < size; ++i) p[i] = (unsigned char)(i * 13u + (i >> 16));
+  OCL_OK(server->vtable->write(server, st.stream, &b, pinned, size));
+  memset(pinned, 0, size);
+  OCL_OK(server->vtable->read(server, st.stream, &b, pinned, size));
+  uint64_t wrong = 0;
+  for (uint64_t i = 0; i < size; ++i) wrong += p[i] != (unsigned char)(i * 13u + (i >> 16));
+  cr_expect_eq(wrong, 0,
+               "%llu of %llu bytes differ after a write and a read through pinned "
+               "memory",
+               (unsigned long long)wrong, (unsigned long long)size);
+  cr_expect_not(cubert_stream_errors_pending(st.errors));
+  ocl_test_stream_free(server, &st);
+  ocl_test_buffer_free(server, &buf);
+  cubert_ocl_host_free(server, pinned);
+  cr_expect_not(cubert_ocl_is_pinned(pinned, 4096), "freed pinned memory is still listed");
+  ocl_test_server_destroy(server);
+}
