@@ -37,15 +37,7 @@ static uint32_t device_max_dim(const cubert_client *client) {
 }
 
 static cubert_status launch_dim(cubert_client *client, const tuned_args *a, uint32_t dim) {
-  const uint64_t cubes = a->n / dim + (a->n % dim != 0);
-  if (cubes > UINT32_MAX)
-    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
-                              "kernel \"%s\" over %llu elements needs %llu cubes, more than 2^32-1",
-                              a->kernel->name, (unsigned long long)a->n, (unsigned long long)cubes);
-  cubert_cube_count_selection sel;
-  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
-  return cubert_client_launch(client, a->kernel, sel.cube_count, cubert_cube_dim_new_3d(dim, 1, 1),
-                              a->args);
+  return cubert_ops_launch_1d_dim(client, a->kernel, a->n, dim, a->args);
 }
 
 #define DIM_CANDIDATE_(d)                                                       \

@@ -181,6 +181,20 @@ void cubert_ops_collapse_axes(uint32_t *rank, uint64_t shape[CUBERT_MAX_RANK],
   *rank = r;
 }
 
+cubert_status cubert_ops_launch_1d_dim(cubert_client *client, const cubert_kernel_def *kernel,
+                                       uint64_t n, uint32_t dim, const cubert_kernel_args *args) {
+  if (n == 0) return NULL;
+  const uint64_t cubes = n / dim + (n % dim != 0);
+  if (cubes > UINT32_MAX)
+    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
+                              "kernel \"%s\" over %llu elements needs %llu cubes, more than 2^32-1",
+                              kernel->name, (unsigned long long)n, (unsigned long long)cubes);
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
+  return cubert_client_launch(client, kernel, sel.cube_count, cubert_cube_dim_new_3d(dim, 1, 1),
+                              args);
+}
+
 cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_def *kernel,
                                    uint64_t n, const cubert_kernel_args *args) {
   if (n == 0) return NULL;
@@ -191,15 +205,7 @@ cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_de
   uint32_t dim = p->hardware.max_units_per_cube < 256 ? p->hardware.max_units_per_cube : 256;
   if (dim > p->hardware.max_cube_dim[0]) dim = p->hardware.max_cube_dim[0];
   if (dim == 0) dim = 1;
-  const uint64_t cubes = n / dim + (n % dim != 0);
-  if (cubes > UINT32_MAX)
-    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
-                              "kernel \"%s\" over %llu elements needs %llu cubes, more than 2^32-1",
-                              kernel->name, (unsigned long long)n, (unsigned long long)cubes);
-  cubert_cube_count_selection sel;
-  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
-  return cubert_client_launch(client, kernel, sel.cube_count, cubert_cube_dim_new_3d(dim, 1, 1),
-                              args);
+  return cubert_ops_launch_1d_dim(client, kernel, n, dim, args);
 }
 
 cubert_ops_cpu_level cubert_ops_cpu_level_get(void) {

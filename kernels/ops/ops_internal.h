@@ -63,6 +63,9 @@ void cubert_ops_collapse_axes(uint32_t *rank, uint64_t shape[CUBERT_MAX_RANK],
    Kernels launched this way must compute the unit id as the linear id and ignore ids >= n. */
 cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_def *kernel,
                                    uint64_t n, const cubert_kernel_args *args);
+/* The same with cubes of `dim` units (1 <= dim <= the device's limits). */
+cubert_status cubert_ops_launch_1d_dim(cubert_client *client, const cubert_kernel_def *kernel,
+                                       uint64_t n, uint32_t dim, const cubert_kernel_args *args);
 
 /* The autotune sets of cubert_op_reduce and cubert_op_softmax, and a way to bypass them: with
    a candidate index >= 0 set, the calling thread's next operations run that candidate (when it

@@ -11,7 +11,7 @@
    Which kernel, cube dim and split run is measured per device by autotune (cubert/tune.h): the
    set below, keyed by the operation, the layout class and the anchored sizes. A full
    reduction (CUBERT_AXIS_ALL) of a view that does not collapse to one strided axis is gathered
-   into a contiguous temporary first (copy_strided), since the flat index of argmax is defined
+   into a contiguous temporary first (cubert_op_copy), since the flat index of argmax is defined
    in row-major order of `in`. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -347,31 +347,24 @@ static cubert_status check_out_shape(const cubert_tensor *in, uint32_t axis, int
   return NULL;
 }
 
-/* Gathers a view into a new contiguous row-major handle (copy_strided). */
+/* Gathers a view into a new contiguous row-major handle (cubert_op_copy: the copy kernels
+   with their tuned cube dim, or the tiled transpose). */
 static cubert_status gather(cubert_client *client, const cubert_tensor *in, uint64_t elems,
                             cubert_handle **out) {
-  cubert_handle *src = NULL;
-  const uint64_t avail = cubert_handle_size(in->handle) - in->offset * in->elem_size;
-  CUBERT_RETURN_IF_ERROR(cubert_handle_view(in->handle, in->offset * in->elem_size, avail, &src));
-  cubert_status st = cubert_client_empty(client, elems * in->elem_size, out);
-  if (!st) {
-    uint64_t info[3 + 2 * CUBERT_MAX_RANK];
-    info[0] = in->rank;
-    info[1] = in->elem_size;
-    info[2] = elems;
-    for (uint32_t d = 0; d < in->rank; ++d) {
-      info[3 + d] = in->shape[d];
-      info[3 + in->rank + d] = in->strides[d];
-    }
-    cubert_handle *bufs[2] = {src, *out};
-    cubert_kernel_args args = {bufs, 2, info, 3 + 2 * in->rank};
-    st = cubert_ops_launch_1d(client, &cubert_kernel_copy_strided, elems, &args);
-    if (st) {
-      cubert_handle_release(*out);
-      *out = NULL;
-    }
+  CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, elems * in->elem_size, out));
+  cubert_tensor dense = *in;
+  dense.handle = *out;
+  dense.offset = 0;
+  uint64_t stride = 1;
+  for (uint32_t d = in->rank; d-- > 0;) {
+    dense.strides[d] = stride;
+    stride *= in->shape[d];
   }
-  cubert_handle_release(src);
+  cubert_status st = cubert_op_copy(client, in, &dense);
+  if (st) {
+    cubert_handle_release(*out);
+    *out = NULL;
+  }
   return st;
 }
 
