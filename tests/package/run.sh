@@ -7,6 +7,9 @@
 # on the CPU server and the first OpenCL device (PoCL here).
 #   tests/package/run.sh [BUILD_DIR]   (default build; it must be built)
 # PACKAGE_DEVICES overrides the devices (default "cpu opencl", "cpu" without the OpenCL server).
+# PACKAGE_DEB=1 (CI; needs root and apt) also builds the Debian packages (cpack), installs them
+# with apt-get install ./...deb, builds and runs tests/package against /usr through find_package
+# and pkg-config, and removes the packages again.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -69,4 +72,33 @@ for app in cmake/pkg_app cmake/pkg_app_static pc/pkg_app pc/pkg_app_static; do
     "$work/$app" "$device" || fail "$app on $device"
   done
 done
+if [ "${PACKAGE_DEB:-}" = 1 ]; then
+  step "Debian packages: cpack -G DEB, apt-get install ./libcubert0 ./libcubert-dev ./cubert-tools"
+  (cd "$build" && cpack -G DEB >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
+  debs=("$build"/libcubert0_*.deb "$build"/libcubert-dev_*.deb "$build"/cubert-tools_*.deb)
+  for d in "${debs[@]}"; do [ -f "$d" ] || fail "cpack made no $d"; done
+  remove_debs() { apt-get remove -y -q cubert-tools libcubert-dev libcubert0 >/dev/null 2>&1 || true; }
+  trap 'remove_debs; [ -n "${PACKAGE_KEEP:-}" ] || rm -rf "$work"' EXIT
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${debs[@]}" \
+    >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get install of the packages"; }
+  cubert-info --json | python3 -c 'import json, sys; json.load(sys.stdin)' ||
+    fail "the packaged cubert-info --json is not one JSON document"
+  cmake -S "$root/tests/package" -B "$work/deb" -DCMAKE_BUILD_TYPE=Release >"$work/deb.log" 2>&1 ||
+    { cat "$work/deb.log"; fail "configure against the packages"; }
+  cmake --build "$work/deb" -j "$jobs" --target pkg_app >>"$work/deb.log" 2>&1 ||
+    { cat "$work/deb.log"; fail "build against the packages"; }
+  ldd "$work/deb/pkg_app" | grep -q " /usr/lib/.*libcubert.so.0" ||
+    fail "pkg_app does not load the packaged libcubert.so.0: $(ldd "$work/deb/pkg_app" | grep cubert)"
+  make -s -C "$root/tests/package" OUT="$work/deb-pc" "$work/deb-pc/pkg_app" >"$work/deb-pc.log" 2>&1 ||
+    { cat "$work/deb-pc.log"; fail "pkg-config build against the packages"; }
+  for app in deb/pkg_app deb-pc/pkg_app; do
+    for device in $PACKAGE_DEVICES; do
+      step "$app $device (installed packages)"
+      "$work/$app" "$device" || fail "$app on $device"
+    done
+  done
+  remove_debs
+  dpkg -s libcubert0 >/dev/null 2>&1 && fail "libcubert0 is still installed after apt-get remove"
+  step "Debian packages installed, used and removed"
+fi
 echo "package test: all builds verified on: $PACKAGE_DEVICES"
