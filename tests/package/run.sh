@@ -9,8 +9,10 @@
 # PACKAGE_DEVICES overrides the devices (default "cpu opencl", "cpu" without the OpenCL server).
 # PACKAGE_DEB=1 (CI; needs root and apt) also builds the Debian packages (cpack), installs them
 # with apt-get install ./...deb, builds and runs tests/package against /usr through find_package
-# and pkg-config, and removes the packages again.
+# and pkg-config, and purges the packages again.
 set -euo pipefail
+# (grep without -q after a pipe: under pipefail, grep -q leaving at the first match can kill the
+# writer with SIGPIPE and fail the pipeline.)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 jobs=${JOBS:-2}
@@ -41,7 +43,7 @@ step "find_package(cubert) build (CMAKE_PREFIX_PATH=<stage>)"
 cmake -S "$root/tests/package" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$stage" \
   -DCMAKE_BUILD_TYPE=Release >"$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; fail "configure"; }
 cmake --build "$work/cmake" -j "$jobs" >>"$work/cmake.log" 2>&1 || { cat "$work/cmake.log"; fail "build"; }
-ldd "$work/cmake/pkg_app" | grep -q "$stage/.*libcubert.so.0" ||
+ldd "$work/cmake/pkg_app" | grep "$stage/.*libcubert.so.0" >/dev/null ||
   fail "pkg_app does not load the staged libcubert.so.0: $(ldd "$work/cmake/pkg_app" | grep cubert)"
 
 if [ -f "$stage/include/cubert/mpi.h" ]; then
@@ -77,7 +79,7 @@ if [ "${PACKAGE_DEB:-}" = 1 ]; then
   (cd "$build" && cpack -G DEB >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
   debs=("$build"/libcubert0_*.deb "$build"/libcubert-dev_*.deb "$build"/cubert-tools_*.deb)
   for d in "${debs[@]}"; do [ -f "$d" ] || fail "cpack made no $d"; done
-  remove_debs() { apt-get remove -y -q cubert-tools libcubert-dev libcubert0 >/dev/null 2>&1 || true; }
+  remove_debs() { apt-get purge -y -q cubert-tools libcubert-dev libcubert0 >/dev/null 2>&1 || true; }
   trap 'remove_debs; [ -n "${PACKAGE_KEEP:-}" ] || rm -rf "$work"' EXIT
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${debs[@]}" \
     >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get install of the packages"; }
@@ -87,7 +89,7 @@ if [ "${PACKAGE_DEB:-}" = 1 ]; then
     { cat "$work/deb.log"; fail "configure against the packages"; }
   cmake --build "$work/deb" -j "$jobs" --target pkg_app >>"$work/deb.log" 2>&1 ||
     { cat "$work/deb.log"; fail "build against the packages"; }
-  ldd "$work/deb/pkg_app" | grep -q " /usr/lib/.*libcubert.so.0" ||
+  ldd "$work/deb/pkg_app" | grep -E " (/usr)?/lib/.*libcubert.so.0" >/dev/null ||
     fail "pkg_app does not load the packaged libcubert.so.0: $(ldd "$work/deb/pkg_app" | grep cubert)"
   make -s -C "$root/tests/package" OUT="$work/deb-pc" "$work/deb-pc/pkg_app" >"$work/deb-pc.log" 2>&1 ||
     { cat "$work/deb-pc.log"; fail "pkg-config build against the packages"; }
@@ -98,7 +100,9 @@ if [ "${PACKAGE_DEB:-}" = 1 ]; then
     done
   done
   remove_debs
-  dpkg -s libcubert0 >/dev/null 2>&1 && fail "libcubert0 is still installed after apt-get remove"
+  [ -z "$(dpkg-query -W -f='${Status}' libcubert0 2>/dev/null)" ] ||
+    fail "libcubert0 is still known to dpkg after apt-get purge"
+  [ ! -e /usr/lib/libcubert.so.0 ] || fail "/usr/lib/libcubert.so.0 is left after apt-get purge"
   step "Debian packages installed, used and removed"
 fi
 echo "package test: all builds verified on: $PACKAGE_DEVICES"
