@@ -41,4 +41,7 @@ CUBERT_TEST_DEVICE=opencl:0 timeout 40 build-gpu/tests/cts_opencl --filter 'inte
   tail -8 | log
 step "unit_opencl_launch on opencl:0 (staged and pinned transfers)"
 CUBERT_TEST_DEVICE=opencl:0 timeout 60 build-gpu/tests/unit_opencl_launch 2>&1 | tail -6 | log
+step "comm_probe: the engine's member pipeline in raw OpenCL, with and without a gated queue"
+cc -O2 -o build-gpu/comm_probe tools/gpu/comm_probe.c -lOpenCL &&
+  for a in "0 1 4" "1 1 4" "0 0 4" "1 0 4"; do timeout 20 build-gpu/comm_probe $a | tail -1 | log; done
 step done
