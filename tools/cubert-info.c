@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+
 static void print_properties(const cubert_device_properties *p) {
   const cubert_hardware_properties *h = &p->hardware;
   printf("    name                 %s\n", p->name);
@@ -68,48 +70,10 @@ static void print_tune_cache(const char *selector) {
 
 /* ---- --json ----------------------------------------------------------------------------- */
 
-/* Length of the well-formed UTF-8 sequence at s[0..avail), 0 when it is not one (device and
-   driver strings come from drivers and /proc: nothing promises UTF-8). */
-static size_t utf8_sequence(const unsigned char *s, size_t avail) {
-  unsigned c = s[0];
-  size_t n = c < 0x80                 ? 1
-             : c >= 0xc2 && c <= 0xdf ? 2
-             : c >= 0xe0 && c <= 0xef ? 3
-             : c >= 0xf0 && c <= 0xf4 ? 4
-                                      : 0;
-  if (n == 0 || n > avail) return 0;
-  for (size_t i = 1; i < n; ++i)
-    if ((s[i] & 0xc0) != 0x80) return 0;
-  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) || (c == 0xf0 && s[1] < 0x90) ||
-      (c == 0xf4 && s[1] > 0x8f))
-    return 0;
-  return n;
-}
-
-/* `s` as a JSON string: quotes, backslashes and control bytes escaped, bytes that are not
-   UTF-8 replaced by U+FFFD, so the document is always valid JSON. */
+/* `s` as a JSON string (lib/json.c: escaped, and valid JSON whatever the bytes). */
 static void json_string(const char *s, size_t len) {
-  const unsigned char *p = (const unsigned char *)s;
   putchar('"');
-  for (size_t i = 0; i < len;) {
-    unsigned c = p[i];
-    if (c == '"' || c == '\\') {
-      printf("\\%c", (int)c);
-      ++i;
-    } else if (c < 0x20 || c == 0x7f) {
-      printf("\\u%04x", c);
-      ++i;
-    } else {
-      size_t n = utf8_sequence(p + i, len - i);
-      if (n == 0) {
-        fputs("\\ufffd", stdout);
-        ++i;
-      } else {
-        fwrite(p + i, 1, n, stdout);
-        i += n;
-      }
-    }
-  }
+  cubert_json_string_body(stdout, s, len);
   putchar('"');
 }
 

@@ -408,17 +408,19 @@ cubert_status cubert_comm_reduce_scatter(cubert_comm *comm, cubert_handle *const
   return submit(comm, &c);
 }
 
-cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size_t count,
-                                     cubert_dtype dtype, size_t peer, int tag, const char *what) {
+/* send (buf is the source) or recv (buf is the destination) through the engine. */
+static cubert_status queue_point_to_point(cubert_comm *comm, cubert_comm_kind kind,
+                                          cubert_handle *buf, size_t count, cubert_dtype dtype,
+                                          size_t peer, int tag, const char *what) {
   cubert_handle *bufs[1] = {buf};
   comm_call c = {.fn = what,
-                 .kind = CUBERT_COMM_SEND,
+                 .kind = kind,
                  .dtype = dtype,
                  .peer = peer,
                  .tag = tag,
                  .count = count,
-                 .src = bufs,
-                 .dst = NULL,
+                 .src = kind == CUBERT_COMM_SEND ? bufs : NULL,
+                 .dst = kind == CUBERT_COMM_RECV ? bufs : NULL,
                  .src_name = "buf",
                  .dst_name = "buf"};
   if (comm && comm->local_count != 1)
@@ -428,22 +430,12 @@ cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size
   return submit(comm, &c);
 }
 
+cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size_t count,
+                                     cubert_dtype dtype, size_t peer, int tag, const char *what) {
+  return queue_point_to_point(comm, CUBERT_COMM_SEND, buf, count, dtype, peer, tag, what);
+}
+
 cubert_status cubert_comm_queue_recv(cubert_comm *comm, cubert_handle *buf, size_t count,
                                      cubert_dtype dtype, size_t peer, int tag, const char *what) {
-  cubert_handle *bufs[1] = {buf};
-  comm_call c = {.fn = what,
-                 .kind = CUBERT_COMM_RECV,
-                 .dtype = dtype,
-                 .peer = peer,
-                 .tag = tag,
-                 .count = count,
-                 .src = NULL,
-                 .dst = bufs,
-                 .src_name = "buf",
-                 .dst_name = "buf"};
-  if (comm && comm->local_count != 1)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "%s: point-to-point needs a communicator with one local member",
-                              what);
-  return submit(comm, &c);
+  return queue_point_to_point(comm, CUBERT_COMM_RECV, buf, count, dtype, peer, tag, what);
 }
