@@ -32,23 +32,76 @@ typedef struct family {
   bool has_idx;
 } family;
 
-#define FAM(f, s, size, idx)                                                                  \
-  {                                                                                           \
-    &cubert_kernel_reduce_inner_##f, &cubert_kernel_reduce_outer_##f,                         \
-        &cubert_kernel_reduce_outer_sync_##f, &cubert_kernel_reduce_outer_wide_##f,           \
-        &cubert_kernel_reduce_outer_wide_sync_##f, &cubert_kernel_reduce_inner_##s, size, idx \
+#define FAM(pre, f, s, size, idx)                                                              \
+  {                                                                                            \
+    &pre##reduce_inner_##f, &pre##reduce_outer_##f, &pre##reduce_outer_sync_##f,               \
+        &pre##reduce_outer_wide_##f, &pre##reduce_outer_wide_sync_##f, &pre##reduce_inner_##s, \
+        size, idx                                                                              \
   }
-/* [op][0: f32, 1: i32] */
-static const family families[CUBERT_REDUCE_COUNT_][2] = {
-    [CUBERT_REDUCE_SUM] = {FAM(sum_f32, sum_f32, 4, false), FAM(sum_i32, sum_i32, 4, false)},
-    [CUBERT_REDUCE_MAX] = {FAM(max_f32, max_f32, 4, false), FAM(max_i32, max_i32, 4, false)},
-    [CUBERT_REDUCE_MIN] = {FAM(min_f32, min_f32, 4, false), FAM(min_i32, min_i32, 4, false)},
-    [CUBERT_REDUCE_MEAN] = {FAM(mean_f32, mean_f32, 4, false), FAM(mean_i32, mean_i64, 8, false)},
-    [CUBERT_REDUCE_ARGMAX] = {FAM(argmax_f32, argmax_f32, 4, true),
-                              FAM(argmax_i32, argmax_i32, 4, true)},
-    [CUBERT_REDUCE_ARGMIN] = {FAM(argmin_f32, argmin_f32, 4, true),
-                              FAM(argmin_i32, argmin_i32, 4, true)},
-};
+/* [op][0: f32, 1: i32] of the kernels with prefix `pre` */
+#define FAMILIES(pre)                                                     \
+  {                                                                       \
+    [CUBERT_REDUCE_SUM] = {FAM(pre, sum_f32, sum_f32, 4, false),          \
+                           FAM(pre, sum_i32, sum_i32, 4, false)},         \
+    [CUBERT_REDUCE_MAX] = {FAM(pre, max_f32, max_f32, 4, false),          \
+                           FAM(pre, max_i32, max_i32, 4, false)},         \
+    [CUBERT_REDUCE_MIN] = {FAM(pre, min_f32, min_f32, 4, false),          \
+                           FAM(pre, min_i32, min_i32, 4, false)},         \
+    [CUBERT_REDUCE_MEAN] = {FAM(pre, mean_f32, mean_f32, 4, false),       \
+                            FAM(pre, mean_i32, mean_i64, 8, false)},      \
+    [CUBERT_REDUCE_ARGMAX] = {FAM(pre, argmax_f32, argmax_f32, 4, true),  \
+                              FAM(pre, argmax_i32, argmax_i32, 4, true)}, \
+    [CUBERT_REDUCE_ARGMIN] = {FAM(pre, argmin_f32, argmin_f32, 4, true),  \
+                              FAM(pre, argmin_i32, argmin_i32, 4, true)}, \
+  }
+static const family families[CUBERT_REDUCE_COUNT_][2] = FAMILIES(cubert_kernel_);
+
+/* The same kernels built for AVX2+FMA and AVX-512 CPUs (CMakeLists.txt:
+   cubert_add_kernel_cpu_variants), which the CPU server runs where the host has them
+   (cubert_ops_cpu_pick): the SSE2 baseline's row sums of 8192² reached 59-60% of the triad on
+   an AVX-512 Intel guest, where the column sums already ran at the triad's speed. */
+#define RA_DECLARE(pre, f)                                                     \
+  extern const cubert_kernel_def pre##reduce_inner_##f, pre##reduce_outer_##f, \
+      pre##reduce_outer_sync_##f, pre##reduce_outer_wide_##f, pre##reduce_outer_wide_sync_##f
+#define RA_DECLARE_ALL(pre)    \
+  RA_DECLARE(pre, sum_f32);    \
+  RA_DECLARE(pre, sum_i32);    \
+  RA_DECLARE(pre, max_f32);    \
+  RA_DECLARE(pre, max_i32);    \
+  RA_DECLARE(pre, min_f32);    \
+  RA_DECLARE(pre, min_i32);    \
+  RA_DECLARE(pre, mean_f32);   \
+  RA_DECLARE(pre, mean_i32);   \
+  RA_DECLARE(pre, mean_i64);   \
+  RA_DECLARE(pre, argmax_f32); \
+  RA_DECLARE(pre, argmax_i32); \
+  RA_DECLARE(pre, argmin_f32); \
+  RA_DECLARE(pre, argmin_i32)
+#ifdef CUBERT_KERNEL_VARIANT_x86v3
+RA_DECLARE_ALL(cubert_kernel_x86v3_);
+static const family families_x86v3[CUBERT_REDUCE_COUNT_][2] = FAMILIES(cubert_kernel_x86v3_);
+#define RA_X86V3(op, d) (&families_x86v3[op][d])
+#else
+#define RA_X86V3(op, d) NULL
+#endif
+#ifdef CUBERT_KERNEL_VARIANT_x86v4
+RA_DECLARE_ALL(cubert_kernel_x86v4_);
+static const family families_x86v4[CUBERT_REDUCE_COUNT_][2] = FAMILIES(cubert_kernel_x86v4_);
+#define RA_X86V4(op, d) (&families_x86v4[op][d])
+#else
+#define RA_X86V4(op, d) NULL
+#endif
+
+/* The family of `op` and dtype row `d` to launch on `client` (the widest CPU build the CPU
+   server's host runs; the baseline elsewhere). */
+static const family *family_for(cubert_client *client, cubert_reduce_op op, int d) {
+  const family *base = &families[op][d], *v3 = RA_X86V3(op, d), *v4 = RA_X86V4(op, d);
+  const cubert_kernel_def *k =
+      cubert_ops_cpu_pick(client, base->inner, v3 ? v3->inner : NULL, v4 ? v4->inner : NULL);
+  if (v4 && k == v4->inner) return v4;
+  if (v3 && k == v3->inner) return v3;
+  return base;
+}
 
 static const char *const op_names[CUBERT_REDUCE_COUNT_] = {"sum",  "max",    "min",
                                                            "mean", "argmax", "argmin"};
@@ -396,7 +449,7 @@ cubert_status cubert_op_reduce(cubert_client *client, cubert_reduce_op op, const
 
   reduce_problem p;
   memset(&p, 0, sizeof p);
-  p.fam = &families[op][in->dtype == CUBERT_DTYPE_I32];
+  p.fam = family_for(client, op, in->dtype == CUBERT_DTYPE_I32);
   p.in = in->handle;
   p.out = out->handle;
   p.in_off = in->offset;
