@@ -331,6 +331,9 @@ cubert_status cubert_ocl_read(cubert_server *server, cubert_server_stream *strea
 cubert_status cubert_ocl_read_async(cubert_server *server, cubert_server_stream *stream,
                                     const cubert_binding *src, void *dst, uint64_t size,
                                     cubert_event **out_event);
+cubert_status cubert_ocl_write_async(cubert_server *server, cubert_server_stream *stream,
+                                     const cubert_binding *dst, const void *src, uint64_t size,
+                                     cubert_event **out_event);
 cubert_status cubert_ocl_copy(cubert_server *server, cubert_server_stream *stream,
                               const cubert_binding *src, const cubert_binding *dst);
 cubert_status cubert_ocl_write(cubert_server *server, cubert_server_stream *stream,

@@ -267,40 +267,62 @@ cubert_status cubert_ocl_read(cubert_server *base, cubert_server_stream *stream,
   return NULL;
 }
 
-cubert_status cubert_ocl_read_async(cubert_server *base, cubert_server_stream *stream,
-                                    const cubert_binding *src, void *dst, uint64_t size,
-                                    cubert_event **out_event) {
-  (void)base;
-  *out_event = NULL;
-  cubert_event *handle = calloc(1, sizeof(*handle));
-  if (!handle) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  cl_event event = NULL;
-  cl_int err;
-  if (size == 0) {
-    err = clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event);
-  } else {
-    err = clEnqueueReadBuffer(stream->queue, (cl_mem)src->slice->page->native, CL_FALSE,
-                              (size_t)src->offset, (size_t)size, dst, 0, NULL, &event);
-  }
+/* An event handle for a command queued on `stream` (read_async, write_async): flushed, tracked
+   with `bindings` (retained until it completed). */
+static cubert_status async_handle(cubert_server_stream *stream, cl_int err, cl_event event,
+                                  const char *what, const cubert_binding *binding,
+                                  uint64_t size, cubert_event **out_event) {
   if (err != CL_SUCCESS) {
-    free(handle);
     cubert_ocl_poll(stream);
     return cubert_ocl_status(err, CUBERT_CODE_EXECUTION,
-                             "clEnqueueReadBuffer (non-blocking) of %llu bytes at offset %llu",
-                             (unsigned long long)size, (unsigned long long)src->offset);
+                             "clEnqueue%sBuffer (non-blocking) of %llu bytes at offset %llu", what,
+                             (unsigned long long)size, (unsigned long long)binding->offset);
+  }
+  cubert_event *handle = calloc(1, sizeof(*handle));
+  if (!handle) {
+    clWaitForEvents(1, &event); /* the caller's memory must outlive the copy */
+    clReleaseEvent(event);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
   clFlush(stream->queue);
   clRetainEvent(event);
   handle->event = event;
-  cubert_status s =
-      cubert_ocl_track(stream, event, "read", size ? src : NULL, size ? 1 : 0, NULL, 0, 1);
+  cubert_status s = cubert_ocl_track(stream, event, what[0] == 'R' ? "read" : "write",
+                                     size ? binding : NULL, size ? 1 : 0, NULL, 0, 1);
   if (s) {
+    clWaitForEvents(1, &handle->event);
     clReleaseEvent(handle->event);
     free(handle);
     return s;
   }
   *out_event = handle;
   return NULL;
+}
+
+cubert_status cubert_ocl_read_async(cubert_server *base, cubert_server_stream *stream,
+                                    const cubert_binding *src, void *dst, uint64_t size,
+                                    cubert_event **out_event) {
+  (void)base;
+  *out_event = NULL;
+  cl_event event = NULL;
+  cl_int err =
+      size == 0 ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
+                : clEnqueueReadBuffer(stream->queue, (cl_mem)src->slice->page->native, CL_FALSE,
+                                      (size_t)src->offset, (size_t)size, dst, 0, NULL, &event);
+  return async_handle(stream, err, event, "Read", src, size, out_event);
+}
+
+cubert_status cubert_ocl_write_async(cubert_server *base, cubert_server_stream *stream,
+                                     const cubert_binding *dst, const void *src, uint64_t size,
+                                     cubert_event **out_event) {
+  (void)base;
+  *out_event = NULL;
+  cl_event event = NULL;
+  cl_int err =
+      size == 0 ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
+                : clEnqueueWriteBuffer(stream->queue, (cl_mem)dst->slice->page->native, CL_FALSE,
+                                       (size_t)dst->offset, (size_t)size, src, 0, NULL, &event);
+  return async_handle(stream, err, event, "Write", dst, size, out_event);
 }
 
 cubert_status cubert_ocl_copy(cubert_server *base, cubert_server_stream *stream,

@@ -29,6 +29,7 @@ static const cubert_server_vtable kVtable = {
     .launch = cubert_ocl_launch,
     .read = cubert_ocl_read,
     .read_async = cubert_ocl_read_async,
+    .write_async = cubert_ocl_write_async,
     .write = cubert_ocl_write,
     .copy = cubert_ocl_copy,
     .flush = cubert_ocl_flush,

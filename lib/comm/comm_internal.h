@@ -86,6 +86,14 @@ struct cubert_comm {
   size_t size, rank, local_count;
   size_t chunk_bytes;
   comm_member *members;
+  /* Result slots every staged member's stage-in reads, for the kinds whose result is the same
+     for every member (all_reduce, broadcast, all_gather): the combination writes each result
+     once instead of once per member, which halves the host memory traffic of the combination
+     on two devices (member.c). Pinned by the first member whose server offers host_alloc
+     (shared_owner; its pinned memory is DMA'd by the other devices of the process too), or
+     NULL when no member stages. */
+  void *shared_out[CUBERT_COMM_DEPTH];
+  comm_member *shared_owner;
   /* Held by a call while it orders its job on the members' streams and queues it, so that
      jobs are queued in the order their gates were placed. */
   pthread_mutex_t submit_mu;
@@ -117,18 +125,20 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m);
 int cubert_comm_job_direct(const cubert_comm *comm, const comm_job *job);
 
 /* legs.c: stage-out (device -> host) and stage-in (host -> device) of one member. */
-typedef struct comm_read {
-  cubert_event *event; /* NULL: done (host copy or nothing) */
-} comm_read;
+typedef struct comm_copy {
+  cubert_event *event; /* NULL: done (host copy, a blocking write, or nothing) */
+} comm_copy;
 /* Starts copying bytes [offset, offset+size) of `b` into `host` on the member's out stream
    (or copies them at once when the memory is host-addressable). */
 cubert_status cubert_comm_leg_read(comm_member *m, const cubert_binding *b, uint64_t offset,
-                                   void *host, uint64_t size, comm_read *out);
-/* Waits for a started read; releases its event. */
-cubert_status cubert_comm_leg_read_wait(comm_member *m, comm_read *r);
-/* Copies host bytes into [offset, offset+size) of `b` on the member's in stream. */
+                                   void *host, uint64_t size, comm_copy *out);
+/* Starts copying `host` into [offset, offset+size) of `b` on the member's in stream (write_async;
+   a server without it writes before this returns; host-addressable memory is copied at once).
+   `host` stays untouched until the copy is waited for. */
 cubert_status cubert_comm_leg_write(comm_member *m, const cubert_binding *b, uint64_t offset,
-                                    const void *host, uint64_t size);
+                                    const void *host, uint64_t size, comm_copy *out);
+/* Waits for a started read or write; releases its event. */
+cubert_status cubert_comm_leg_wait(comm_member *m, comm_copy *c);
 /* Waits for the member's in stream (every write done); the private streams' errors. */
 cubert_status cubert_comm_leg_drain(comm_member *m);
 /* Allocates the member's staging slots of `bytes` each (keeps bigger ones). */

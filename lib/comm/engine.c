@@ -189,7 +189,37 @@ static cubert_status member_open(comm_member *m, cubert_client *client, size_t i
   return s;
 }
 
+/* The shared result slots (comm_internal.h): pinned by the first member whose server offers
+   host_alloc; none when no member stages (CPU servers only) or with one local member. */
+static cubert_status shared_open(cubert_comm *comm) {
+  if (comm->local_count < 2) return NULL;
+  comm_member *owner = NULL;
+  for (size_t i = 0; i < comm->local_count && !owner; ++i)
+    if (comm->members[i].server->vtable->host_alloc) owner = &comm->members[i];
+  if (!owner) return NULL;
+  cubert_status s = NULL;
+  cubert_device_lock(owner->device);
+  for (int i = 0; i < CUBERT_COMM_DEPTH && !s; ++i)
+    s = owner->server->vtable->host_alloc(owner->server, owner->buf_bytes, &comm->shared_out[i]);
+  cubert_device_unlock(owner->device);
+  comm->shared_owner = owner;
+  return s;
+}
+
+static void shared_close(cubert_comm *comm) {
+  comm_member *owner = comm->shared_owner;
+  if (!owner) return;
+  cubert_device_lock(owner->device);
+  for (int i = 0; i < CUBERT_COMM_DEPTH; ++i) {
+    if (comm->shared_out[i]) owner->server->vtable->host_free(owner->server, comm->shared_out[i]);
+    comm->shared_out[i] = NULL;
+  }
+  cubert_device_unlock(owner->device);
+  comm->shared_owner = NULL;
+}
+
 static void comm_free(cubert_comm *comm) {
+  shared_close(comm);
   for (size_t i = 0; i < comm->local_count; ++i) {
     member_close(&comm->members[i]);
     if (comm->members[i].client) cubert_client_release(comm->members[i].client);
@@ -261,6 +291,7 @@ cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, s
   comm->local_count = local_count;
   for (size_t i = 0; !s && i < local_count; ++i)
     s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
+  if (!s) s = shared_open(comm);
   size_t team = transport->parts_split ? team_size_config(local_count) : 1;
   for (size_t i = 0; !s && team > 1 && i < local_count; ++i)
     if (!(comm->members[i].team = cubert_thread_team_create(team)))

@@ -52,6 +52,7 @@ static cubert_status inproc_combine(cubert_comm_transport *t, const cubert_comm_
     case CUBERT_COMM_ALL_GATHER:
       for (size_t j = part; j < n; j += parts)
         for (size_t i = 0; i < n; ++i) {
+          if (!c->out[i]) continue;
           char *dst = (char *)c->out[i] + j * c->count * es;
           if (dst != c->in[j]) memcpy(dst, c->in[j], c->count * es);
         }

@@ -4,7 +4,7 @@
    job waited for the caller's earlier work first (member.c), and the caller's stream stays
    behind its gate until the job is done, so nothing else of that stream touches the bytes.
    Device memory goes through the member's two private server streams: reads are started
-   asynchronously (read_async) on the out stream, writes go on the in stream.
+   asynchronously (read_async) on the out stream, writes (write_async) on the in stream.
 
    No device lock: a user thread may hold the device lock while it waits in a sync for a stream
    that is behind one of our gates (the core syncs under the lock), so the member thread must be
@@ -19,7 +19,7 @@
 #include "comm/comm_internal.h"
 
 cubert_status cubert_comm_leg_read(comm_member *m, const cubert_binding *b, uint64_t offset,
-                                   void *host, uint64_t size, comm_read *out) {
+                                   void *host, uint64_t size, comm_copy *out) {
   out->event = NULL;
   if (size == 0) return NULL;
   const void *at = cubert_comm_host_at(b, offset);
@@ -34,17 +34,18 @@ cubert_status cubert_comm_leg_read(comm_member *m, const cubert_binding *b, uint
   return server->vtable->read(server, m->out_stream, &sub, host, size);
 }
 
-cubert_status cubert_comm_leg_read_wait(comm_member *m, comm_read *r) {
-  if (!r->event) return NULL;
+cubert_status cubert_comm_leg_wait(comm_member *m, comm_copy *c) {
+  if (!c->event) return NULL;
   cubert_server *server = m->server;
-  cubert_status s = server->vtable->event_sync(server, r->event);
-  server->vtable->event_release(server, r->event);
-  r->event = NULL;
+  cubert_status s = server->vtable->event_sync(server, c->event);
+  server->vtable->event_release(server, c->event);
+  c->event = NULL;
   return s;
 }
 
 cubert_status cubert_comm_leg_write(comm_member *m, const cubert_binding *b, uint64_t offset,
-                                    const void *host, uint64_t size) {
+                                    const void *host, uint64_t size, comm_copy *out) {
+  out->event = NULL;
   if (size == 0) return NULL;
   void *at = cubert_comm_host_at(b, offset);
   if (at) {
@@ -53,6 +54,8 @@ cubert_status cubert_comm_leg_write(comm_member *m, const cubert_binding *b, uin
   }
   cubert_binding sub = {b->slice, b->offset + offset, size};
   cubert_server *server = m->server;
+  if (server->vtable->write_async)
+    return server->vtable->write_async(server, m->in_stream, &sub, host, size, &out->event);
   cubert_status s = server->vtable->write(server, m->in_stream, &sub, host, size);
   if (!s) s = server->vtable->flush(server, m->in_stream);
   return s;

@@ -8,13 +8,21 @@
    under comm->mu. A failure anywhere sets job->failed; everyone stops at the next meeting
    point, waits for its own copies in flight and leaves.
 
+   Stage-ins are started, not waited for: the member goes on to chunk k+1's combination while
+   chunk k's write is on its way, and waits for it only when its slot comes round again (chunk
+   k + CUBERT_COMM_DEPTH). When every member receives the same result (all_reduce, broadcast,
+   all_gather) the combination writes it once, into the communicator's shared slot, and every
+   staged member writes its device from there.
+
    Bytes per member and collective (all_reduce of S bytes): S device->host and S host->device,
    whatever N: the staged-copy peak of the device is the bound, and per-member bandwidth does
    not fall with N (README.md: why not a device ring). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm_internal.h"
+#include "trace.h"
 
 static int needs_input(const cubert_comm *comm, const comm_job *job, size_t m) {
   size_t rank = comm->rank + m;
@@ -49,6 +57,38 @@ static int input_direct(const comm_job *job, const comm_leg *leg) {
 }
 static int output_direct(const comm_job *job, const comm_leg *leg) {
   return job->kind != CUBERT_COMM_ALL_GATHER && cubert_comm_host_at(&leg->dst, 0) != NULL;
+}
+
+/* ---- CUBERT_TRACE: the phases of each chunk ------------------------------------------------ */
+
+/* A member thread's phases appear in its device's track group (trace.c), on track
+   COMM_TRACE_TRACK + its rank (the streams' tracks are their slot numbers): where the time of a
+   collective goes, chunk by chunk. */
+#define COMM_TRACE_TRACK 1000u
+
+typedef struct phase_clock {
+  int on;
+  uint64_t start; /* host ns the current phase began */
+} phase_clock;
+
+static phase_clock phase_start(void) {
+  const char *path = cubert_config_get()->trace_path;
+  phase_clock c = {.on = path && *path};
+  if (c.on) c.start = cubert_now_ns();
+  return c;
+}
+
+/* Ends the current phase as `what` and starts the next. */
+static void phase_end(phase_clock *c, const cubert_comm *comm, const comm_job *job, size_t m,
+                      const char *what) {
+  if (!c->on) return;
+  uint64_t now = cubert_now_ns();
+  char name[96];
+  snprintf(name, sizeof name, "%s #%llu: %s", cubert_comm_kind_name(job->kind),
+           (unsigned long long)job->sequence, what);
+  cubert_trace_record(comm->members[m].device, name, c->start, now - c->start,
+                      COMM_TRACE_TRACK + (uint32_t)(comm->rank + m));
+  c->start = now;
 }
 
 /* ---- the combination of one chunk, split over the member's team --------------------------- */
@@ -106,15 +146,34 @@ static void *input_at(const cubert_comm *comm, const comm_job *job, size_t i, si
   return comm->members[i].in_buf[k % CUBERT_COMM_DEPTH];
 }
 
-static void *output_at(const cubert_comm *comm, const comm_job *job, size_t i, size_t k) {
+/* The member whose output slot the combination writes for every staged member, or
+   local_count when each member has its own (kinds whose members receive different results, a
+   communicator without shared slots, or no staged output). */
+static size_t shared_writer(const cubert_comm *comm, const comm_job *job) {
+  if (!comm->shared_out[0] ||
+      (job->kind != CUBERT_COMM_ALL_REDUCE && job->kind != CUBERT_COMM_BROADCAST &&
+       job->kind != CUBERT_COMM_ALL_GATHER))
+    return comm->local_count;
+  for (size_t i = 0; i < comm->local_count; ++i)
+    if (needs_output(comm, job, i) && !output_direct(job, &job->legs[i])) return i;
+  return comm->local_count;
+}
+
+/* Where the combination writes member i's output of chunk k: its device memory in place, its
+   staging slot, the shared slot (the shared writer), or nowhere (the other staged members of
+   a shared result, and members without output). */
+static void *output_at(const cubert_comm *comm, const comm_job *job, size_t i, size_t k,
+                       size_t writer) {
   const comm_leg *leg = &job->legs[i];
   if (!needs_output(comm, job, i)) return NULL;
   if (output_direct(job, leg)) return cubert_comm_host_at(&leg->dst, k * job->chunk * job->es);
+  if (writer < comm->local_count)
+    return i == writer ? comm->shared_out[k % CUBERT_COMM_DEPTH] : NULL;
   return comm->members[i].out_buf[k % CUBERT_COMM_DEPTH];
 }
 
 static cubert_status stage_out(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                               comm_read *reads) {
+                               comm_copy *reads) {
   comm_leg *leg = &job->legs[m];
   if (!needs_input(comm, job, m) || input_direct(job, leg)) return NULL;
   comm_member *mem = &comm->members[m];
@@ -127,17 +186,32 @@ static cubert_status stage_out(cubert_comm *comm, comm_job *job, size_t m, size_
   return NULL;
 }
 
-static cubert_status stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k) {
+static cubert_status stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                              size_t writer, comm_copy *writes) {
   comm_leg *leg = &job->legs[m];
   if (!needs_output(comm, job, m) || output_direct(job, leg)) return NULL;
   comm_member *mem = &comm->members[m];
   size_t offset = 0, n = 0, es = job->es;
   chunk_span(job, k, &offset, &n);
-  const char *host = mem->out_buf[k % CUBERT_COMM_DEPTH];
+  const char *host = writer < comm->local_count ? comm->shared_out[k % CUBERT_COMM_DEPTH]
+                                                : mem->out_buf[k % CUBERT_COMM_DEPTH];
   for (size_t p = 0; p < job->pieces_out; ++p)
     CUBERT_RETURN_IF_ERROR(cubert_comm_leg_write(mem, &leg->dst, (p * job->count + offset) * es,
-                                                 host + p * n * es, n * es));
+                                                 host + p * n * es, n * es, &writes[p]));
   return NULL;
+}
+
+/* Waits for the stage-in of one slot (job->pieces_out copies); the first error. */
+static cubert_status wait_copies(comm_member *mem, comm_copy *copies, size_t count) {
+  cubert_status s = NULL;
+  for (size_t i = 0; i < count; ++i) {
+    cubert_status e = cubert_comm_leg_wait(mem, &copies[i]);
+    if (!s)
+      s = e;
+    else
+      cubert_status_free(e);
+  }
+  return s;
 }
 
 static size_t leg_field(const comm_leg *leg, int which) {
@@ -173,8 +247,10 @@ static void progress(cubert_comm *comm, size_t *field, size_t value) {
 void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
   comm_member *mem = &comm->members[m];
   comm_leg *leg = &job->legs[m];
-  size_t depth = CUBERT_COMM_DEPTH, pieces = job->pieces_in;
+  size_t depth = CUBERT_COMM_DEPTH, pieces = job->pieces_in, pieces_out = job->pieces_out;
+  size_t writer = shared_writer(comm, job);
   cubert_status s = NULL;
+  phase_clock clock = phase_start();
   /* The caller's earlier work on src and dst (its stream, and the streams its stream waited
      for) is done before any byte moves. */
   if (leg->ready) {
@@ -185,13 +261,16 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
                              "failed",
                              (unsigned long long)job->sequence, comm->rank + m);
   }
-  comm_read *reads = NULL;
+  comm_copy *reads = NULL, *writes = NULL;
   if (!s && job->chunks) {
-    if (!(reads = calloc(depth * pieces, sizeof *reads)))
+    reads = calloc(depth * pieces, sizeof *reads);
+    writes = calloc(depth * (pieces_out ? pieces_out : 1), sizeof *writes);
+    if (!reads || !writes)
       s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
   if (s) cubert_comm_job_fail(comm, job, s);
   s = NULL;
+  phase_end(&clock, comm, job, m, "wait for the caller's stream");
 
   size_t next_out = 0;
   const void **ins = calloc(comm->local_count ? comm->local_count : 1, sizeof *ins);
@@ -207,18 +286,26 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
       ++next_out;
     }
     for (size_t p = 0; p < pieces && !s; ++p)
-      s = cubert_comm_leg_read_wait(mem, &reads[(k % depth) * pieces + p]);
+      s = cubert_comm_leg_wait(mem, &reads[(k % depth) * pieces + p]);
     if (s) break;
+    phase_end(&clock, comm, job, m, "stage out (wait for the read)");
     progress(comm, &leg->out_done, k + 1);
-    /* Inputs of chunk k are in; the output slots of chunk k are free once every member staged
-       chunk k - depth in. */
+    /* Inputs of chunk k are in. The output slots of chunk k (this member's, the others', the
+       shared one) are free once every member's stage-in of chunk k - depth completed: first
+       our own, then everyone's. */
     if (!wait_all(comm, job, 0, k + 1)) break;
-    if (k + 1 > depth && !wait_all(comm, job, 2, k + 1 - depth)) break;
+    if (k >= depth) {
+      s = wait_copies(mem, &writes[(k % depth) * pieces_out], pieces_out);
+      if (s) break;
+      progress(comm, &leg->in_done, k + 1 - depth);
+      if (!wait_all(comm, job, 2, k + 1 - depth)) break;
+    }
+    phase_end(&clock, comm, job, m, "wait for every member's input and free slots");
     size_t offset = 0, n = 0;
     chunk_span(job, k, &offset, &n);
     for (size_t i = 0; i < comm->local_count; ++i) {
       ins[i] = input_at(comm, job, i, k);
-      outs[i] = output_at(comm, job, i, k);
+      outs[i] = output_at(comm, job, i, k, writer);
     }
     cubert_comm_chunk chunk = {
         .kind = job->kind,
@@ -238,21 +325,29 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
     };
     s = combine(comm, &chunk, m);
     if (s) break;
+    phase_end(&clock, comm, job, m, "combine");
     progress(comm, &leg->part_done, k + 1);
     if (!wait_all(comm, job, 1, k + 1)) break;
-    s = stage_in(comm, job, m, k);
+    phase_end(&clock, comm, job, m, "wait for every member's part");
+    s = stage_in(comm, job, m, k, writer, &writes[(k % depth) * pieces_out]);
     if (s) break;
-    progress(comm, &leg->in_done, k + 1);
+    phase_end(&clock, comm, job, m, "stage in (start the write)");
   }
   if (s) cubert_comm_job_fail(comm, job, s);
-  /* Copies still in flight land in our staging slots: wait for them before the slots are
-     reused or freed. */
+  /* Copies still in flight use our staging slots and the shared ones: wait for them before
+     the slots are reused or freed (a failed job still waits; only the first error counts). */
   if (reads)
     for (size_t i = 0; i < depth * pieces; ++i)
-      cubert_status_free(cubert_comm_leg_read_wait(mem, &reads[i]));
+      cubert_status_free(cubert_comm_leg_wait(mem, &reads[i]));
+  if (writes) {
+    s = wait_copies(mem, writes, depth * pieces_out);
+    if (s) cubert_comm_job_fail(comm, job, s);
+  }
   free(reads);
+  free(writes);
   free(ins);
   free(outs);
   s = cubert_comm_leg_drain(mem);
   if (s) cubert_comm_job_fail(comm, job, s);
+  phase_end(&clock, comm, job, m, "wait for the last writes");
 }

@@ -25,6 +25,26 @@ typedef struct comm_call {
   const char *src_name, *dst_name;
 } comm_call;
 
+const char *cubert_comm_kind_name(cubert_comm_kind kind) {
+  switch (kind) {
+    case CUBERT_COMM_ALL_REDUCE:
+      return "cubert_comm_all_reduce";
+    case CUBERT_COMM_BROADCAST:
+      return "cubert_comm_broadcast";
+    case CUBERT_COMM_REDUCE:
+      return "cubert_comm_reduce";
+    case CUBERT_COMM_ALL_GATHER:
+      return "cubert_comm_all_gather";
+    case CUBERT_COMM_REDUCE_SCATTER:
+      return "cubert_comm_reduce_scatter";
+    case CUBERT_COMM_SEND:
+      return "cubert_comm_send";
+    case CUBERT_COMM_RECV:
+      return "cubert_comm_recv";
+  }
+  return "a collective";
+}
+
 static const char *dtype_label(cubert_dtype dtype) {
   return (int)dtype >= 0 && dtype < CUBERT_DTYPE_COUNT_ ? cubert_dtype_name(dtype) : "unknown";
 }

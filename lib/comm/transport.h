@@ -142,6 +142,9 @@ void cubert_comm_host_reduce_n(void *const *out, size_t nout, const void *const 
 /* Bytes of one element of a dtype a collective accepts (f32, f64, i32), 0 for the others. */
 size_t cubert_comm_dtype_size(cubert_dtype dtype);
 
+/* The public function of a kind ("cubert_comm_all_reduce"), for errors and traces. */
+const char *cubert_comm_kind_name(cubert_comm_kind kind);
+
 /* The in-process transport (inproc.c): `size` local members. NULL when out of memory. */
 cubert_comm_transport *cubert_comm_inproc_create(size_t size);
 

@@ -52,26 +52,6 @@ typedef struct mpi_transport {
   char failed[768]; /* the first error; empty while healthy */
 } mpi_transport;
 
-static const char *kind_name(cubert_comm_kind kind) {
-  switch (kind) {
-    case CUBERT_COMM_ALL_REDUCE:
-      return "cubert_comm_all_reduce";
-    case CUBERT_COMM_BROADCAST:
-      return "cubert_comm_broadcast";
-    case CUBERT_COMM_REDUCE:
-      return "cubert_comm_reduce";
-    case CUBERT_COMM_ALL_GATHER:
-      return "cubert_comm_all_gather";
-    case CUBERT_COMM_REDUCE_SCATTER:
-      return "cubert_comm_reduce_scatter";
-    case CUBERT_COMM_SEND:
-      return "cubert_comm_send";
-    case CUBERT_COMM_RECV:
-      return "cubert_comm_recv";
-  }
-  return "a collective";
-}
-
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -88,7 +68,7 @@ static cubert_status mpi_fail(mpi_transport *t, const cubert_comm_chunk *c, cons
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
   snprintf(t->failed, sizeof t->failed, "%s: MPI rank %zu: %s (call %llu, chunk %zu of %zu)",
-           kind_name(c->kind), t->base.rank, reason, (unsigned long long)c->sequence, c->index + 1,
+           cubert_comm_kind_name(c->kind), t->base.rank, reason, (unsigned long long)c->sequence, c->index + 1,
            c->chunks);
   return cubert_status_make(CUBERT_CODE_EXECUTION, "%s", t->failed);
 }
@@ -463,7 +443,7 @@ static cubert_status mpi_combine(cubert_comm_transport *base, const cubert_comm_
   if (t->failed[0])
     st = cubert_status_make(CUBERT_CODE_EXECUTION,
                             "%s: the MPI communicator failed earlier and is unusable: %s",
-                            kind_name(c->kind), t->failed);
+                            cubert_comm_kind_name(c->kind), t->failed);
   else
     st = combine_locked(t, c);
   pthread_mutex_unlock(&t->mu);

@@ -211,6 +211,13 @@ typedef struct cubert_server_vtable {
      caller when this returns. */
   cubert_status (*write)(cubert_server *server, cubert_server_stream *stream,
                          const cubert_binding *dst, const void *src, uint64_t size);
+  /* Starts a write from host memory the caller keeps valid and unchanged until *out_event is
+     signalled (pinned memory from any server's host_alloc is DMA'd directly); submitted
+     before it returns. Works without the device lock on a communicator's private stream.
+     May be NULL: callers use write, which returns once `src` may be reused. */
+  cubert_status (*write_async)(cubert_server *server, cubert_server_stream *stream,
+                               const cubert_binding *dst, const void *src, uint64_t size,
+                               cubert_event **out_event);
   /* Copies src->size bytes from src to dst (same size, not overlapping) on the device, after
      earlier work on the stream, retaining both slices until it completed (cubert_client_to_client
      between two clients of one device). May be NULL: the core launches the copy kernel. */
