@@ -4,7 +4,7 @@
 # wanted first (each step bounded, every log also under $OUT so a cut-off run still reports):
 # the collectives suite over both GPUs, to_client and all_reduce benchmarks between them and
 # with the CPU server, the devices suite (to_client between every pair) and the interop suite
-# on the first GPU.
+# on the first GPU. tools/gpu/comm_diag.sh looks into the all_reduce itself.
 . .gpu/setup.sh
 export CUBERT_CACHE_DIR=$PWD/.cache/cubert-gpu POCL_CACHE_DIR=$PWD/.cache/pocl-gpu
 OUT=${OUT:-/tmp/out}
@@ -41,7 +41,10 @@ CUBERT_TEST_DEVICE=opencl:0 timeout 40 build-gpu/tests/cts_opencl --filter 'inte
   tail -8 | log
 step "unit_opencl_launch on opencl:0 (staged and pinned transfers)"
 CUBERT_TEST_DEVICE=opencl:0 timeout 60 build-gpu/tests/unit_opencl_launch 2>&1 | tail -6 | log
-step "comm_probe: the engine's member pipeline in raw OpenCL, with and without a gated queue"
-cc -O2 -o build-gpu/comm_probe tools/gpu/comm_probe.c -lOpenCL &&
-  for a in "0 1 4" "1 1 4" "0 0 4" "1 0 4"; do timeout 20 build-gpu/comm_probe $a | tail -1 | log; done
+step "bench_comm opencl:0,opencl:1 with 4 and 16 threads per member, with 6 MiB chunks"
+for v in CUBERT_COMM_THREADS=4 CUBERT_COMM_THREADS=16 CUBERT_COMM_CHUNK_BYTES=6291456; do
+  echo "$v" | log
+  env $v timeout 45 build-gpu/bench/bench_comm opencl:0,opencl:1 --size 256 --reps 5 2>&1 |
+    grep -E '^\| all_reduce algbw|^ratio' | log
+done
 step done
