@@ -272,6 +272,8 @@ struct cubert_ocl_server {
   int host_unified;
   /* Queue of storage_alloc's first use of new pages (memory.c); NULL until needed. */
   cl_command_queue alloc_queue;
+  /* The collectives' reduction kernels (comm_reduce.c), built at their first use. */
+  struct cubert_ocl_comm_reduce *comm_reduce;
   /* Pinned host buffers handed out by host_alloc (pinned.c). */
   struct cubert_ocl_pinned *pinned;
   uint64_t next_storage_id;
@@ -334,6 +336,12 @@ cubert_status cubert_ocl_read_async(cubert_server *server, cubert_server_stream 
 cubert_status cubert_ocl_write_async(cubert_server *server, cubert_server_stream *stream,
                                      const cubert_binding *dst, const void *src, uint64_t size,
                                      cubert_event **out_event);
+/* comm_reduce.c: the vtable's comm_reduce; the kernels' release at server destroy. */
+cubert_status cubert_ocl_comm_reduce(cubert_server *server, cubert_server_stream *stream,
+                                     const cubert_binding *dst, const cubert_binding *own,
+                                     const cubert_binding *others, size_t n, size_t own_rank,
+                                     size_t count, cubert_dtype dtype, cubert_reduce_op op);
+void cubert_ocl_comm_reduce_release(cubert_ocl_server *server);
 cubert_status cubert_ocl_copy(cubert_server *server, cubert_server_stream *stream,
                               const cubert_binding *src, const cubert_binding *dst);
 cubert_status cubert_ocl_write(cubert_server *server, cubert_server_stream *stream,

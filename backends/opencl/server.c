@@ -30,6 +30,7 @@ static const cubert_server_vtable kVtable = {
     .read = cubert_ocl_read,
     .read_async = cubert_ocl_read_async,
     .write_async = cubert_ocl_write_async,
+    .comm_reduce = cubert_ocl_comm_reduce,
     .write = cubert_ocl_write,
     .copy = cubert_ocl_copy,
     .flush = cubert_ocl_flush,
@@ -166,6 +167,7 @@ static void server_destroy(cubert_server *base) {
   while (server->streams) cubert_ocl_stream_destroy(base, server->streams);
   cubert_ocl_external_drain(server);
   cubert_ocl_program_cache_clear(server);
+  cubert_ocl_comm_reduce_release(server);
   cubert_ocl_info_cache_clear(server);
   cubert_ocl_release_deferred(server);
   free(server->deferred);

@@ -50,6 +50,14 @@ typedef struct comm_member {
   /* Threads that share this member thread's part of each chunk's combination (the member
      thread is one of them; NULL: it combines alone). */
   cubert_thread_team *team;
+  /* Device combination (README.md), where the server has comm_reduce (in-process
+     communicators only): a third private stream that stages the other members' pieces into
+     `scratch` (one chunk of device memory, held through `scratch_handle`), reduces and reads
+     the result back; scratch.slice is NULL without it. */
+  cubert_server_stream *combine_stream;
+  cubert_stream_errors *combine_errors;
+  cubert_handle *scratch_handle;
+  cubert_binding scratch;
 } comm_member;
 
 /* One job's work for one local member. */
@@ -85,6 +93,7 @@ struct cubert_comm {
   cubert_comm_transport *transport;
   size_t size, rank, local_count;
   size_t chunk_bytes;
+  int device_reduce; /* CUBERT_COMM_DEVICE_REDUCE (default 1): use device combination */
   comm_member *members;
   /* Result slots every staged member's stage-in reads, for the kinds whose result is the same
      for every member (all_reduce, broadcast, all_gather): the combination writes each result

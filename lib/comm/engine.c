@@ -156,11 +156,41 @@ static void member_close(comm_member *m) {
   cubert_comm_leg_buffers_free(m);
   if (m->out_stream) m->server->vtable->stream_destroy(m->server, m->out_stream);
   if (m->in_stream) m->server->vtable->stream_destroy(m->server, m->in_stream);
+  if (m->combine_stream) m->server->vtable->stream_destroy(m->server, m->combine_stream);
   cubert_device_unlock(m->device);
+  /* Every job drained the private streams, so nothing uses the scratch any more. */
+  if (m->scratch_handle) cubert_handle_release(m->scratch_handle);
   cubert_stream_errors_destroy(m->out_errors);
   cubert_stream_errors_destroy(m->in_errors);
-  m->out_stream = m->in_stream = NULL;
-  m->out_errors = m->in_errors = NULL;
+  cubert_stream_errors_destroy(m->combine_errors);
+  m->out_stream = m->in_stream = m->combine_stream = NULL;
+  m->out_errors = m->in_errors = m->combine_errors = NULL;
+  m->scratch_handle = NULL;
+  m->scratch.slice = NULL;
+}
+
+/* Device combination for an in-process member whose server offers it: the scratch chunk (a
+   buffer of the member's client) and the third private stream. */
+static cubert_status member_open_combine(comm_member *m, cubert_client *client, size_t index,
+                                         size_t chunk_bytes) {
+  const cubert_server_vtable *v = m->server->vtable;
+  if (!v->comm_reduce || !v->write_async || !v->read_async) return NULL;
+  cubert_status s = cubert_client_empty(client, chunk_bytes, &m->scratch_handle);
+  if (s)
+    return cubert_status_wrap(cubert_status_code(s), s,
+                              "cubert_comm_create: clients[%zu]: the %zu-byte scratch buffer of "
+                              "the device combination",
+                              index, chunk_bytes);
+  cubert_handle_obj *o = cubert_handle_acquire(m->scratch_handle);
+  if (!o) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "cubert_comm_create: scratch buffer");
+  m->scratch = cubert_handle_binding(o);
+  cubert_handle_release(m->scratch_handle);
+  s = cubert_stream_errors_create(&m->combine_errors);
+  if (s) return s;
+  cubert_device_lock(m->device);
+  s = v->stream_create(m->server, m->combine_errors, &m->combine_stream);
+  cubert_device_unlock(m->device);
+  return s;
 }
 
 static cubert_status member_open(comm_member *m, cubert_client *client, size_t index,
@@ -291,6 +321,11 @@ cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, s
   comm->local_count = local_count;
   for (size_t i = 0; !s && i < local_count; ++i)
     s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
+  comm->device_reduce = transport->parts_split && local_count > 1 &&
+                        env_size("CUBERT_COMM_DEVICE_REDUCE", 0, 1, 1,
+                                 "1: reduce on the devices where they can, 0: on the host");
+  for (size_t i = 0; !s && comm->device_reduce && i < local_count; ++i)
+    s = member_open_combine(&comm->members[i], clients[i], i, comm->chunk_bytes);
   if (!s) s = shared_open(comm);
   size_t team = transport->parts_split ? team_size_config(local_count) : 1;
   for (size_t i = 0; !s && team > 1 && i < local_count; ++i)

@@ -64,8 +64,9 @@ cubert_status cubert_comm_leg_write(comm_member *m, const cubert_binding *b, uin
 cubert_status cubert_comm_leg_drain(comm_member *m) {
   cubert_server *server = m->server;
   cubert_status s = NULL;
-  cubert_server_stream *streams[2] = {m->out_stream, m->in_stream};
-  for (int i = 0; i < 2; ++i) {
+  cubert_server_stream *streams[3] = {m->out_stream, m->in_stream, m->combine_stream};
+  for (int i = 0; i < 3; ++i) {
+    if (!streams[i]) continue;
     cubert_event *event = NULL;
     cubert_status e = server->vtable->event_record(server, streams[i], &event);
     if (!e) {
@@ -77,9 +78,11 @@ cubert_status cubert_comm_leg_drain(comm_member *m) {
     else
       cubert_status_free(e);
   }
-  cubert_status queued[2] = {cubert_stream_errors_take(m->out_errors),
-                             cubert_stream_errors_take(m->in_errors)};
-  for (int i = 0; i < 2; ++i) {
+  cubert_status queued[3] = {cubert_stream_errors_take(m->out_errors),
+                             cubert_stream_errors_take(m->in_errors),
+                             m->combine_errors ? cubert_stream_errors_take(m->combine_errors)
+                                               : NULL};
+  for (int i = 0; i < 3; ++i) {
     if (!queued[i]) continue;
     if (!s)
       s = queued[i];

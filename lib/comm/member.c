@@ -214,6 +214,102 @@ static cubert_status wait_copies(comm_member *mem, comm_copy *copies, size_t cou
   return s;
 }
 
+/* ---- device combination (README.md): all_reduce over devices that reduce themselves ------ */
+
+/* 1 when every member of `job` combines on its device: an all_reduce of an in-process
+   communicator whose members all stage both ways and whose servers all have comm_reduce for
+   the dtype (same answer for every member thread). */
+static int device_combine(const cubert_comm *comm, const comm_job *job) {
+  if (!comm->device_reduce || job->kind != CUBERT_COMM_ALL_REDUCE || !comm->shared_out[0])
+    return 0;
+  for (size_t i = 0; i < comm->local_count; ++i) {
+    const comm_member *mem = &comm->members[i];
+    const comm_leg *leg = &job->legs[i];
+    if (!mem->scratch.slice || input_direct(job, leg) || output_direct(job, leg)) return 0;
+    if (job->dtype == CUBERT_DTYPE_F64 &&
+        !(mem->server->properties.features & CUBERT_FEATURE_FP64))
+      return 0;
+    if (leg->src.offset % job->es || leg->dst.offset % job->es) return 0;
+  }
+  return 1;
+}
+
+/* Member m's piece of a chunk of n elements over `parts` members: [lo, hi). */
+static void piece_of(size_t n, size_t m, size_t parts, size_t *lo, size_t *hi) {
+  *lo = n * m / parts;
+  *hi = n * (m + 1) / parts;
+}
+
+/* Stage-out with device combination: the chunk without member m's own piece (the others
+   need it; m reduces its piece from device memory). reads[0..2). */
+static cubert_status stage_out_others(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                      comm_copy *reads) {
+  comm_member *mem = &comm->members[m];
+  comm_leg *leg = &job->legs[m];
+  size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es;
+  chunk_span(job, k, &offset, &n);
+  piece_of(n, m, comm->local_count, &lo, &hi);
+  char *host = mem->in_buf[k % CUBERT_COMM_DEPTH];
+  CUBERT_RETURN_IF_ERROR(
+      cubert_comm_leg_read(mem, &leg->src, offset * es, host, lo * es, &reads[0]));
+  return cubert_comm_leg_read(mem, &leg->src, (offset + hi) * es, host + hi * es, (n - hi) * es,
+                              &reads[1]);
+}
+
+/* Member m's part of chunk k on its device: the other members' pieces m go from their staging
+   slots into the scratch buffer, comm_reduce writes dst's piece m (rank order), and the piece
+   is read back into the shared slot for the others. All on the combine stream (in order);
+   returns once the read completed. */
+static cubert_status combine_on_device(cubert_comm *comm, comm_job *job, size_t m, size_t k) {
+  comm_member *mem = &comm->members[m];
+  comm_leg *leg = &job->legs[m];
+  cubert_server *server = mem->server;
+  const cubert_server_vtable *v = server->vtable;
+  size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es, parts = comm->local_count;
+  size_t slot = k % CUBERT_COMM_DEPTH;
+  chunk_span(job, k, &offset, &n);
+  piece_of(n, m, parts, &lo, &hi);
+  size_t len = hi - lo;
+  if (len == 0) return NULL;
+  for (size_t r = 0, run = 0; r < parts; ++r) {
+    if (r == m) continue;
+    cubert_binding at = {mem->scratch.slice, mem->scratch.offset + run * len * es, len * es};
+    cubert_event *e = NULL;
+    CUBERT_RETURN_IF_ERROR(v->write_async(server, mem->combine_stream, &at,
+                                          (const char *)comm->members[r].in_buf[slot] + lo * es,
+                                          len * es, &e));
+    v->event_release(server, e); /* the read below completes after it (in-order stream) */
+    ++run;
+  }
+  cubert_binding own = {leg->src.slice, leg->src.offset + (offset + lo) * es, len * es};
+  cubert_binding dst = {leg->dst.slice, leg->dst.offset + (offset + lo) * es, len * es};
+  cubert_binding others = {mem->scratch.slice, mem->scratch.offset, (parts - 1) * len * es};
+  CUBERT_RETURN_IF_ERROR(v->comm_reduce(server, mem->combine_stream, &dst, &own, &others, parts,
+                                        m, len, job->dtype, job->op));
+  cubert_event *e = NULL;
+  CUBERT_RETURN_IF_ERROR(v->read_async(server, mem->combine_stream, &dst,
+                                       (char *)comm->shared_out[slot] + lo * es, len * es, &e));
+  cubert_status s = v->event_sync(server, e);
+  v->event_release(server, e);
+  return s;
+}
+
+/* Stage-in with device combination: the other members' pieces from the shared slot.
+   writes[0..2). */
+static cubert_status stage_in_others(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                     comm_copy *writes) {
+  comm_member *mem = &comm->members[m];
+  comm_leg *leg = &job->legs[m];
+  size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es;
+  chunk_span(job, k, &offset, &n);
+  piece_of(n, m, comm->local_count, &lo, &hi);
+  const char *host = comm->shared_out[k % CUBERT_COMM_DEPTH];
+  CUBERT_RETURN_IF_ERROR(
+      cubert_comm_leg_write(mem, &leg->dst, offset * es, host, lo * es, &writes[0]));
+  return cubert_comm_leg_write(mem, &leg->dst, (offset + hi) * es, host + hi * es,
+                               (n - hi) * es, &writes[1]);
+}
+
 static size_t leg_field(const comm_leg *leg, int which) {
   return which == 0 ? leg->out_done : which == 1 ? leg->part_done : leg->in_done;
 }
@@ -247,7 +343,10 @@ static void progress(cubert_comm *comm, size_t *field, size_t value) {
 void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
   comm_member *mem = &comm->members[m];
   comm_leg *leg = &job->legs[m];
-  size_t depth = CUBERT_COMM_DEPTH, pieces = job->pieces_in, pieces_out = job->pieces_out;
+  size_t depth = CUBERT_COMM_DEPTH;
+  const int on_device = device_combine(comm, job);
+  /* copies per slot: one per piece, two around the own piece with device combination */
+  size_t pieces = on_device ? 2 : job->pieces_in, pieces_out = on_device ? 2 : job->pieces_out;
   size_t writer = shared_writer(comm, job);
   cubert_status s = NULL;
   phase_clock clock = phase_start();
@@ -282,7 +381,9 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
     /* Stage-outs run ahead: slot j % depth was last read by chunk j - depth's combine, which
        every part finished before this thread left chunk k - 1. */
     while (!s && next_out < job->chunks && next_out < k + depth) {
-      s = stage_out(comm, job, m, next_out, &reads[(next_out % depth) * pieces]);
+      comm_copy *slot_reads = &reads[(next_out % depth) * pieces];
+      s = on_device ? stage_out_others(comm, job, m, next_out, slot_reads)
+                    : stage_out(comm, job, m, next_out, slot_reads);
       ++next_out;
     }
     for (size_t p = 0; p < pieces && !s; ++p)
@@ -323,13 +424,15 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
         .in = ins,
         .out = outs,
     };
-    s = combine(comm, &chunk, m);
+    s = on_device ? combine_on_device(comm, job, m, k) : combine(comm, &chunk, m);
     if (s) break;
-    phase_end(&clock, comm, job, m, "combine");
+    phase_end(&clock, comm, job, m, on_device ? "combine on the device" : "combine");
     progress(comm, &leg->part_done, k + 1);
     if (!wait_all(comm, job, 1, k + 1)) break;
     phase_end(&clock, comm, job, m, "wait for every member's part");
-    s = stage_in(comm, job, m, k, writer, &writes[(k % depth) * pieces_out]);
+    comm_copy *slot_writes = &writes[(k % depth) * pieces_out];
+    s = on_device ? stage_in_others(comm, job, m, k, slot_writes)
+                  : stage_in(comm, job, m, k, writer, slot_writes);
     if (s) break;
     phase_end(&clock, comm, job, m, "stage in (start the write)");
   }

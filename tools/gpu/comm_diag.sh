@@ -31,13 +31,12 @@ grep -E "error" "$OUT/build.log" | head -20 | log
 B=build-gpu/bench/bench_comm
 run() { step "$*"; timeout 45 "$@" 2>&1 | grep -E '^\| all_reduce algbw|^\| staged|^ratio' | log; }
 run $B opencl:0,opencl:1 --size 256 --reps 5
+CUBERT_COMM_DEVICE_REDUCE=0 run $B opencl:0,opencl:1 --size 256 --reps 5
 CUBERT_TRACE=$OUT/comm_trace.json run $B opencl:0,opencl:1 --size 256 --reps 2
-run $B opencl:0 --size 256 --reps 5
-CUBERT_COMM_THREADS=1 run $B opencl:0,opencl:1 --size 256 --reps 5
-CUBERT_COMM_THREADS=16 run $B opencl:0,opencl:1 --size 256 --reps 5
-CUBERT_COMM_CHUNK_BYTES=1048576 run $B opencl:0,opencl:1 --size 256 --reps 5
 CUBERT_COMM_CHUNK_BYTES=6291456 run $B opencl:0,opencl:1 --size 256 --reps 5
-CUBERT_TRACE=$OUT/comm_trace_cpu.json run $B opencl:0,cpu --size 256 --reps 2
+CUBERT_COMM_CHUNK_BYTES=2097152 run $B opencl:0,opencl:1 --size 256 --reps 5
+run $B opencl:0,opencl:1,opencl:0 --size 256 --reps 3
+run $B opencl:0,cpu --size 256 --reps 3
 step "cts comm over opencl:0,opencl:1 (default chunks, then 4 KiB chunks)"
 for c in "" 4096; do
   CUBERT_COMM_CHUNK_BYTES=$c CUBERT_TEST_DEVICE=opencl:0 CUBERT_COMM_DEVICES=opencl:0,opencl:1 \

@@ -19,6 +19,7 @@
 #include "cubert/export.h"
 #include "cubert/geometry.h"
 #include "cubert/kernel.h"
+#include "cubert/ops.h"
 #include "cubert/status.h"
 
 CUBERT_EXTERN_C_BEGIN
@@ -218,6 +219,18 @@ typedef struct cubert_server_vtable {
   cubert_status (*write_async)(cubert_server *server, cubert_server_stream *stream,
                                const cubert_binding *dst, const void *src, uint64_t size,
                                cubert_event **out_event);
+  /* Optional, for the communicators (lib/comm/README.md, "Device combination"): queues on
+     `stream`, for i in [0, count): dst[i] = v_0 op v_1 op ... op v_{n-1}, left to right over
+     the ranks, where v_own_rank = own[i] and the other ranks' values are runs of `count`
+     elements in `others` (rank r < own_rank at run r, r > own_rank at run r - 1). f32, i32,
+     and f64 on devices with CUBERT_FEATURE_FP64; op sum, max or min, with the host
+     reduction's semantics (integer sums wrap, max/min propagate NaN); byte offsets are
+     multiples of the element size. Works WITHOUT the device lock on a communicator's private
+     stream, like write_async. NULL: the communicator combines on the host. */
+  cubert_status (*comm_reduce)(cubert_server *server, cubert_server_stream *stream,
+                               const cubert_binding *dst, const cubert_binding *own,
+                               const cubert_binding *others, size_t n, size_t own_rank,
+                               size_t count, cubert_dtype dtype, cubert_reduce_op op);
   /* Copies src->size bytes from src to dst (same size, not overlapping) on the device, after
      earlier work on the stream, retaining both slices until it completed (cubert_client_to_client
      between two clients of one device). May be NULL: the core launches the copy kernel. */
