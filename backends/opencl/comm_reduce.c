@@ -31,7 +31,8 @@ static const char kSource[] =
     "    T acc = own_rank == 0 ? own[own_at + i] : others[others_at + i];                   \\\n"
     "    for (uint r = 1; r < n; ++r) {                                                     \\\n"
     "      T v = r == own_rank ? own[own_at + i]                                            \\\n"
-    "                          : others[others_at + (ulong)(r < own_rank ? r : r - 1) * count + i]; \\\n"
+    "                          : others[others_at + (ulong)(r < own_rank ? r : r - 1) * count + "
+    "i]; \\\n"
     "      acc = OP(acc, v);                                                                \\\n"
     "    }                                                                                  \\\n"
     "    dst[dst_at + i] = acc;                                                             \\\n"
@@ -66,8 +67,7 @@ static cubert_status build(cubert_ocl_server *server) {
   cl_int err = CL_SUCCESS;
   r->program = clCreateProgramWithSource(server->context, 1, &src, NULL, &err);
   if (err == CL_SUCCESS)
-    err = clBuildProgram(r->program, 1, &server->device, fp64 ? "-DCUBERT_FP64=1" : "", NULL,
-                         NULL);
+    err = clBuildProgram(r->program, 1, &server->device, fp64 ? "-DCUBERT_FP64=1" : "", NULL, NULL);
   for (int k = 0; err == CL_SUCCESS && k < KERNELS; ++k)
     if (k != KERNEL_F64 || fp64) r->kernels[k] = clCreateKernel(r->program, kNames[k], &err);
   if (err != CL_SUCCESS) {
@@ -101,8 +101,8 @@ cubert_status cubert_ocl_comm_reduce(cubert_server *base, cubert_server_stream *
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   int k = kernel_index(dtype);
   size_t es = dtype == CUBERT_DTYPE_F64 ? 8 : 4;
-  if (k < 0 || (unsigned)op > CUBERT_REDUCE_MIN || n < 1 || own_rank >= n ||
-      dst->offset % es || own->offset % es || (n > 1 && others->offset % es))
+  if (k < 0 || (unsigned)op > CUBERT_REDUCE_MIN || n < 1 || own_rank >= n || dst->offset % es ||
+      own->offset % es || (n > 1 && others->offset % es))
     return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
                               "comm_reduce on OpenCL device '%s': dtype, op or alignment not "
                               "supported",
@@ -133,8 +133,8 @@ cubert_status cubert_ocl_comm_reduce(cubert_server *base, cubert_server_stream *
     if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 9, sizeof uop, &uop);
     size_t local = LOCAL_SIZE, global = (count + LOCAL_SIZE - 1) / LOCAL_SIZE * LOCAL_SIZE;
     if (err == CL_SUCCESS)
-      err = clEnqueueNDRangeKernel(stream->queue, kernel, 1, NULL, &global, &local, 0, NULL,
-                                   &event);
+      err =
+          clEnqueueNDRangeKernel(stream->queue, kernel, 1, NULL, &global, &local, 0, NULL, &event);
     if (err != CL_SUCCESS) {
       cubert_ocl_poll(stream);
       s = cubert_ocl_status(err, CUBERT_CODE_EXECUTION,

@@ -270,8 +270,8 @@ cubert_status cubert_ocl_read(cubert_server *base, cubert_server_stream *stream,
 /* An event handle for a command queued on `stream` (read_async, write_async): flushed, tracked
    with `bindings` (retained until it completed). */
 static cubert_status async_handle(cubert_server_stream *stream, cl_int err, cl_event event,
-                                  const char *what, const cubert_binding *binding,
-                                  uint64_t size, cubert_event **out_event) {
+                                  const char *what, const cubert_binding *binding, uint64_t size,
+                                  cubert_event **out_event) {
   if (err != CL_SUCCESS) {
     cubert_ocl_poll(stream);
     return cubert_ocl_status(err, CUBERT_CODE_EXECUTION,
@@ -305,10 +305,10 @@ cubert_status cubert_ocl_read_async(cubert_server *base, cubert_server_stream *s
   (void)base;
   *out_event = NULL;
   cl_event event = NULL;
-  cl_int err =
-      size == 0 ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
-                : clEnqueueReadBuffer(stream->queue, (cl_mem)src->slice->page->native, CL_FALSE,
-                                      (size_t)src->offset, (size_t)size, dst, 0, NULL, &event);
+  cl_int err = size == 0
+                   ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
+                   : clEnqueueReadBuffer(stream->queue, (cl_mem)src->slice->page->native, CL_FALSE,
+                                         (size_t)src->offset, (size_t)size, dst, 0, NULL, &event);
   return async_handle(stream, err, event, "Read", src, size, out_event);
 }
 
@@ -318,10 +318,10 @@ cubert_status cubert_ocl_write_async(cubert_server *base, cubert_server_stream *
   (void)base;
   *out_event = NULL;
   cl_event event = NULL;
-  cl_int err =
-      size == 0 ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
-                : clEnqueueWriteBuffer(stream->queue, (cl_mem)dst->slice->page->native, CL_FALSE,
-                                       (size_t)dst->offset, (size_t)size, src, 0, NULL, &event);
+  cl_int err = size == 0
+                   ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
+                   : clEnqueueWriteBuffer(stream->queue, (cl_mem)dst->slice->page->native, CL_FALSE,
+                                          (size_t)dst->offset, (size_t)size, src, 0, NULL, &event);
   return async_handle(stream, err, event, "Write", dst, size, out_event);
 }
 

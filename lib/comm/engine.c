@@ -130,10 +130,11 @@ static size_t env_size(const char *name, size_t min, size_t max, size_t fallback
   return fallback;
 }
 
-/* Up to 6 MiB: the OpenCL server writes 8 MiB and more through its shared staging buffer,
-   which needs the device lock (legs.c). */
+/* Up to 64 MiB (the staging slots are pinned memory: 12 chunks per member at most). Any size
+   is safe for the device lock: the legs use read_async and write_async, which never go
+   through the OpenCL server's shared staging buffer (legs.c). */
 static size_t chunk_bytes_config(void) {
-  return env_size("CUBERT_COMM_CHUNK_BYTES", 4096, 6u << 20, CUBERT_COMM_CHUNK_BYTES,
+  return env_size("CUBERT_COMM_CHUNK_BYTES", 4096, 64u << 20, CUBERT_COMM_CHUNK_BYTES,
                   "bytes per member and chunk");
 }
 

@@ -11,8 +11,10 @@
    able to finish the job without it. It only ever touches its own two streams (each used by
    this one thread), events, and slices it holds references on; the servers keep such
    per-stream state apart from what the lock guards (server.h, "gates"). The staging slots are
-   allocated at creation, under the lock, and copies stay below the OpenCL server's staged
-   sizes (engine.c clamps the chunk), which would use the server's shared staging buffer. */
+   allocated at creation, under the lock. Device memory is read with read_async and written
+   with write_async, which hand the host memory to the driver as it is (never through the
+   OpenCL server's shared staging buffer, which needs the lock); the fallback `write` is only
+   for a server without write_async, whose writes must then not need the lock either. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,10 +80,9 @@ cubert_status cubert_comm_leg_drain(comm_member *m) {
     else
       cubert_status_free(e);
   }
-  cubert_status queued[3] = {cubert_stream_errors_take(m->out_errors),
-                             cubert_stream_errors_take(m->in_errors),
-                             m->combine_errors ? cubert_stream_errors_take(m->combine_errors)
-                                               : NULL};
+  cubert_status queued[3] = {
+      cubert_stream_errors_take(m->out_errors), cubert_stream_errors_take(m->in_errors),
+      m->combine_errors ? cubert_stream_errors_take(m->combine_errors) : NULL};
   for (int i = 0; i < 3; ++i) {
     if (!queued[i]) continue;
     if (!s)

@@ -186,8 +186,8 @@ static cubert_status stage_out(cubert_comm *comm, comm_job *job, size_t m, size_
   return NULL;
 }
 
-static cubert_status stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                              size_t writer, comm_copy *writes) {
+static cubert_status stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k, size_t writer,
+                              comm_copy *writes) {
   comm_leg *leg = &job->legs[m];
   if (!needs_output(comm, job, m) || output_direct(job, leg)) return NULL;
   comm_member *mem = &comm->members[m];
@@ -220,14 +220,12 @@ static cubert_status wait_copies(comm_member *mem, comm_copy *copies, size_t cou
    communicator whose members all stage both ways and whose servers all have comm_reduce for
    the dtype (same answer for every member thread). */
 static int device_combine(const cubert_comm *comm, const comm_job *job) {
-  if (!comm->device_reduce || job->kind != CUBERT_COMM_ALL_REDUCE || !comm->shared_out[0])
-    return 0;
+  if (!comm->device_reduce || job->kind != CUBERT_COMM_ALL_REDUCE || !comm->shared_out[0]) return 0;
   for (size_t i = 0; i < comm->local_count; ++i) {
     const comm_member *mem = &comm->members[i];
     const comm_leg *leg = &job->legs[i];
     if (!mem->scratch.slice || input_direct(job, leg) || output_direct(job, leg)) return 0;
-    if (job->dtype == CUBERT_DTYPE_F64 &&
-        !(mem->server->properties.features & CUBERT_FEATURE_FP64))
+    if (job->dtype == CUBERT_DTYPE_F64 && !(mem->server->properties.features & CUBERT_FEATURE_FP64))
       return 0;
     if (leg->src.offset % job->es || leg->dst.offset % job->es) return 0;
   }
@@ -259,8 +257,10 @@ static cubert_status stage_out_others(cubert_comm *comm, comm_job *job, size_t m
 /* Member m's part of chunk k on its device: the other members' pieces m go from their staging
    slots into the scratch buffer, comm_reduce writes dst's piece m (rank order), and the piece
    is read back into the shared slot for the others. All on the combine stream (in order);
-   returns once the read completed. */
-static cubert_status combine_on_device(cubert_comm *comm, comm_job *job, size_t m, size_t k) {
+   *done is the read, which completes after the rest. */
+static cubert_status combine_on_device(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                       comm_copy *done) {
+  done->event = NULL;
   comm_member *mem = &comm->members[m];
   comm_leg *leg = &job->legs[m];
   cubert_server *server = mem->server;
@@ -284,14 +284,10 @@ static cubert_status combine_on_device(cubert_comm *comm, comm_job *job, size_t 
   cubert_binding own = {leg->src.slice, leg->src.offset + (offset + lo) * es, len * es};
   cubert_binding dst = {leg->dst.slice, leg->dst.offset + (offset + lo) * es, len * es};
   cubert_binding others = {mem->scratch.slice, mem->scratch.offset, (parts - 1) * len * es};
-  CUBERT_RETURN_IF_ERROR(v->comm_reduce(server, mem->combine_stream, &dst, &own, &others, parts,
-                                        m, len, job->dtype, job->op));
-  cubert_event *e = NULL;
-  CUBERT_RETURN_IF_ERROR(v->read_async(server, mem->combine_stream, &dst,
-                                       (char *)comm->shared_out[slot] + lo * es, len * es, &e));
-  cubert_status s = v->event_sync(server, e);
-  v->event_release(server, e);
-  return s;
+  CUBERT_RETURN_IF_ERROR(v->comm_reduce(server, mem->combine_stream, &dst, &own, &others, parts, m,
+                                        len, job->dtype, job->op));
+  return v->read_async(server, mem->combine_stream, &dst, (char *)comm->shared_out[slot] + lo * es,
+                       len * es, &done->event);
 }
 
 /* Stage-in with device combination: the other members' pieces from the shared slot.
@@ -306,8 +302,8 @@ static cubert_status stage_in_others(cubert_comm *comm, comm_job *job, size_t m,
   const char *host = comm->shared_out[k % CUBERT_COMM_DEPTH];
   CUBERT_RETURN_IF_ERROR(
       cubert_comm_leg_write(mem, &leg->dst, offset * es, host, lo * es, &writes[0]));
-  return cubert_comm_leg_write(mem, &leg->dst, (offset + hi) * es, host + hi * es,
-                               (n - hi) * es, &writes[1]);
+  return cubert_comm_leg_write(mem, &leg->dst, (offset + hi) * es, host + hi * es, (n - hi) * es,
+                               &writes[1]);
 }
 
 static size_t leg_field(const comm_leg *leg, int which) {
@@ -377,65 +373,101 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
   if (!ins || !outs)
     cubert_comm_job_fail(comm, job,
                          cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed"));
-  for (size_t k = 0; k < job->chunks && !atomic_load(&job->failed); ++k) {
-    /* Stage-outs run ahead: slot j % depth was last read by chunk j - depth's combine, which
-       every part finished before this thread left chunk k - 1. */
-    while (!s && next_out < job->chunks && next_out < k + depth) {
+  /* With device combination chunk k's part runs on the device while the thread finishes
+     chunk k - 1 (lag 1): it waits for part k - 1, meets the others and starts that chunk's
+     stage-in, then goes on to chunk k + 1. */
+  const size_t lag = on_device ? 1 : 0;
+  comm_copy part = {NULL}; /* the device part in flight (chunk k - 1 at the top of iteration k) */
+  for (size_t k = 0; k < job->chunks + lag && !atomic_load(&job->failed); ++k) {
+    /* Stage-outs run ahead: slot j % depth was last read by chunk j - depth's parts, which
+       every member finished before this thread's part of chunk k - lag (wait_all below). */
+    while (!s && next_out < job->chunks && next_out + lag < k + depth) {
       comm_copy *slot_reads = &reads[(next_out % depth) * pieces];
       s = on_device ? stage_out_others(comm, job, m, next_out, slot_reads)
                     : stage_out(comm, job, m, next_out, slot_reads);
       ++next_out;
     }
-    for (size_t p = 0; p < pieces && !s; ++p)
-      s = cubert_comm_leg_wait(mem, &reads[(k % depth) * pieces + p]);
     if (s) break;
-    phase_end(&clock, comm, job, m, "stage out (wait for the read)");
-    progress(comm, &leg->out_done, k + 1);
-    /* Inputs of chunk k are in. The output slots of chunk k (this member's, the others', the
-       shared one) are free once every member's stage-in of chunk k - depth completed: first
-       our own, then everyone's. */
-    if (!wait_all(comm, job, 0, k + 1)) break;
-    if (k >= depth) {
-      s = wait_copies(mem, &writes[(k % depth) * pieces_out], pieces_out);
+    if (k < job->chunks) {
+      for (size_t p = 0; p < pieces && !s; ++p)
+        s = cubert_comm_leg_wait(mem, &reads[(k % depth) * pieces + p]);
       if (s) break;
-      progress(comm, &leg->in_done, k + 1 - depth);
-      if (!wait_all(comm, job, 2, k + 1 - depth)) break;
+      phase_end(&clock, comm, job, m, "stage out (wait for the read)");
+      progress(comm, &leg->out_done, k + 1);
+      /* Inputs of chunk k are in. The output slots of chunk k (this member's, the others', the
+         shared one) are free once every member's stage-in of chunk k - depth completed: first
+         our own, then everyone's. */
+      if (!wait_all(comm, job, 0, k + 1)) break;
+      if (k >= depth) {
+        s = wait_copies(mem, &writes[(k % depth) * pieces_out], pieces_out);
+        if (s) break;
+        progress(comm, &leg->in_done, k + 1 - depth);
+        if (!wait_all(comm, job, 2, k + 1 - depth)) break;
+      }
+      phase_end(&clock, comm, job, m, "wait for every member's input and free slots");
+      if (on_device) {
+        comm_copy next = {NULL};
+        s = combine_on_device(comm, job, m, k, &next);
+        if (s) {
+          cubert_status_free(cubert_comm_leg_wait(mem, &next));
+          break;
+        }
+        /* `part` (chunk k - 1) is still waited for below; keep both */
+        if (k == 0)
+          part = next;
+        else {
+          /* finish chunk k - 1 first, then hold chunk k's */
+          s = cubert_comm_leg_wait(mem, &part);
+          part = next;
+          if (s) break;
+        }
+        phase_end(&clock, comm, job, m, "combine on the device (the previous chunk's part)");
+      } else {
+        size_t offset = 0, n = 0;
+        chunk_span(job, k, &offset, &n);
+        for (size_t i = 0; i < comm->local_count; ++i) {
+          ins[i] = input_at(comm, job, i, k);
+          outs[i] = output_at(comm, job, i, k, writer);
+        }
+        cubert_comm_chunk chunk = {
+            .kind = job->kind,
+            .dtype = job->dtype,
+            .op = job->op,
+            .elem_size = job->es,
+            .root = job->root,
+            .peer = job->peer,
+            .tag = job->tag,
+            .sequence = job->sequence,
+            .index = k,
+            .chunks = job->chunks,
+            .offset = offset,
+            .count = n,
+            .in = ins,
+            .out = outs,
+        };
+        s = combine(comm, &chunk, m);
+        if (s) break;
+        phase_end(&clock, comm, job, m, "combine");
+      }
+    } else {
+      /* the last chunk's device part */
+      s = cubert_comm_leg_wait(mem, &part);
+      if (s) break;
+      phase_end(&clock, comm, job, m, "combine on the device (the last chunk's part)");
     }
-    phase_end(&clock, comm, job, m, "wait for every member's input and free slots");
-    size_t offset = 0, n = 0;
-    chunk_span(job, k, &offset, &n);
-    for (size_t i = 0; i < comm->local_count; ++i) {
-      ins[i] = input_at(comm, job, i, k);
-      outs[i] = output_at(comm, job, i, k, writer);
-    }
-    cubert_comm_chunk chunk = {
-        .kind = job->kind,
-        .dtype = job->dtype,
-        .op = job->op,
-        .elem_size = job->es,
-        .root = job->root,
-        .peer = job->peer,
-        .tag = job->tag,
-        .sequence = job->sequence,
-        .index = k,
-        .chunks = job->chunks,
-        .offset = offset,
-        .count = n,
-        .in = ins,
-        .out = outs,
-    };
-    s = on_device ? combine_on_device(comm, job, m, k) : combine(comm, &chunk, m);
-    if (s) break;
-    phase_end(&clock, comm, job, m, on_device ? "combine on the device" : "combine");
-    progress(comm, &leg->part_done, k + 1);
-    if (!wait_all(comm, job, 1, k + 1)) break;
+    if (k < lag) continue;
+    /* chunk d = k - lag: every member's part is in the shared slot; its stage-in starts */
+    size_t d = k - lag;
+    progress(comm, &leg->part_done, d + 1);
+    if (!wait_all(comm, job, 1, d + 1)) break;
     phase_end(&clock, comm, job, m, "wait for every member's part");
-    comm_copy *slot_writes = &writes[(k % depth) * pieces_out];
-    s = on_device ? stage_in_others(comm, job, m, k, slot_writes)
-                  : stage_in(comm, job, m, k, writer, slot_writes);
+    comm_copy *slot_writes = &writes[(d % depth) * pieces_out];
+    s = on_device ? stage_in_others(comm, job, m, d, slot_writes)
+                  : stage_in(comm, job, m, d, writer, slot_writes);
     if (s) break;
     phase_end(&clock, comm, job, m, "stage in (start the write)");
   }
+  cubert_status_free(cubert_comm_leg_wait(mem, &part));
   if (s) cubert_comm_job_fail(comm, job, s);
   /* Copies still in flight use our staging slots and the shared ones: wait for them before
      the slots are reused or freed (a failed job still waits; only the first error counts). */

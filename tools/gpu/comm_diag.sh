@@ -33,8 +33,8 @@ run() { step "$*"; timeout 45 "$@" 2>&1 | grep -E '^\| all_reduce algbw|^\| stag
 run $B opencl:0,opencl:1 --size 256 --reps 5
 CUBERT_COMM_DEVICE_REDUCE=0 run $B opencl:0,opencl:1 --size 256 --reps 5
 CUBERT_TRACE=$OUT/comm_trace.json run $B opencl:0,opencl:1 --size 256 --reps 2
-CUBERT_COMM_CHUNK_BYTES=6291456 run $B opencl:0,opencl:1 --size 256 --reps 5
-CUBERT_COMM_CHUNK_BYTES=2097152 run $B opencl:0,opencl:1 --size 256 --reps 5
+CUBERT_COMM_CHUNK_BYTES=8388608 run $B opencl:0,opencl:1 --size 256 --reps 5
+CUBERT_COMM_CHUNK_BYTES=16777216 run $B opencl:0,opencl:1 --size 256 --reps 5
 run $B opencl:0,opencl:1,opencl:0 --size 256 --reps 3
 run $B opencl:0,cpu --size 256 --reps 3
 step "cts comm over opencl:0,opencl:1 (default chunks, then 4 KiB chunks)"
