@@ -160,4 +160,34 @@ static inline void *cubert_comm_host_at(const cubert_binding *b, uint64_t offset
   return p ? (char *)p + offset : NULL;
 }
 
+/* Chunk k of a job: its first element and element count (per piece). */
+static inline void cubert_comm_chunk_span(const comm_job *job, size_t k, size_t *offset,
+                                          size_t *n) {
+  *offset = k * job->chunk;
+  *n = job->count - *offset < job->chunk ? job->count - *offset : job->chunk;
+}
+/* Staged inputs and outputs of one piece are contiguous in the device buffer for these kinds,
+   so host-addressable memory is used in place (no staging copy). */
+static inline int cubert_comm_input_direct(const comm_job *job, const comm_leg *leg) {
+  return job->kind != CUBERT_COMM_REDUCE_SCATTER && cubert_comm_host_at(&leg->src, 0) != NULL;
+}
+static inline int cubert_comm_output_direct(const comm_job *job, const comm_leg *leg) {
+  return job->kind != CUBERT_COMM_ALL_GATHER && cubert_comm_host_at(&leg->dst, 0) != NULL;
+}
+
+/* device_combine.c (README.md, "Device combination"). */
+/* 1 when every member of `job` combines on its device (the same answer on every member
+   thread). */
+int cubert_comm_device_combine(const cubert_comm *comm, const comm_job *job);
+/* Chunk k's stage-out of member m without its own piece (reads[0..2)). */
+cubert_status cubert_comm_device_stage_out(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                           comm_copy *reads);
+/* Member m's piece of chunk k, reduced on its device and read back into the shared slot:
+ *done completes after all of it. */
+cubert_status cubert_comm_device_part(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                      comm_copy *done);
+/* Chunk k's stage-in of member m: the other pieces, from the shared slot (writes[0..2)). */
+cubert_status cubert_comm_device_stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                          comm_copy *writes);
+
 #endif /* CUBERT_COMM_INTERNAL_H */

@@ -50,15 +50,6 @@ static int needs_output(const cubert_comm *comm, const comm_job *job, size_t m) 
   }
 }
 
-/* Staged inputs and outputs of one piece are contiguous in the device buffer for these
-   kinds, so host-addressable memory is used in place (no staging copy). */
-static int input_direct(const comm_job *job, const comm_leg *leg) {
-  return job->kind != CUBERT_COMM_REDUCE_SCATTER && cubert_comm_host_at(&leg->src, 0) != NULL;
-}
-static int output_direct(const comm_job *job, const comm_leg *leg) {
-  return job->kind != CUBERT_COMM_ALL_GATHER && cubert_comm_host_at(&leg->dst, 0) != NULL;
-}
-
 /* ---- CUBERT_TRACE: the phases of each chunk ------------------------------------------------ */
 
 /* A member thread's phases appear in its device's track group (trace.c), on track
@@ -128,21 +119,17 @@ static cubert_status combine(cubert_comm *comm, const cubert_comm_chunk *chunk, 
 int cubert_comm_job_direct(const cubert_comm *comm, const comm_job *job) {
   for (size_t i = 0; i < comm->local_count; ++i) {
     const comm_leg *leg = &job->legs[i];
-    if (needs_input(comm, job, i) && !input_direct(job, leg)) return 0;
-    if (needs_output(comm, job, i) && !output_direct(job, leg)) return 0;
+    if (needs_input(comm, job, i) && !cubert_comm_input_direct(job, leg)) return 0;
+    if (needs_output(comm, job, i) && !cubert_comm_output_direct(job, leg)) return 0;
   }
   return 1;
-}
-
-static void chunk_span(const comm_job *job, size_t k, size_t *offset, size_t *n) {
-  *offset = k * job->chunk;
-  *n = job->count - *offset < job->chunk ? job->count - *offset : job->chunk;
 }
 
 static void *input_at(const cubert_comm *comm, const comm_job *job, size_t i, size_t k) {
   const comm_leg *leg = &job->legs[i];
   if (!needs_input(comm, job, i)) return NULL;
-  if (input_direct(job, leg)) return cubert_comm_host_at(&leg->src, k * job->chunk * job->es);
+  if (cubert_comm_input_direct(job, leg))
+    return cubert_comm_host_at(&leg->src, k * job->chunk * job->es);
   return comm->members[i].in_buf[k % CUBERT_COMM_DEPTH];
 }
 
@@ -155,7 +142,7 @@ static size_t shared_writer(const cubert_comm *comm, const comm_job *job) {
        job->kind != CUBERT_COMM_ALL_GATHER))
     return comm->local_count;
   for (size_t i = 0; i < comm->local_count; ++i)
-    if (needs_output(comm, job, i) && !output_direct(job, &job->legs[i])) return i;
+    if (needs_output(comm, job, i) && !cubert_comm_output_direct(job, &job->legs[i])) return i;
   return comm->local_count;
 }
 
@@ -166,7 +153,8 @@ static void *output_at(const cubert_comm *comm, const comm_job *job, size_t i, s
                        size_t writer) {
   const comm_leg *leg = &job->legs[i];
   if (!needs_output(comm, job, i)) return NULL;
-  if (output_direct(job, leg)) return cubert_comm_host_at(&leg->dst, k * job->chunk * job->es);
+  if (cubert_comm_output_direct(job, leg))
+    return cubert_comm_host_at(&leg->dst, k * job->chunk * job->es);
   if (writer < comm->local_count)
     return i == writer ? comm->shared_out[k % CUBERT_COMM_DEPTH] : NULL;
   return comm->members[i].out_buf[k % CUBERT_COMM_DEPTH];
@@ -175,10 +163,10 @@ static void *output_at(const cubert_comm *comm, const comm_job *job, size_t i, s
 static cubert_status stage_out(cubert_comm *comm, comm_job *job, size_t m, size_t k,
                                comm_copy *reads) {
   comm_leg *leg = &job->legs[m];
-  if (!needs_input(comm, job, m) || input_direct(job, leg)) return NULL;
+  if (!needs_input(comm, job, m) || cubert_comm_input_direct(job, leg)) return NULL;
   comm_member *mem = &comm->members[m];
   size_t offset = 0, n = 0, es = job->es;
-  chunk_span(job, k, &offset, &n);
+  cubert_comm_chunk_span(job, k, &offset, &n);
   char *host = mem->in_buf[k % CUBERT_COMM_DEPTH];
   for (size_t p = 0; p < job->pieces_in; ++p)
     CUBERT_RETURN_IF_ERROR(cubert_comm_leg_read(mem, &leg->src, (p * job->count + offset) * es,
@@ -189,10 +177,10 @@ static cubert_status stage_out(cubert_comm *comm, comm_job *job, size_t m, size_
 static cubert_status stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k, size_t writer,
                               comm_copy *writes) {
   comm_leg *leg = &job->legs[m];
-  if (!needs_output(comm, job, m) || output_direct(job, leg)) return NULL;
+  if (!needs_output(comm, job, m) || cubert_comm_output_direct(job, leg)) return NULL;
   comm_member *mem = &comm->members[m];
   size_t offset = 0, n = 0, es = job->es;
-  chunk_span(job, k, &offset, &n);
+  cubert_comm_chunk_span(job, k, &offset, &n);
   const char *host = writer < comm->local_count ? comm->shared_out[k % CUBERT_COMM_DEPTH]
                                                 : mem->out_buf[k % CUBERT_COMM_DEPTH];
   for (size_t p = 0; p < job->pieces_out; ++p)
@@ -212,98 +200,6 @@ static cubert_status wait_copies(comm_member *mem, comm_copy *copies, size_t cou
       cubert_status_free(e);
   }
   return s;
-}
-
-/* ---- device combination (README.md): all_reduce over devices that reduce themselves ------ */
-
-/* 1 when every member of `job` combines on its device: an all_reduce of an in-process
-   communicator whose members all stage both ways and whose servers all have comm_reduce for
-   the dtype (same answer for every member thread). */
-static int device_combine(const cubert_comm *comm, const comm_job *job) {
-  if (!comm->device_reduce || job->kind != CUBERT_COMM_ALL_REDUCE || !comm->shared_out[0]) return 0;
-  for (size_t i = 0; i < comm->local_count; ++i) {
-    const comm_member *mem = &comm->members[i];
-    const comm_leg *leg = &job->legs[i];
-    if (!mem->scratch.slice || input_direct(job, leg) || output_direct(job, leg)) return 0;
-    if (job->dtype == CUBERT_DTYPE_F64 && !(mem->server->properties.features & CUBERT_FEATURE_FP64))
-      return 0;
-    if (leg->src.offset % job->es || leg->dst.offset % job->es) return 0;
-  }
-  return 1;
-}
-
-/* Member m's piece of a chunk of n elements over `parts` members: [lo, hi). */
-static void piece_of(size_t n, size_t m, size_t parts, size_t *lo, size_t *hi) {
-  *lo = n * m / parts;
-  *hi = n * (m + 1) / parts;
-}
-
-/* Stage-out with device combination: the chunk without member m's own piece (the others
-   need it; m reduces its piece from device memory). reads[0..2). */
-static cubert_status stage_out_others(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                                      comm_copy *reads) {
-  comm_member *mem = &comm->members[m];
-  comm_leg *leg = &job->legs[m];
-  size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es;
-  chunk_span(job, k, &offset, &n);
-  piece_of(n, m, comm->local_count, &lo, &hi);
-  char *host = mem->in_buf[k % CUBERT_COMM_DEPTH];
-  CUBERT_RETURN_IF_ERROR(
-      cubert_comm_leg_read(mem, &leg->src, offset * es, host, lo * es, &reads[0]));
-  return cubert_comm_leg_read(mem, &leg->src, (offset + hi) * es, host + hi * es, (n - hi) * es,
-                              &reads[1]);
-}
-
-/* Member m's part of chunk k on its device: the other members' pieces m go from their staging
-   slots into the scratch buffer, comm_reduce writes dst's piece m (rank order), and the piece
-   is read back into the shared slot for the others. All on the combine stream (in order);
-   *done is the read, which completes after the rest. */
-static cubert_status combine_on_device(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                                       comm_copy *done) {
-  done->event = NULL;
-  comm_member *mem = &comm->members[m];
-  comm_leg *leg = &job->legs[m];
-  cubert_server *server = mem->server;
-  const cubert_server_vtable *v = server->vtable;
-  size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es, parts = comm->local_count;
-  size_t slot = k % CUBERT_COMM_DEPTH;
-  chunk_span(job, k, &offset, &n);
-  piece_of(n, m, parts, &lo, &hi);
-  size_t len = hi - lo;
-  if (len == 0) return NULL;
-  for (size_t r = 0, run = 0; r < parts; ++r) {
-    if (r == m) continue;
-    cubert_binding at = {mem->scratch.slice, mem->scratch.offset + run * len * es, len * es};
-    cubert_event *e = NULL;
-    CUBERT_RETURN_IF_ERROR(v->write_async(server, mem->combine_stream, &at,
-                                          (const char *)comm->members[r].in_buf[slot] + lo * es,
-                                          len * es, &e));
-    v->event_release(server, e); /* the read below completes after it (in-order stream) */
-    ++run;
-  }
-  cubert_binding own = {leg->src.slice, leg->src.offset + (offset + lo) * es, len * es};
-  cubert_binding dst = {leg->dst.slice, leg->dst.offset + (offset + lo) * es, len * es};
-  cubert_binding others = {mem->scratch.slice, mem->scratch.offset, (parts - 1) * len * es};
-  CUBERT_RETURN_IF_ERROR(v->comm_reduce(server, mem->combine_stream, &dst, &own, &others, parts, m,
-                                        len, job->dtype, job->op));
-  return v->read_async(server, mem->combine_stream, &dst, (char *)comm->shared_out[slot] + lo * es,
-                       len * es, &done->event);
-}
-
-/* Stage-in with device combination: the other members' pieces from the shared slot.
-   writes[0..2). */
-static cubert_status stage_in_others(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                                     comm_copy *writes) {
-  comm_member *mem = &comm->members[m];
-  comm_leg *leg = &job->legs[m];
-  size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es;
-  chunk_span(job, k, &offset, &n);
-  piece_of(n, m, comm->local_count, &lo, &hi);
-  const char *host = comm->shared_out[k % CUBERT_COMM_DEPTH];
-  CUBERT_RETURN_IF_ERROR(
-      cubert_comm_leg_write(mem, &leg->dst, offset * es, host, lo * es, &writes[0]));
-  return cubert_comm_leg_write(mem, &leg->dst, (offset + hi) * es, host + hi * es, (n - hi) * es,
-                               &writes[1]);
 }
 
 static size_t leg_field(const comm_leg *leg, int which) {
@@ -340,7 +236,7 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
   comm_member *mem = &comm->members[m];
   comm_leg *leg = &job->legs[m];
   size_t depth = CUBERT_COMM_DEPTH;
-  const int on_device = device_combine(comm, job);
+  const int on_device = cubert_comm_device_combine(comm, job);
   /* copies per slot: one per piece, two around the own piece with device combination */
   size_t pieces = on_device ? 2 : job->pieces_in, pieces_out = on_device ? 2 : job->pieces_out;
   size_t writer = shared_writer(comm, job);
@@ -383,7 +279,7 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
        every member finished before this thread's part of chunk k - lag (wait_all below). */
     while (!s && next_out < job->chunks && next_out + lag < k + depth) {
       comm_copy *slot_reads = &reads[(next_out % depth) * pieces];
-      s = on_device ? stage_out_others(comm, job, m, next_out, slot_reads)
+      s = on_device ? cubert_comm_device_stage_out(comm, job, m, next_out, slot_reads)
                     : stage_out(comm, job, m, next_out, slot_reads);
       ++next_out;
     }
@@ -407,7 +303,7 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
       phase_end(&clock, comm, job, m, "wait for every member's input and free slots");
       if (on_device) {
         comm_copy next = {NULL};
-        s = combine_on_device(comm, job, m, k, &next);
+        s = cubert_comm_device_part(comm, job, m, k, &next);
         if (s) {
           cubert_status_free(cubert_comm_leg_wait(mem, &next));
           break;
@@ -424,7 +320,7 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
         phase_end(&clock, comm, job, m, "combine on the device (the previous chunk's part)");
       } else {
         size_t offset = 0, n = 0;
-        chunk_span(job, k, &offset, &n);
+        cubert_comm_chunk_span(job, k, &offset, &n);
         for (size_t i = 0; i < comm->local_count; ++i) {
           ins[i] = input_at(comm, job, i, k);
           outs[i] = output_at(comm, job, i, k, writer);
@@ -462,7 +358,7 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
     if (!wait_all(comm, job, 1, d + 1)) break;
     phase_end(&clock, comm, job, m, "wait for every member's part");
     comm_copy *slot_writes = &writes[(d % depth) * pieces_out];
-    s = on_device ? stage_in_others(comm, job, m, d, slot_writes)
+    s = on_device ? cubert_comm_device_stage_in(comm, job, m, d, slot_writes)
                   : stage_in(comm, job, m, d, writer, slot_writes);
     if (s) break;
     phase_end(&clock, comm, job, m, "stage in (start the write)");
