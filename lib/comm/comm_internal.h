@@ -94,7 +94,7 @@ struct cubert_comm {
   cubert_comm_transport *transport;
   size_t size, rank, local_count;
   size_t chunk_bytes;
-  int device_reduce; /* CUBERT_COMM_DEVICE_REDUCE (default 1): use device combination */
+  int device_reduce; /* device combination allowed (CUBERT_COMM_DEVICE_REDUCE is not 0) */
   comm_member *members;
   /* Result slots every staged member's stage-in reads, for the kinds whose result is the same
      for every member (all_reduce, broadcast, all_gather): the combination writes each result

@@ -322,11 +322,19 @@ cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, s
   comm->local_count = local_count;
   for (size_t i = 0; !s && i < local_count; ++i)
     s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
-  comm->device_reduce = transport->parts_split && local_count > 1 &&
-                        env_size("CUBERT_COMM_DEVICE_REDUCE", 0, 1, 1,
-                                 "1: reduce on the devices where they can, 0: on the host");
-  for (size_t i = 0; !s && comm->device_reduce && i < local_count; ++i)
-    s = member_open_combine(&comm->members[i], clients[i], i, comm->chunk_bytes);
+  /* 0: never; 1: every device whose server has comm_reduce; unset: those that are not CPUs
+     (an OpenCL CPU device reduces on the cores and memory the host combination uses, and
+     copies more: PoCL was 20% slower with it). */
+  size_t device_reduce = env_size("CUBERT_COMM_DEVICE_REDUCE", 0, 1, 2,
+                                  "1: reduce on the devices where they can, 0: on the host");
+  comm->device_reduce = transport->parts_split && local_count > 1 && device_reduce != 0;
+  for (size_t i = 0; !s && comm->device_reduce && i < local_count; ++i) {
+    comm_member *m = &comm->members[i];
+    if (device_reduce == 2 && m->server->properties.type != CUBERT_DEVICE_TYPE_OPENCL_GPU &&
+        m->server->properties.type != CUBERT_DEVICE_TYPE_OPENCL_OTHER)
+      continue;
+    s = member_open_combine(m, clients[i], i, comm->chunk_bytes);
+  }
   if (!s) s = shared_open(comm);
   size_t team = transport->parts_split ? team_size_config(local_count) : 1;
   for (size_t i = 0; !s && team > 1 && i < local_count; ++i)
