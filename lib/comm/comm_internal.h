@@ -94,6 +94,9 @@ struct cubert_comm {
   cubert_comm_transport *transport;
   size_t size, rank, local_count;
   size_t chunk_bytes;
+  /* Threads per member thread's part of a host combination: the smallest team any member
+     started (thread_team.c may start fewer threads than asked), 1 without teams. */
+  size_t team_size;
   int device_reduce; /* device combination allowed (CUBERT_COMM_DEVICE_REDUCE is not 0) */
   comm_member *members;
   /* Result slots every staged member's stage-in reads, for the kinds whose result is the same

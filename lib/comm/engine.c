@@ -337,9 +337,13 @@ cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, s
   }
   if (!s) s = shared_open(comm);
   size_t team = transport->parts_split ? team_size_config(local_count) : 1;
-  for (size_t i = 0; !s && team > 1 && i < local_count; ++i)
+  comm->team_size = team;
+  for (size_t i = 0; !s && team > 1 && i < local_count; ++i) {
     if (!(comm->members[i].team = cubert_thread_team_create(team)))
       s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+    else if (cubert_thread_team_size(comm->members[i].team) < comm->team_size)
+      comm->team_size = cubert_thread_team_size(comm->members[i].team);
+  }
   for (size_t i = 0; !s && i < local_count; ++i) {
     member_arg *a = malloc(sizeof *a);
     if (a) *a = (member_arg){comm, i};

@@ -87,25 +87,32 @@ static void phase_end(phase_clock *c, const cubert_comm *comm, const comm_job *j
 typedef struct team_combine {
   cubert_comm *comm;
   const cubert_comm_chunk *chunk;
-  size_t member;
+  size_t member, count;
   cubert_status errors[CUBERT_COMM_MAX_THREADS];
 } team_combine;
 
-/* Team member `index` of `count` combines part member * count + index of local_count * count. */
-static void team_combine_part(void *arg, size_t index, size_t count) {
+/* Team member `index` combines part member * count + index of local_count * count, where count
+   is the communicator's team size (every member thread splits alike, or the parts of the
+   kinds that split by piece would not cover the chunk); a team that started more threads
+   leaves the extra ones idle. */
+static void team_combine_part(void *arg, size_t index, size_t started) {
+  (void)started;
   team_combine *t = arg;
   cubert_comm_transport *tr = t->comm->transport;
-  t->errors[index] =
-      tr->vtable->combine(tr, t->chunk, t->member * count + index, t->comm->local_count * count);
+  t->errors[index] = index < t->count
+                         ? tr->vtable->combine(tr, t->chunk, t->member * t->count + index,
+                                               t->comm->local_count * t->count)
+                         : NULL;
 }
 
 static cubert_status combine(cubert_comm *comm, const cubert_comm_chunk *chunk, size_t m) {
   cubert_thread_team *team = comm->members[m].team;
-  size_t count = cubert_thread_team_size(team);
+  size_t count = comm->team_size;
   if (count < 2 || chunk->count * chunk->elem_size < CUBERT_COMM_SPLIT_MIN)
     return comm->transport->vtable->combine(comm->transport, chunk, m, comm->local_count);
-  team_combine t = {.comm = comm, .chunk = chunk, .member = m};
+  team_combine t = {.comm = comm, .chunk = chunk, .member = m, .count = count};
   cubert_thread_team_run(team, team_combine_part, &t);
+  count = cubert_thread_team_size(team);
   cubert_status s = NULL;
   for (size_t i = 0; i < count; ++i) {
     if (!s)
