@@ -238,6 +238,45 @@ Test(core_trace, events_are_streamed_while_the_device_lives) {
   remove(g_path);
 }
 
+/* A collective's phases: each member thread's waits, combination and stage-in of every chunk,
+   on track 1000 + rank of its device's group. Two CPU clients, 3 chunks of 4 KiB. */
+Test(core_trace, collective_phases_are_traced, .timeout = 60) {
+  trace_to_temp_file();
+  setenv("CUBERT_COMM_CHUNK_BYTES", "4096", 1);
+  cubert_client *c[2] = {NULL, NULL};
+  cubert_handle *src[2], *dst[2];
+  float ones[3000];
+  for (int i = 0; i < 3000; ++i) ones[i] = 1.0f;
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_null(cubert_client_create("cpu", &c[i]));
+    cr_assert_null(cubert_client_create_buffer(c[i], ones, sizeof ones, &src[i]));
+    cr_assert_null(cubert_client_empty(c[i], sizeof ones, &dst[i]));
+  }
+  cubert_comm *comm = NULL;
+  cr_assert_null(cubert_comm_create(c, 2, &comm));
+  unsetenv("CUBERT_COMM_CHUNK_BYTES");
+  cr_assert_null(cubert_comm_all_reduce(comm, src, dst, 3000, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM));
+  float got[3000];
+  cr_assert_null(cubert_client_read(c[1], dst[1], got, sizeof got));
+  cr_expect_eq(got[2999], 2.0f);
+  cubert_comm_release(comm);
+  char *text = valid_trace(g_path);
+  cr_expect_eq(count(text, "\"name\":\"cubert_comm_all_reduce #0: combine\""), 6,
+               "2 members x 3 chunks: %s", text);
+  cr_expect_eq(count(text, "\"name\":\"cubert_comm_all_reduce #0: stage in (start the write)\""), 6,
+               "%s", text);
+  cr_expect_eq(count(text, "wait for the caller's stream"), 2, "%s", text);
+  cr_expect(count(text, "\"tid\":1000}") >= 17 && count(text, "\"tid\":1001}") >= 17,
+            "5 phases per chunk and 2 per job on each member's track: %s", text);
+  free(text);
+  for (int i = 0; i < 2; ++i) {
+    cubert_handle_release(src[i]);
+    cubert_handle_release(dst[i]);
+    cubert_client_release(c[i]);
+  }
+  remove(g_path);
+}
+
 /* A FIFO at the path (no reader) must not block the first launch: fopen(path, "w") waited for
    a reader forever. Launches run untraced and the FIFO is left as it was. */
 Test(core_trace, a_fifo_at_the_path_does_not_block_launches, .timeout = 60) {
