@@ -299,30 +299,35 @@ static cubert_status async_handle(cubert_server_stream *stream, cl_int err, cl_e
   return NULL;
 }
 
+/* A non-blocking read (write == 0) or write of `size` bytes between `binding` and `host`. */
+static cubert_status transfer_async(cubert_server_stream *stream, int write,
+                                    const cubert_binding *binding, void *host, uint64_t size,
+                                    cubert_event **out_event) {
+  *out_event = NULL;
+  cl_event event = NULL;
+  cl_mem page = (cl_mem)binding->slice->page->native;
+  size_t at = (size_t)binding->offset;
+  cl_int err = size == 0 ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
+               : write ? clEnqueueWriteBuffer(stream->queue, page, CL_FALSE, at, (size_t)size, host,
+                                              0, NULL, &event)
+                       : clEnqueueReadBuffer(stream->queue, page, CL_FALSE, at, (size_t)size, host,
+                                             0, NULL, &event);
+  return async_handle(stream, err, event, write ? "Write" : "Read", binding, size, out_event);
+}
+
 cubert_status cubert_ocl_read_async(cubert_server *base, cubert_server_stream *stream,
                                     const cubert_binding *src, void *dst, uint64_t size,
                                     cubert_event **out_event) {
   (void)base;
-  *out_event = NULL;
-  cl_event event = NULL;
-  cl_int err = size == 0
-                   ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
-                   : clEnqueueReadBuffer(stream->queue, (cl_mem)src->slice->page->native, CL_FALSE,
-                                         (size_t)src->offset, (size_t)size, dst, 0, NULL, &event);
-  return async_handle(stream, err, event, "Read", src, size, out_event);
+  return transfer_async(stream, 0, src, dst, size, out_event);
 }
 
 cubert_status cubert_ocl_write_async(cubert_server *base, cubert_server_stream *stream,
                                      const cubert_binding *dst, const void *src, uint64_t size,
                                      cubert_event **out_event) {
   (void)base;
-  *out_event = NULL;
-  cl_event event = NULL;
-  cl_int err = size == 0
-                   ? clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &event)
-                   : clEnqueueWriteBuffer(stream->queue, (cl_mem)dst->slice->page->native, CL_FALSE,
-                                          (size_t)dst->offset, (size_t)size, src, 0, NULL, &event);
-  return async_handle(stream, err, event, "Write", dst, size, out_event);
+  /* OpenCL takes the source of a write as a void pointer; it only reads it. */
+  return transfer_async(stream, 1, dst, (void *)src, size, out_event);
 }
 
 cubert_status cubert_ocl_copy(cubert_server *base, cubert_server_stream *stream,

@@ -29,20 +29,35 @@ static void piece_of(size_t n, size_t m, size_t parts, size_t *lo, size_t *hi) {
   *hi = n * (m + 1) / parts;
 }
 
-/* Stage-out with device combination: the chunk without member m's own piece (the others
-   need it; m reduces its piece from device memory). reads[0..2). */
-cubert_status cubert_comm_device_stage_out(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                                           comm_copy *reads) {
+/* The copies of chunk k around member m's own piece, [0, lo) and [hi, n): out of src into its
+   staging slot (stage-out: the others need them, m reduces its piece from device memory), or
+   into dst from the shared slot (stage-in: the others' results). copies[0..2). */
+static cubert_status around_own_piece(cubert_comm *comm, comm_job *job, size_t m, size_t k, int in,
+                                      comm_copy *copies) {
   comm_member *mem = &comm->members[m];
   comm_leg *leg = &job->legs[m];
   size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es;
   cubert_comm_chunk_span(job, k, &offset, &n);
   piece_of(n, m, comm->local_count, &lo, &hi);
-  char *host = mem->in_buf[k % CUBERT_COMM_DEPTH];
-  CUBERT_RETURN_IF_ERROR(
-      cubert_comm_leg_read(mem, &leg->src, offset * es, host, lo * es, &reads[0]));
-  return cubert_comm_leg_read(mem, &leg->src, (offset + hi) * es, host + hi * es, (n - hi) * es,
-                              &reads[1]);
+  size_t at[2] = {0, hi}, len[2] = {lo, n - hi};
+  for (int i = 0; i < 2; ++i) {
+    uint64_t device_at = (offset + at[i]) * es, bytes = len[i] * es;
+    if (in) {
+      const char *host = (const char *)comm->shared_out[k % CUBERT_COMM_DEPTH] + at[i] * es;
+      CUBERT_RETURN_IF_ERROR(
+          cubert_comm_leg_write(mem, &leg->dst, device_at, host, bytes, &copies[i]));
+    } else {
+      char *host = (char *)mem->in_buf[k % CUBERT_COMM_DEPTH] + at[i] * es;
+      CUBERT_RETURN_IF_ERROR(
+          cubert_comm_leg_read(mem, &leg->src, device_at, host, bytes, &copies[i]));
+    }
+  }
+  return NULL;
+}
+
+cubert_status cubert_comm_device_stage_out(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                           comm_copy *reads) {
+  return around_own_piece(comm, job, m, k, 0, reads);
 }
 
 /* Member m's part of chunk k on its device: the other members' pieces m go from their staging
@@ -81,18 +96,7 @@ cubert_status cubert_comm_device_part(cubert_comm *comm, comm_job *job, size_t m
                        len * es, &done->event);
 }
 
-/* Stage-in with device combination: the other members' pieces from the shared slot.
-   writes[0..2). */
 cubert_status cubert_comm_device_stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k,
                                           comm_copy *writes) {
-  comm_member *mem = &comm->members[m];
-  comm_leg *leg = &job->legs[m];
-  size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es;
-  cubert_comm_chunk_span(job, k, &offset, &n);
-  piece_of(n, m, comm->local_count, &lo, &hi);
-  const char *host = comm->shared_out[k % CUBERT_COMM_DEPTH];
-  CUBERT_RETURN_IF_ERROR(
-      cubert_comm_leg_write(mem, &leg->dst, offset * es, host, lo * es, &writes[0]));
-  return cubert_comm_leg_write(mem, &leg->dst, (offset + hi) * es, host + hi * es, (n - hi) * es,
-                               &writes[1]);
+  return around_own_piece(comm, job, m, k, 1, writes);
 }

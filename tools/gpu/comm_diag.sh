@@ -1,16 +1,14 @@
 #!/bin/bash
 # Where the time of an all_reduce over two GPUs goes (device tool, kind nvidia-h200-x2 or
-# nvidia-h100-x2, carry [".gpu"]): `bash tools/gpu/comm_diag.sh` (PROBE=0 skips the probe). Builds bench_comm, runs the
-# raw-OpenCL probe of the member pipeline (tools/gpu/comm_probe.c: gated or not, blocking writes
-# or not, pinned memory of another context, host copy bandwidth, a peer copy in one context),
-# then bench_comm with its variants (threads, chunk sizes, one member) and once under
-# CUBERT_TRACE, whose file ($OUT/comm_trace.json) shows each member thread's phases per chunk.
-. .gpu/setup.sh
-export CUBERT_CACHE_DIR=$PWD/.cache/cubert-gpu POCL_CACHE_DIR=$PWD/.cache/pocl-gpu
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-log() { tee -a "$OUT/comm_diag.log"; }
-step() { echo "== $(date -u +%T) $*" | log; }
+# nvidia-h100-x2, carry [".gpu"]): `bash tools/gpu/comm_diag.sh` (PROBE=0 skips the probe).
+# Runs the raw-OpenCL probe of the member pipeline (tools/gpu/comm_probe.c: gated or not,
+# blocking writes or not, pinned memory of another context, host copy bandwidth, a peer copy in
+# one context), builds bench_comm and cts_opencl, runs bench_comm with its variants (device or
+# host combination, chunk sizes, three members, a GPU with the CPU server) and once under
+# CUBERT_TRACE, whose file ($OUT/comm_trace.json) shows each member thread's phases per chunk,
+# then the collectives suite over both GPUs.
+LOG=comm_diag
+. tools/gpu/common.sh
 nvidia-smi --query-gpu=index,name,driver_version --format=csv | log
 nproc | log
 if [ "${PROBE:-1}" = 1 ]; then

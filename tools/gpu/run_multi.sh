@@ -5,12 +5,8 @@
 # the collectives suite over both GPUs, to_client and all_reduce benchmarks between them and
 # with the CPU server, the devices suite (to_client between every pair) and the interop suite
 # on the first GPU. tools/gpu/comm_diag.sh looks into the all_reduce itself.
-. .gpu/setup.sh
-export CUBERT_CACHE_DIR=$PWD/.cache/cubert-gpu POCL_CACHE_DIR=$PWD/.cache/pocl-gpu
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-log() { tee -a "$OUT/run_multi.log"; }
-step() { echo "== $(date -u +%T) $*" | log; }
+LOG=run_multi
+. tools/gpu/common.sh
 nvidia-smi --query-gpu=index,name,clocks.max.sm,driver_version --format=csv | log
 step configure
 CUBERT_SKIP_DEPS=1 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUBERT_MPI=OFF \
