@@ -107,13 +107,16 @@ cubert_status cubert_ocl_comm_reduce(cubert_server *base, cubert_server_stream *
                               "comm_reduce on OpenCL device '%s': dtype, op or alignment not "
                               "supported",
                               base->properties.name);
-  if (count == 0) return NULL;
   pthread_mutex_lock(&g_lock);
   cubert_status s = build(server);
   cl_kernel kernel = s ? NULL : server->comm_reduce->kernels[k];
   if (!s && !kernel)
     s = cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
                            "comm_reduce on OpenCL device '%s': no fp64", base->properties.name);
+  if (!s && count == 0) { /* nothing to reduce: the kernels are built (the engine's check) */
+    pthread_mutex_unlock(&g_lock);
+    return NULL;
+  }
   cl_event event = NULL;
   if (!s) {
     const cubert_binding *other = n > 1 ? others : own; /* n == 1: never read */

@@ -191,7 +191,21 @@ static cubert_status member_open_combine(comm_member *m, cubert_client *client, 
   cubert_device_lock(m->device);
   s = v->stream_create(m->server, m->combine_errors, &m->combine_stream);
   cubert_device_unlock(m->device);
-  return s;
+  if (s) return s;
+  /* Builds the reduction kernels now (without the lock, as the member thread will call it): a
+     device that cannot build them combines on the host instead of failing every job. */
+  cubert_status prepared =
+      v->comm_reduce(m->server, m->combine_stream, &m->scratch, &m->scratch, &m->scratch, 1, 0, 0,
+                     CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM);
+  if (prepared) {
+    cubert_log(CUBERT_LOG_INFO, "comm", "clients[%zu] on '%s' combines on the host: %s", index,
+               m->server->properties.name, cubert_status_message(prepared));
+    cubert_status_free(prepared);
+    cubert_handle_release(m->scratch_handle);
+    m->scratch_handle = NULL;
+    m->scratch.slice = NULL;
+  }
+  return NULL;
 }
 
 static cubert_status member_open(comm_member *m, cubert_client *client, size_t index,

@@ -226,7 +226,9 @@ typedef struct cubert_server_vtable {
      and f64 on devices with CUBERT_FEATURE_FP64; op sum, max or min, with the host
      reduction's semantics (integer sums wrap, max/min propagate NaN); byte offsets are
      multiples of the element size. Works WITHOUT the device lock on a communicator's private
-     stream, like write_async. NULL: the communicator combines on the host. */
+     stream, like write_async. count 0 queues nothing but prepares (builds) what the server
+     needs, so a communicator learns at creation whether it works. NULL: the communicator
+     combines on the host. */
   cubert_status (*comm_reduce)(cubert_server *server, cubert_server_stream *stream,
                                const cubert_binding *dst, const cubert_binding *own,
                                const cubert_binding *others, size_t n, size_t own_rank,
