@@ -68,8 +68,8 @@ static cubert_status mpi_fail(mpi_transport *t, const cubert_comm_chunk *c, cons
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
   snprintf(t->failed, sizeof t->failed, "%s: MPI rank %zu: %s (call %llu, chunk %zu of %zu)",
-           cubert_comm_kind_name(c->kind), t->base.rank, reason, (unsigned long long)c->sequence, c->index + 1,
-           c->chunks);
+           cubert_comm_kind_name(c->kind), t->base.rank, reason, (unsigned long long)c->sequence,
+           c->index + 1, c->chunks);
   return cubert_status_make(CUBERT_CODE_EXECUTION, "%s", t->failed);
 }
 

@@ -144,8 +144,7 @@ static cl_device_id pick_device(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "memcpy") == 0)
-    return probe_memcpy(argc > 2 ? atoi(argv[2]) : 1);
+  if (argc > 1 && strcmp(argv[1], "memcpy") == 0) return probe_memcpy(argc > 2 ? atoi(argv[2]) : 1);
   if (argc > 1 && strcmp(argv[1], "peer") == 0) return probe_peer();
   const int gate = argc > 1 && atoi(argv[1]) != 0;
   const int blocking = argc > 2 ? atoi(argv[2]) != 0 : 1;
@@ -237,8 +236,9 @@ int main(int argc, char **argv) {
     printf(
         "gate=%d blocking=%d chunk=%zu MiB%s: %.2f GB/s (%.1f ms; waiting for reads %.1f ms, "
         "host copies %.1f ms, writes %.1f ms)\n",
-        gate, blocking, chunk >> 20, getenv("PROBE_FOREIGN") ? " foreign pinned" : "", (double)total / elapsed * 1e-9, elapsed * 1e3, t_reads * 1e3,
-        t_copies * 1e3, t_writes * 1e3);
+        gate, blocking, chunk >> 20, getenv("PROBE_FOREIGN") ? " foreign pinned" : "",
+        (double)total / elapsed * 1e-9, elapsed * 1e3, t_reads * 1e3, t_copies * 1e3,
+        t_writes * 1e3);
   }
   return 0;
 }
