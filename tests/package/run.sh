@@ -46,6 +46,9 @@ cmake --build "$work/cmake" -j "$jobs" >>"$work/cmake.log" 2>&1 || { cat "$work/
 ldd "$work/cmake/pkg_app" | grep "$stage/.*libcubert.so.0" >/dev/null ||
   fail "pkg_app does not load the staged libcubert.so.0: $(ldd "$work/cmake/pkg_app" | grep cubert)"
 
+step "the README's first program, verbatim (tests/package/readme_first.sh)"
+bash "$root/tests/package/readme_first.sh" "$stage" "$work/readme" "$PACKAGE_DEVICES"
+
 if [ -f "$stage/include/cubert/mpi.h" ]; then
   step "find_package(cubert REQUIRED COMPONENTS MPI): built, so found; pkg_mpi under mpiexec -n 2"
   cmake -S "$root/tests/package" -B "$work/mpi" -DCMAKE_PREFIX_PATH="$stage" -DPKG_REQUIRE=MPI \
