@@ -130,8 +130,8 @@ int main(int argc, char **argv) {
   CHECK(cubert_op_binary(client, CUBERT_BINARY_ADD, &tz, &tb2, &tz));
   CHECK(cubert_op_softmax(client, &tz, &tz));
   CHECK(cubert_op_reduce(client, CUBERT_REDUCE_ARGMAX, &tz, 1, 0, &tlabel));
-  CHECK(cubert_client_read(client, tz.handle, prob, batch * out * sizeof(float)));
-  CHECK(cubert_client_read(client, tlabel.handle, label, batch * sizeof(int32_t)));
+  CHECK(cubert_client_read_tensor(client, &tz, prob, batch * out * sizeof(float)));
+  CHECK(cubert_client_read_tensor(client, &tlabel, label, batch * sizeof(int32_t)));
 
   host_forward(x, w1, b1, w2, b2, batch, in, hidden, out, ref);
   const double tol = 1e-4;

@@ -215,8 +215,8 @@ static cubert_status write_strided(cubert_client *client, const cubert_copy_desc
   return s;
 }
 
-cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy_desc *desc,
-                                        void *dst, size_t dst_size) {
+cubert_status(cubert_client_read_tensor)(cubert_client *client, const cubert_copy_desc *desc,
+                                         void *dst, size_t dst_size) {
   cubert_client_obj *c = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
   cubert_handle_obj *h = NULL;
@@ -244,8 +244,8 @@ cubert_status cubert_client_read_tensor(cubert_client *client, const cubert_copy
   return s;
 }
 
-cubert_status cubert_client_write_tensor(cubert_client *client, const cubert_copy_desc *desc,
-                                         const void *src, size_t src_size) {
+cubert_status(cubert_client_write_tensor)(cubert_client *client, const cubert_copy_desc *desc,
+                                          const void *src, size_t src_size) {
   cubert_client_obj *c = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
   cubert_handle_obj *h = NULL;
@@ -263,7 +263,22 @@ cubert_status cubert_client_write_tensor(cubert_client *client, const cubert_cop
   return s;
 }
 
-cubert_status cubert_copy_desc_from_tensor(const cubert_tensor *tensor, cubert_copy_desc *out) {
+/* The tensor forms: the descriptor of the tensor's region, then the calls above. */
+cubert_status cubert_client_read_tensor_view(cubert_client *client, const cubert_tensor *tensor,
+                                             void *dst, size_t dst_size) {
+  cubert_copy_desc desc;
+  CUBERT_RETURN_IF_ERROR(cubert_copy_desc_from_tensor(tensor, &desc));
+  return (cubert_client_read_tensor)(client, &desc, dst, dst_size);
+}
+
+cubert_status cubert_client_write_tensor_view(cubert_client *client, const cubert_tensor *tensor,
+                                              const void *src, size_t src_size) {
+  cubert_copy_desc desc;
+  CUBERT_RETURN_IF_ERROR(cubert_copy_desc_from_tensor(tensor, &desc));
+  return (cubert_client_write_tensor)(client, &desc, src, src_size);
+}
+
+cubert_status(cubert_copy_desc_from_tensor)(const cubert_tensor *tensor, cubert_copy_desc *out) {
   if (!tensor || !out)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "tensor and out must be non-NULL");
   if (!tensor->handle)

@@ -31,8 +31,8 @@ static const cubert_kernel_def *const cast_nd[6][6] = {
 #undef C_
 #undef N_
 
-cubert_status cubert_op_cast(cubert_client *client, const cubert_tensor *in,
-                             const cubert_tensor *out) {
+cubert_status(cubert_op_cast)(cubert_client *client, const cubert_tensor *in,
+                              const cubert_tensor *out) {
   const uint32_t allowed =
       CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F32) | CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F64) |
       CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_I32) | CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_U32) |

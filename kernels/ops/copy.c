@@ -204,13 +204,13 @@ static cubert_status copy_as(cubert_client *client, const char *op, const cubert
                                     1ull << wi);
 }
 
-cubert_status cubert_op_copy(cubert_client *client, const cubert_tensor *in,
-                             const cubert_tensor *out) {
+cubert_status(cubert_op_copy)(cubert_client *client, const cubert_tensor *in,
+                              const cubert_tensor *out) {
   return copy_as(client, "copy", in, out);
 }
 
-cubert_status cubert_op_permute(cubert_client *client, const cubert_tensor *in,
-                                const uint32_t *axes, const cubert_tensor *out) {
+cubert_status(cubert_op_permute)(cubert_client *client, const cubert_tensor *in,
+                                 const uint32_t *axes, const cubert_tensor *out) {
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor("permute", "in", in, 0, false, NULL));
   cubert_tensor view;
   CUBERT_RETURN_IF_ERROR(cubert_tensor_permute(in, axes, &view));

@@ -206,8 +206,8 @@ static uint32_t allowed_mask(const cubert_kernel_def *const table[][CUBERT_BINAR
   return mask;
 }
 
-cubert_status cubert_op_binary(cubert_client *client, cubert_binary_op op, const cubert_tensor *a,
-                               const cubert_tensor *b, const cubert_tensor *out) {
+cubert_status(cubert_op_binary)(cubert_client *client, cubert_binary_op op, const cubert_tensor *a,
+                                const cubert_tensor *b, const cubert_tensor *out) {
   if ((unsigned)op >= CUBERT_BINARY_COUNT_)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "binary: op is %d, not a cubert_binary_op", (int)op);
@@ -230,8 +230,8 @@ cubert_status cubert_op_binary(cubert_client *client, cubert_binary_op op, const
   return cubert_ops_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
 }
 
-cubert_status cubert_op_unary(cubert_client *client, cubert_unary_op op, const cubert_tensor *in,
-                              const cubert_tensor *out) {
+cubert_status(cubert_op_unary)(cubert_client *client, cubert_unary_op op, const cubert_tensor *in,
+                               const cubert_tensor *out) {
   if ((unsigned)op >= CUBERT_UNARY_COUNT_)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "unary: op is %d, not a cubert_unary_op", (int)op);

@@ -254,8 +254,8 @@ static void mm_strides(const cubert_tensor *t, uint64_t out[3]) {
   out[2] = t->strides[r - 1];
 }
 
-cubert_status cubert_op_matmul(cubert_client *client, double alpha, const cubert_tensor *a,
-                               const cubert_tensor *b, double beta, const cubert_tensor *c) {
+cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cubert_tensor *a,
+                                const cubert_tensor *b, double beta, const cubert_tensor *c) {
   static const char op[] = "matmul";
   if (!client) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "matmul: client is NULL");
   cubert_ops_extent ea, eb, ec;

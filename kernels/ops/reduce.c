@@ -421,8 +421,8 @@ static cubert_status gather(cubert_client *client, const cubert_tensor *in, uint
   return st;
 }
 
-cubert_status cubert_op_reduce(cubert_client *client, cubert_reduce_op op, const cubert_tensor *in,
-                               uint32_t axis, int keep_dim, const cubert_tensor *out) {
+cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, const cubert_tensor *in,
+                                uint32_t axis, int keep_dim, const cubert_tensor *out) {
   if ((unsigned)op >= CUBERT_REDUCE_COUNT_)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, OP ": op is %d, not a cubert_reduce_op",
                               (int)op);

@@ -103,8 +103,8 @@ void cubert_ops_softmax_force_candidate(int index) {
   forced = index;
 }
 
-cubert_status cubert_op_softmax(cubert_client *client, const cubert_tensor *in,
-                                const cubert_tensor *out) {
+cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
+                                 const cubert_tensor *out) {
   cubert_ops_extent in_ext;
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "in", in, CUBERT_OPS_FLOATS, false, &in_ext));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_FLOATS, true, NULL));

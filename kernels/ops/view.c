@@ -3,8 +3,8 @@
 
 #include "cubert/ops.h"
 
-cubert_status cubert_tensor_permute(const cubert_tensor *in, const uint32_t *axes,
-                                    cubert_tensor *out) {
+cubert_status(cubert_tensor_permute)(const cubert_tensor *in, const uint32_t *axes,
+                                     cubert_tensor *out) {
   if (!in || !out || (!axes && in->rank > 0))
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "tensor_permute: in, axes and out must be non-NULL");

@@ -66,3 +66,43 @@ Test(tensor_read, zero_stride_is_unsupported_strides) {
   cr_assert_eq(tr[4], 1.0f);
   cubert_handle_release(h);
 }
+
+/* The tensor form (issue 20, item 3): cubert_client_read_tensor/write_tensor take a tensor view
+   as they take a descriptor, with the same result; a permuted view at an offset reads as its own
+   row-major data, and the write puts values back through the same view. */
+Test(tensor_read, tensor_view_form_matches_the_descriptor_form) {
+  cubert_handle *h = matrix(); /* 0..15: a 4x4 row-major matrix */
+  cubert_tensor t = {.handle = h,
+                     .rank = 2,
+                     .shape = {3, 2}, /* the transpose of rows 1..2, columns 1..3 */
+                     .strides = {1, 4},
+                     .elem_size = 4,
+                     .dtype = CUBERT_DTYPE_F32,
+                     .offset = 5};
+  float by_tensor[6] = {0}, by_desc[6] = {0};
+  ASSERT_OK(cubert_client_read_tensor(cts_client, &t, by_tensor, sizeof by_tensor));
+  cubert_copy_desc d;
+  ASSERT_OK(cubert_copy_desc_from_tensor(&t, &d));
+  ASSERT_OK(cubert_client_read_tensor(cts_client, &d, by_desc, sizeof by_desc));
+  const float expect[6] = {5, 9, 6, 10, 7, 11};
+  for (int i = 0; i < 6; ++i) {
+    cr_assert_eq(by_tensor[i], expect[i], "tensor form [%d]: %g, expected %g", i,
+                 (double)by_tensor[i], (double)expect[i]);
+    cr_assert_eq(by_desc[i], expect[i], "descriptor form [%d]", i);
+  }
+  /* write through the view: the 6 elements change, the other 10 keep their values */
+  const float neg[6] = {-1, -2, -3, -4, -5, -6};
+  ASSERT_OK(cubert_client_write_tensor(cts_client, &t, neg, sizeof neg));
+  float all[16];
+  ASSERT_OK(cubert_client_read(cts_client, h, all, sizeof all));
+  const float after[16] = {0, 1, 2, 3, 4, -1, -3, -5, 8, -2, -4, -6, 12, 13, 14, 15};
+  for (int i = 0; i < 16; ++i)
+    cr_assert_eq(all[i], after[i], "element %d: %g, expected %g", i, (double)all[i],
+                 (double)after[i]);
+  /* a wrong size names the argument in either form */
+  ASSERT_CODE(cubert_client_read_tensor(cts_client, &t, by_tensor, sizeof by_tensor - 4),
+              CUBERT_CODE_INVALID_ARGUMENT, "dst_size");
+  ASSERT_CODE(cubert_client_read_tensor(cts_client, (const cubert_tensor *)NULL, by_tensor, 4),
+              CUBERT_CODE_INVALID_ARGUMENT, "tensor");
+  cubert_handle_release(h);
+}

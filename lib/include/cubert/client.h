@@ -99,6 +99,26 @@ typedef struct cubert_tensor {
   cubert_dtype dtype;                /* element type; NONE for untyped data */
   uint64_t offset;                   /* elements from the start of the handle (views) */
 } cubert_tensor;
+/* In C, the calls that take tensors (cubert_copy_desc_from_tensor and the operations of
+   cubert/ops.h) are also macros that pass each tensor argument through CUBERT_TENSOR_ARG_:
+   a cubert_tensor pointer (or NULL) goes through unchanged, anything else (a cubert_copy_desc
+   above all, which has a similar shape) is a compile error that says so. */
+#ifndef __cplusplus
+#define CUBERT_TENSOR_ARG_(t) \
+  _Generic((t), cubert_tensor *         \
+           : (t), const cubert_tensor * \
+           : (t), void *                \
+           : (t), default               \
+           : cubert_not_a_tensor_())
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((
+    error("this argument must be a cubert_tensor * (a cubert_copy_desc describes a "
+          "region for cubert_client_read_tensor / write_tensor only)")))
+#endif
+const cubert_tensor *
+cubert_not_a_tensor_(void);
+#endif
+
 /* Releases the tensor's handle and clears it. Accepts NULL. */
 CUBERT_API void cubert_tensor_release(cubert_tensor *tensor);
 
@@ -133,16 +153,20 @@ typedef struct cubert_copy_desc {
 /* *out = the region `tensor` covers (handle, rank, shape, strides, elem_size, offset). No
    reference is taken: the descriptor borrows the tensor's handle. INVALID_ARGUMENT for NULL
    arguments, a NULL tensor->handle or tensor->rank above CUBERT_MAX_RANK. */
-CUBERT_API cubert_status cubert_copy_desc_from_tensor(const cubert_tensor *tensor,
-                                                      cubert_copy_desc *out);
+CUBERT_API cubert_status(cubert_copy_desc_from_tensor)(const cubert_tensor *tensor,
+                                                       cubert_copy_desc *out);
+#ifndef __cplusplus
+#define cubert_copy_desc_from_tensor(tensor, out) \
+  (cubert_copy_desc_from_tensor)(CUBERT_TENSOR_ARG_(tensor), (out))
+#endif
 /* Reads a strided tensor into `dst` as contiguous row-major data (dst_size must be
    product(shape) * elem_size). Uses the strided-copy kernel on the device.
    Errors: UNSUPPORTED_STRIDES (a zero stride on a dimension longer than 1: a copy cannot
    broadcast), INVALID_ARGUMENT (sizes; strides that reach past the handle, or whose extent
    overflows 64 bits: the message names the dimension), NOT_FOUND, SERVER_UNHEALTHY. */
-CUBERT_API cubert_status cubert_client_read_tensor(cubert_client *client,
-                                                   const cubert_copy_desc *desc, void *dst,
-                                                   size_t dst_size);
+CUBERT_API cubert_status(cubert_client_read_tensor)(cubert_client *client,
+                                                    const cubert_copy_desc *desc, void *dst,
+                                                    size_t dst_size);
 /* The inverse of read_tensor: writes contiguous row-major `src` (src_size must be
    product(shape) * elem_size bytes) into the strided region `desc` describes, ordered after
    earlier work on the calling stream (and on any stream that used the handle), as
@@ -152,9 +176,56 @@ CUBERT_API cubert_status cubert_client_read_tensor(cubert_client *client,
    put two coordinates on one element (overlap) gets one of their values, unspecified which.
    Errors: as read_tensor (naming desc->..., src_size), INVALID_ARGUMENT for NULL src with
    src_size > 0. */
-CUBERT_API cubert_status cubert_client_write_tensor(cubert_client *client,
-                                                    const cubert_copy_desc *desc, const void *src,
-                                                    size_t src_size);
+CUBERT_API cubert_status(cubert_client_write_tensor)(cubert_client *client,
+                                                     const cubert_copy_desc *desc, const void *src,
+                                                     size_t src_size);
+
+/* The same two calls for a tensor or any view of one (cubert/ops.h: permuted, sliced, at an
+   offset): the region is the tensor's (cubert_copy_desc_from_tensor), dtype and all. */
+CUBERT_API cubert_status cubert_client_read_tensor_view(cubert_client *client,
+                                                        const cubert_tensor *tensor, void *dst,
+                                                        size_t dst_size);
+CUBERT_API cubert_status cubert_client_write_tensor_view(cubert_client *client,
+                                                         const cubert_tensor *tensor,
+                                                         const void *src, size_t src_size);
+
+/* In C, cubert_client_read_tensor and cubert_client_write_tensor take either a tensor or a copy
+   descriptor (pointers to either, or NULL) and pick the call above that fits:
+     cubert_client_read_tensor(client, &tensor, dst, size);   (the usual form)
+     cubert_client_read_tensor(client, &desc, dst, size);
+   Any other argument is a compile error naming the call, not a run-time error about bytes past
+   the handle. (C++ has no _Generic: call the _view functions or pass a descriptor.) The
+   functions themselves stay callable as (cubert_client_read_tensor)(...). */
+#ifndef __cplusplus
+#define cubert_client_read_tensor(client, src, dst, dst_size) \
+  _Generic((src), cubert_tensor *                                                         \
+           : cubert_client_read_tensor_view, const cubert_tensor *                        \
+           : cubert_client_read_tensor_view, default                                      \
+           : CUBERT_COPY_DESC_FN_(cubert_client_read_tensor, src))((client), (src), (dst), \
+                                                                  (dst_size))
+#define cubert_client_write_tensor(client, dst, src, src_size) \
+  _Generic((dst), cubert_tensor *                                                           \
+           : cubert_client_write_tensor_view, const cubert_tensor *                         \
+           : cubert_client_write_tensor_view, default                                       \
+           : CUBERT_COPY_DESC_FN_(cubert_client_write_tensor, dst))((client), (dst), (src), \
+                                                                    (src_size))
+/* The descriptor form of `fn`, or a call that does not compile: a function declared with
+   GCC/clang's error attribute, whose message names what the argument must be. */
+#define CUBERT_COPY_DESC_FN_(fn, x) \
+  _Generic((x), cubert_copy_desc *                                             \
+           : (fn), const cubert_copy_desc *                                    \
+           : (fn), void *                                                      \
+           : (fn), default                                                     \
+           : cubert_not_a_tensor_or_copy_desc_)
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((
+    error("cubert_client_read_tensor / cubert_client_write_tensor: the second argument "
+          "must be a cubert_tensor * or a cubert_copy_desc *")))
+#endif
+cubert_status
+cubert_not_a_tensor_or_copy_desc_(cubert_client *client, const void *x, const void *data,
+                                  size_t size);
+#endif
 
 /* ---- asynchronous reads ------------------------------------------------------------------ */
 

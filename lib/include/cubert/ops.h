@@ -43,8 +43,8 @@ CUBERT_EXTERN_C_BEGIN
 /* *out = `in` with its axes permuted: out.shape[i] = in.shape[axes[i]] and likewise strides. No
    data moves and no reference is taken (out borrows in's handle). `axes` holds in.rank distinct
    values below in.rank. INVALID_ARGUMENT otherwise (naming the axis). */
-CUBERT_API cubert_status cubert_tensor_permute(const cubert_tensor *in, const uint32_t *axes,
-                                               cubert_tensor *out);
+CUBERT_API cubert_status(cubert_tensor_permute)(const cubert_tensor *in, const uint32_t *axes,
+                                                cubert_tensor *out);
 
 /* ---- layout changes ------------------------------------------------------------------------- */
 
@@ -52,13 +52,13 @@ CUBERT_API cubert_status cubert_tensor_permute(const cubert_tensor *in, const ui
    transposed, sliced or broadcast view). Same shape and dtype (any dtype, NONE included when
    elem_sizes match). The bits move unchanged, as 1-, 2-, 4- or 8-byte words, so F64 and F16
    need no device feature here. The kernel's cube dim is chosen by autotune. */
-CUBERT_API cubert_status cubert_op_copy(cubert_client *client, const cubert_tensor *in,
-                                        const cubert_tensor *out);
+CUBERT_API cubert_status(cubert_op_copy)(cubert_client *client, const cubert_tensor *in,
+                                         const cubert_tensor *out);
 /* out = in with its axes permuted (out.shape[i] == in.shape[axes[i]]): cubert_tensor_permute
    then cubert_op_copy; a 2-D transpose goes through shared-memory tiles so both sides are read
    and written in rows. */
-CUBERT_API cubert_status cubert_op_permute(cubert_client *client, const cubert_tensor *in,
-                                           const uint32_t *axes, const cubert_tensor *out);
+CUBERT_API cubert_status(cubert_op_permute)(cubert_client *client, const cubert_tensor *in,
+                                            const uint32_t *axes, const cubert_tensor *out);
 
 /* out = (out.dtype) in for in, out in {F32, F64, I32, U32, F16}. Same shape. Float to integer
    rounds toward zero and saturates (NaN gives 0), as OpenCL's convert_<type>_sat_rtz; integer
@@ -67,8 +67,8 @@ CUBERT_API cubert_status cubert_op_permute(cubert_client *client, const cubert_t
    2^32). Every device gives the same bits. F16 is converted with integer arithmetic, so it
    needs no CUBERT_FEATURE_FP16 here (PoCL does not report it); F64 needs CUBERT_FEATURE_FP64.
    in == out's dtype is a copy. */
-CUBERT_API cubert_status cubert_op_cast(cubert_client *client, const cubert_tensor *in,
-                                        const cubert_tensor *out);
+CUBERT_API cubert_status(cubert_op_cast)(cubert_client *client, const cubert_tensor *in,
+                                         const cubert_tensor *out);
 
 /* ---- elementwise ---------------------------------------------------------------------------- */
 
@@ -86,8 +86,8 @@ typedef enum cubert_unary_op {
 /* out = op(in), in and out of one dtype; in broadcasts to out's shape (NumPy rules, below).
    Float results are within OpenCL 1.2's bounds (exp, log, sqrt 3 ulp; tanh 5 ulp; abs, neg,
    relu exact); relu is x < 0 ? 0 : x, so NaN and -0.0 pass through. */
-CUBERT_API cubert_status cubert_op_unary(cubert_client *client, cubert_unary_op op,
-                                         const cubert_tensor *in, const cubert_tensor *out);
+CUBERT_API cubert_status(cubert_op_unary)(cubert_client *client, cubert_unary_op op,
+                                          const cubert_tensor *in, const cubert_tensor *out);
 
 typedef enum cubert_binary_op {
   CUBERT_BINARY_ADD = 0, /* F32, F64, I32, U32 (integers wrap) */
@@ -107,9 +107,9 @@ typedef enum cubert_binary_op {
    mismatch. out may be a or b (same strides) for an in-place update. Floats: add, sub, mul,
    min, max exact, div within 3 ulp (OpenCL 1.2 allows 2.5 in f32), pow within 16 ulp; min and
    max are fmin/fmax (a NaN operand gives the other). */
-CUBERT_API cubert_status cubert_op_binary(cubert_client *client, cubert_binary_op op,
-                                          const cubert_tensor *a, const cubert_tensor *b,
-                                          const cubert_tensor *out);
+CUBERT_API cubert_status(cubert_op_binary)(cubert_client *client, cubert_binary_op op,
+                                           const cubert_tensor *a, const cubert_tensor *b,
+                                           const cubert_tensor *out);
 
 /* ---- reductions ----------------------------------------------------------------------------- */
 
@@ -130,15 +130,15 @@ typedef enum cubert_reduce_op {
    (keep_dim 1); with CUBERT_AXIS_ALL, out has rank 0 (or in's rank with every dimension 1).
    Reducing an empty axis: SUM gives 0, MEAN NaN, MAX/MIN/ARGMAX/ARGMIN INVALID_ARGUMENT.
    Sums add in a tree, so f32 rounding differs from a sequential sum. */
-CUBERT_API cubert_status cubert_op_reduce(cubert_client *client, cubert_reduce_op op,
-                                          const cubert_tensor *in, uint32_t axis, int keep_dim,
-                                          const cubert_tensor *out);
+CUBERT_API cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op,
+                                           const cubert_tensor *in, uint32_t axis, int keep_dim,
+                                           const cubert_tensor *out);
 
 /* out = softmax of in along its last axis: exp(x - max) / sum(exp(x - max)) per row (the max
    subtracted first, so large inputs do not overflow). F32 or F64; in and out of one shape and
    dtype; out may be in. A row of -inf gives NaN, as the formula does. */
-CUBERT_API cubert_status cubert_op_softmax(cubert_client *client, const cubert_tensor *in,
-                                           const cubert_tensor *out);
+CUBERT_API cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
+                                            const cubert_tensor *out);
 
 /* ---- matrix multiply ------------------------------------------------------------------------ */
 
@@ -159,9 +159,36 @@ CUBERT_API cubert_status cubert_op_softmax(cubert_client *client, const cubert_t
    of the exact alpha * sum_k a_ik * b_kj + beta * c_ij, with u = 2^-22 for f32 and 2^-50 for
    f64 (the sum is accumulated in the dtype, sequentially along K per element, fused or not
    depending on the device; tests/cts/cts_ops_matmul.c checks this bound). */
-CUBERT_API cubert_status cubert_op_matmul(cubert_client *client, double alpha,
-                                          const cubert_tensor *a, const cubert_tensor *b,
-                                          double beta, const cubert_tensor *c);
+CUBERT_API cubert_status(cubert_op_matmul)(cubert_client *client, double alpha,
+                                           const cubert_tensor *a, const cubert_tensor *b,
+                                           double beta, const cubert_tensor *c);
+
+/* Type checks on the tensor arguments in C (CUBERT_TENSOR_ARG_, cubert/client.h): passing a
+   cubert_copy_desc or another pointer where a tensor goes is a compile error. The functions
+   stay callable as (cubert_op_copy)(...). */
+#ifndef __cplusplus
+#define cubert_tensor_permute(in, axes, out) \
+  (cubert_tensor_permute)(CUBERT_TENSOR_ARG_(in), (axes), (out))
+#define cubert_op_copy(client, in, out) \
+  (cubert_op_copy)((client), CUBERT_TENSOR_ARG_(in), CUBERT_TENSOR_ARG_(out))
+#define cubert_op_permute(client, in, axes, out) \
+  (cubert_op_permute)((client), CUBERT_TENSOR_ARG_(in), (axes), CUBERT_TENSOR_ARG_(out))
+#define cubert_op_cast(client, in, out) \
+  (cubert_op_cast)((client), CUBERT_TENSOR_ARG_(in), CUBERT_TENSOR_ARG_(out))
+#define cubert_op_unary(client, op, in, out) \
+  (cubert_op_unary)((client), (op), CUBERT_TENSOR_ARG_(in), CUBERT_TENSOR_ARG_(out))
+#define cubert_op_binary(client, op, a, b, out)                                    \
+  (cubert_op_binary)((client), (op), CUBERT_TENSOR_ARG_(a), CUBERT_TENSOR_ARG_(b), \
+                     CUBERT_TENSOR_ARG_(out))
+#define cubert_op_reduce(client, op, in, axis, keep_dim, out)                    \
+  (cubert_op_reduce)((client), (op), CUBERT_TENSOR_ARG_(in), (axis), (keep_dim), \
+                     CUBERT_TENSOR_ARG_(out))
+#define cubert_op_softmax(client, in, out) \
+  (cubert_op_softmax)((client), CUBERT_TENSOR_ARG_(in), CUBERT_TENSOR_ARG_(out))
+#define cubert_op_matmul(client, alpha, a, b, beta, c)                                        \
+  (cubert_op_matmul)((client), (alpha), CUBERT_TENSOR_ARG_(a), CUBERT_TENSOR_ARG_(b), (beta), \
+                     CUBERT_TENSOR_ARG_(c))
+#endif
 
 CUBERT_EXTERN_C_END
 
