@@ -15,10 +15,38 @@
 # file's COMPILE_OPTIONS property, which replaces earlier values: append your own afterwards.
 # PREFIX names the definitions (`const cubert_kernel_def <PREFIX><kernel>`; default: the bare
 # kernel name), EXPORT is placed in front of them (e.g. a visibility macro).
+#
+# The language's rules fail the build on both sides. The C side: SYNC_CUBE() in a UNIT_KERNEL
+# or inside a PHASE is a static assertion stating the rule, `size_t`, `printf`, `malloc` and
+# (without CUBE_NEEDS_FP64) `double` are poisoned, variable-length arrays are errors
+# (-Werror=vla), and the generated code is clean under -Wall -Wextra -Wpedantic. The OpenCL
+# side: with CUBERT_CHECK_KERNELS on (the default inside cubert's repository; OFF by default
+# for an installed cubert, where it needs the cubert-kernel-check tool), each flattened file is
+# built with the first OpenCL device when it changes, before <target> (a target
+# <target>_opencl_check), so that what only an OpenCL compiler rejects fails the build with
+# the compiler's log at the kernel file's line. Without an OpenCL device the check is skipped.
+# OPENCL_CHECK_APART makes that check a target of its own built with `all` instead of a
+# dependency of <target> (cubert's library: the tool itself links the library); NO_OPENCL_CHECK
+# leaves the files out of it (a test's deliberately broken kernel).
 set(CUBERT_KERNELS_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 function(cubert_add_kernels target)
-  cmake_parse_arguments(A "" "PREFIX;EXPORT" "FILES;INCLUDE_DIRS" ${ARGN})
+  cmake_parse_arguments(A "OPENCL_CHECK_APART;NO_OPENCL_CHECK" "PREFIX;EXPORT" "FILES;INCLUDE_DIRS" ${ARGN})
+  set(stamps "")
+  set(check_tool "")
+  set(check_tool_target "")
+  if(CUBERT_CHECK_KERNELS AND CUBERT_KERNEL_CHECK_TOOL AND NOT A_NO_OPENCL_CHECK)
+    # A path (an installed cubert) or the name of the tool's target (this repository's build,
+    # where it may be defined after this call).
+    if(IS_ABSOLUTE ${CUBERT_KERNEL_CHECK_TOOL})
+      if(EXISTS ${CUBERT_KERNEL_CHECK_TOOL})
+        set(check_tool ${CUBERT_KERNEL_CHECK_TOOL})
+      endif()
+    else()
+      set(check_tool $<TARGET_FILE:${CUBERT_KERNEL_CHECK_TOOL}>)
+      set(check_tool_target ${CUBERT_KERNEL_CHECK_TOOL})
+    endif()
+  endif()
   if(NOT CUBERT_CUBE_INCLUDE_DIR)
     message(FATAL_ERROR "cubert_add_kernels: CUBERT_CUBE_INCLUDE_DIR (the directory holding "
                         "cubert/cube.h) is not set")
@@ -47,9 +75,17 @@ function(cubert_add_kernels target)
       DEPFILE ${cl}.d
       COMMENT "Flattening ${rel} into OpenCL C" VERBATIM)
     target_sources(${target} PRIVATE ${path} ${embedded})
+    if(check_tool)
+      add_custom_command(OUTPUT ${cl}.checked
+        COMMAND ${CMAKE_COMMAND} -DTOOL=${check_tool} -DCL=${cl} -DSTAMP=${cl}.checked
+                -P ${CUBERT_KERNELS_CMAKE_DIR}/check_kernel.cmake
+        DEPENDS ${cl} ${CUBERT_KERNELS_CMAKE_DIR}/check_kernel.cmake
+        COMMENT "Building ${rel} with an OpenCL compiler" VERBATIM)
+      list(APPEND stamps ${cl}.checked)
+    endif()
     # Clang warns when an `omp simd` loop is not vectorised (a body with a report call in
     # validate mode, a byte loop); the pragma is a request, so that is not a build error.
-    set(options "$<$<NOT:$<CONFIG:Debug>>:-O3>;-fopenmp-simd;-ffp-contract=off"
+    set(options "$<$<NOT:$<CONFIG:Debug>>:-O3>;-fopenmp-simd;-ffp-contract=off;-Werror=vla"
                 "$<$<C_COMPILER_ID:Clang>:-Wno-pass-failed>")
     if(CUBERT_KERNEL_ARCH)
       list(APPEND options -march=${CUBERT_KERNEL_ARCH})
@@ -70,6 +106,25 @@ function(cubert_add_kernels target)
       COMPILE_OPTIONS "-Wno-overflow")
     set_property(TARGET ${target} APPEND PROPERTY CUBERT_FLATTENED_KERNELS ${cl})
   endforeach()
+  if(stamps)
+    # One check target per call (a second call for the same target gets a numbered one).
+    set(check ${target}_opencl_check)
+    set(n 2)
+    while(TARGET ${check})
+      set(check ${target}_opencl_check_${n})
+      math(EXPR n "${n} + 1")
+    endwhile()
+    if(A_OPENCL_CHECK_APART)
+      add_custom_target(${check} ALL DEPENDS ${stamps})
+      add_dependencies(${check} ${target})
+    else()
+      add_custom_target(${check} DEPENDS ${stamps})
+      add_dependencies(${target} ${check})
+    endif()
+    if(check_tool_target)
+      add_dependencies(${check} ${check_tool_target})
+    endif()
+  endif()
 endfunction()
 
 # cubert_add_kernel_cpu_variants(<target> FILE a.cube.c [PREFIX p] [EXPORT macro]
@@ -118,7 +173,7 @@ function(cubert_add_kernel_cpu_variants target)
     endif()
     set_source_files_properties(${wrapper} TARGET_DIRECTORY ${target} PROPERTIES
       COMPILE_DEFINITIONS "${defs}"
-      COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>;-fopenmp-simd;-ffp-contract=off;-march=${march};-I${dir};$<$<C_COMPILER_ID:Clang>:-Wno-pass-failed>"
+      COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>;-fopenmp-simd;-ffp-contract=off;-Werror=vla;-march=${march};-I${dir};$<$<C_COMPILER_ID:Clang>:-Wno-pass-failed>"
       OBJECT_DEPENDS ${path})
     target_compile_definitions(${target} PRIVATE CUBERT_KERNEL_VARIANT_${name}=1)
   endforeach()

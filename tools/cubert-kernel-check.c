@@ -5,9 +5,11 @@
    OpenCL C does not) fails the build's tests with the kernel file's name and line, not a user's
    first launch.
 
-     cubert-kernel-check [--device=N] FILE.cl...
+     cubert-kernel-check [--device=N] [--quick] FILE.cl...
 
    The device is the N-th OpenCL device in platform order (default 0: the first, PoCL here).
+   --quick builds each file in checked mode only (what cubert_add_kernels runs at build time
+   with CUBERT_CHECK_KERNELS: the modes differ only in a constant).
    Exit status: 0 all built, 1 a build failed, 2 usage or I/O error, 77 no OpenCL device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,13 +97,19 @@ static int has_fp64(cl_device_id device) {
 
 int main(int argc, char **argv) {
   unsigned index = 0;
-  int first = 1;
-  if (argc > 1 && strncmp(argv[1], "--device=", 9) == 0) {
-    index = (unsigned)strtoul(argv[1] + 9, NULL, 10);
-    first = 2;
+  int first = 1, modes = 3;
+  for (; first < argc && strncmp(argv[first], "--", 2) == 0; ++first) {
+    if (strncmp(argv[first], "--device=", 9) == 0) {
+      index = (unsigned)strtoul(argv[first] + 9, NULL, 10);
+    } else if (strcmp(argv[first], "--quick") == 0) {
+      modes = 1;
+    } else {
+      fprintf(stderr, "%s: unknown option %s\n", argv[0], argv[first]);
+      return 2;
+    }
   }
   if (first >= argc) {
-    fprintf(stderr, "usage: %s [--device=N] FILE.cl...\n", argv[0]);
+    fprintf(stderr, "usage: %s [--device=N] [--quick] FILE.cl...\n", argv[0]);
     return 2;
   }
   char name[256] = "";
@@ -132,7 +140,7 @@ int main(int argc, char **argv) {
       free(source);
       continue;
     }
-    for (int mode = 0; mode < 3; ++mode) ok &= build(context, device, argv[i], source, mode);
+    for (int mode = 0; mode < modes; ++mode) ok &= build(context, device, argv[i], source, mode);
     free(source);
   }
   clReleaseContext(context);

@@ -158,10 +158,6 @@ CUBE_KERNEL(different_barriers, NO_SHARED, (uint32_t, out)) {
   STORE(out, UNIT_ID, 1u);
 }
 
-/* A barrier inside a phase (misuse of the phased form). */
-PHASED_KERNEL(barrier_in_phase, NO_SHARED, (uint32_t, out)) {
-  PHASE {
-    STORE(out, UNIT_ID, 1u);
-    SYNC_CUBE();
-  }
-}
+/* A barrier inside a phase (misuse of the phased form) no longer compiles: it is a static
+   assertion naming the rule (tests/build_rules/sync_in_phase.cube.c, CTest
+   build_rules_sync_in_phase). */

@@ -103,6 +103,11 @@
      `size_t`/`long` (their widths differ: use the <stdint.h> names), 64-bit atomics, barriers
      that not every unit of a cube reaches (divergent barriers), and side effects inside
      LOAD/STORE index expressions.
+   The build rejects what it can at the file's line (docs/kernels.md, "Rules the build
+   enforces"): SYNC_CUBE() in a UNIT_KERNEL or inside a PHASE (static assertions), size_t,
+   ptrdiff_t, printf, malloc and, without CUBE_NEEDS_FP64, double (poisoned at the end of this
+   header), variable-length arrays (-Werror=vla), and with CUBERT_CHECK_KERNELS whatever an
+   OpenCL compiler rejects.
 
    This header defines short upper-case names (UNIT_POS_X, LOAD, PHASE, ...) and the math names
    above; include it only in kernel files. */
@@ -407,7 +412,25 @@ extern const char CUBERT_CUBE_SOURCE[];
 #define ABSOLUTE_POS_Z ((uint32_t)cubert_az_)
 #define UNIT_ID ((uint64_t)cubert_id_)
 
-#define SYNC_CUBE() cubert_sync_(cubert_ctx_, cubert_form_, cubert_in_phase_, __LINE__)
+/* SYNC_CUBE() checks the language's two barrier rules at compile time, by the types of two
+   names in scope: `cubert_form_tag_` is a pointer to struct cubert_form_unit_ only in a
+   UNIT_KERNEL's body (elsewhere the enum constant below), and `cubert_in_phase_` is a uint32_t
+   only inside a PHASE block (the phase loop's variable; elsewhere the body's uint64_t
+   parameter). A violation is a static assertion whose message states the rule. */
+enum { cubert_form_tag_ = 0 };
+struct cubert_form_unit_;
+#define SYNC_CUBE()                                                                             \
+  ((void)sizeof(struct {                                                                        \
+     _Static_assert(                                                                            \
+         _Generic(cubert_form_tag_, struct cubert_form_unit_ * : 0, default : 1),               \
+         "SYNC_CUBE() in a UNIT_KERNEL: unit kernels have no barriers (use CUBE_KERNEL "        \
+         "or PHASED_KERNEL)");                                                                  \
+     _Static_assert(_Generic(cubert_in_phase_, uint32_t : 0, default : 1),                      \
+                    "SYNC_CUBE() inside a PHASE block: in a PHASED_KERNEL barriers go between " \
+                    "phases, outside every PHASE");                                             \
+     char cubert_ok_;                                                                           \
+   }),                                                                                          \
+   cubert_sync_(cubert_ctx_, cubert_form_, cubert_in_phase_, __LINE__))
 
 /* Bodies of the three forms. */
 #define CUBERT_CUBE_FORM_UNIT_ 0
@@ -633,22 +656,42 @@ typedef struct cubert_no_shared_ {
 
 /* Body parameters: the context, compile-time constants (mode, whether LOAD_UNIT/STORE_UNIT are
    known in range, the form), then the unit's position variables. */
-#define CUBERT_CUBE_UNIT_PARAMS_                                                          \
-  const cubert_cpu_ctx *cubert_ctx_, const int cubert_mode_, const int cubert_own_safe_,  \
-      const int cubert_form_, const uint64_t cubert_in_phase_, const uint64_t cubert_id_, \
-      const uint64_t cubert_rid_, const uint64_t cubert_cl_, const uint32_t cubert_ul_,   \
-      const uint32_t cubert_ux_, const uint32_t cubert_uy_, const uint32_t cubert_uz_,    \
-      const uint32_t cubert_cx_, const uint32_t cubert_cy_, const uint32_t cubert_cz_,    \
-      const uint32_t cubert_ax_, const uint32_t cubert_ay_, const uint32_t cubert_az_
-#define CUBERT_CUBE_PHASED_PARAMS_                                                         \
-  const cubert_cpu_ctx *cubert_ctx_, const int cubert_mode_, const int cubert_own_safe_,   \
-      const int cubert_form_, const uint64_t cubert_in_phase_, const uint64_t cubert_idb_, \
-      const uint64_t cubert_rid_, const uint64_t cubert_cl_, const uint32_t cubert_cx_,    \
-      const uint32_t cubert_cy_, const uint32_t cubert_cz_, const uint32_t cubert_dx_,     \
-      const uint32_t cubert_dy_, const uint32_t cubert_dz_
+/* Every parameter is marked unused: a body uses only some of them, and a user's kernel file
+   must build without warnings under -Wall -Wextra -Wpedantic. */
+#define CUBERT_CUBE_UNIT_PARAMS_                                                                  \
+  CUBERT_CUBE_UNUSED_ const cubert_cpu_ctx *cubert_ctx_,                                          \
+      CUBERT_CUBE_UNUSED_ const int cubert_mode_, CUBERT_CUBE_UNUSED_ const int cubert_own_safe_, \
+      CUBERT_CUBE_UNUSED_ const int cubert_form_,                                                 \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_in_phase_,                                        \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_id_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_rid_,                                             \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_cl_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_ul_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_ux_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_uy_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_uz_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cx_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cy_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cz_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_ax_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_ay_, CUBERT_CUBE_UNUSED_ const uint32_t cubert_az_
+#define CUBERT_CUBE_PHASED_PARAMS_                                                                \
+  CUBERT_CUBE_UNUSED_ const cubert_cpu_ctx *cubert_ctx_,                                          \
+      CUBERT_CUBE_UNUSED_ const int cubert_mode_, CUBERT_CUBE_UNUSED_ const int cubert_own_safe_, \
+      CUBERT_CUBE_UNUSED_ const int cubert_form_,                                                 \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_in_phase_,                                        \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_idb_,                                             \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_rid_,                                             \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_cl_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cx_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cy_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cz_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_dx_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_dy_, CUBERT_CUBE_UNUSED_ const uint32_t cubert_dz_
 
-#define CUBERT_CUBE_BPARAM_0(i, T, n) \
-  , T *restrict n, const uint64_t n##_len_, const uint32_t n##_idx_
+#define CUBERT_CUBE_BPARAM_0(i, T, n)                                               \
+  , CUBERT_CUBE_UNUSED_ T *restrict n, CUBERT_CUBE_UNUSED_ const uint64_t n##_len_, \
+      CUBERT_CUBE_UNUSED_ const uint32_t n##_idx_
 #define CUBERT_CUBE_BPARAM_1(i, T, n)
 #define CUBERT_CUBE_BARG_0(i, T, n) , (T *)cubert_b_[i], cubert_n_[i], (uint32_t)(i)
 #define CUBERT_CUBE_BARG_1(i, T, n)
@@ -657,7 +700,7 @@ typedef struct cubert_no_shared_ {
 #define CUBERT_CUBE_BLEN_1(i, T, n)
 #define CUBERT_CUBE_BDECL_0(i, T, n) {#n, #T, (uint32_t)sizeof(T)},
 #define CUBERT_CUBE_BDECL_1(i, T, n)
-#define CUBERT_CUBE_SHARED_PARAM_(T, n) , T *restrict n
+#define CUBERT_CUBE_SHARED_PARAM_(T, n) , CUBERT_CUBE_UNUSED_ T *restrict n
 #define CUBERT_CUBE_SHARED_TYPE_(T, n) T
 
 /* Buffer pointers and lengths in elements, read once per call. A launch whose buffer count
@@ -667,6 +710,7 @@ typedef struct cubert_no_shared_ {
   void *const *cubert_b_ = cubert_ctx_->buffers;                \
   uint64_t cubert_n_[cubert_nb_ + 1] = {0};                     \
   (void)cubert_b_;                                              \
+  (void)cubert_n_;                                              \
   CUBERT_PP_EACH(CUBERT_CUBE_BLEN_, __VA_ARGS__)
 
 /* Hand-written CPU overrides. A kernel file may replace the CPU function of kernel K by one of
@@ -721,6 +765,10 @@ typedef struct cubert_no_shared_ {
   };                                                                                              \
   CUBERT_CUBE_PORTABLE_DEF_(kname, form_flags, shared_bytes_)
 
+/* The last parameter of a UNIT_KERNEL's body (always 0): its type tells SYNC_CUBE() that it is in
+   a unit kernel. */
+#define CUBERT_CUBE_UNIT_TAG_PARAM_ , CUBERT_CUBE_UNUSED_ struct cubert_form_unit_ *cubert_form_tag_
+
 /* Runs the body over units [begin, end) of a call, in one of three loops:
    - 1-D launches (one row of units per cube, one row of cubes): UNIT_ID is the induction
      variable and x positions are a division away;
@@ -738,7 +786,7 @@ typedef struct cubert_no_shared_ {
       for (uint64_t id_ = (begin); id_ < (end); ++id_)                                             \
         name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, id_ / dx_,      \
                      (uint32_t)(id_ % dx_), (uint32_t)(id_ % dx_), 0, 0, (uint32_t)(id_ / dx_), 0, \
-                     0, (uint32_t)id_, 0, 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));       \
+                     0, (uint32_t)id_, 0, 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), 0);    \
     } else if (dx_ < CUBERT_CUBE_ROW_MIN) {                                                        \
       const uint32_t *d_ = cubert_ctx_->cube_dim;                                                  \
       CUBERT_CUBE_PRAGMA_SIMD_                                                                     \
@@ -748,7 +796,7 @@ typedef struct cubert_no_shared_ {
         name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, p_.cl, p_.ul,   \
                      p_.ux, p_.uy, p_.uz, p_.cx, p_.cy, p_.cz, p_.cx *d_[0] + p_.ux,               \
                      p_.cy * d_[1] + p_.uy,                                                        \
-                     p_.cz * d_[2] + p_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));        \
+                     p_.cz * d_[2] + p_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), 0);     \
       }                                                                                            \
     } else {                                                                                       \
       cubert_cpu_unit_walk w_;                                                                     \
@@ -763,7 +811,8 @@ typedef struct cubert_no_shared_ {
                        w_.cl, ul0_ + k_, ux0_ + k_, w_.uy, w_.uz, w_.cx, w_.cy, w_.cz, ax0_ + k_,  \
                        w_.cy * cubert_ctx_->cube_dim[1] + w_.uy,                                   \
                        w_.cz * cubert_ctx_->cube_dim[2] +                                          \
-                           w_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));                  \
+                           w_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__),                   \
+                       0);                                                                         \
         id0_ += row_;                                                                              \
         cubert_cpu_unit_walk_advance(cubert_ctx_, (uint32_t)row_, &w_);                            \
       }                                                                                            \
@@ -771,11 +820,12 @@ typedef struct cubert_no_shared_ {
   } while (0)
 
 #define UNIT_KERNEL(name, active, ...)                                                             \
-  CUBERT_CUBE_INLINE_ void name##_body_(                                                           \
-      CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__));                  \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_UNIT_TAG_PARAM_);                              \
   CUBERT_CUBE_INLINE_ uint64_t name##_active_(                                                     \
-      const cubert_cpu_ctx *cubert_ctx_,                                                           \
-      const int cubert_mode_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__)) {                   \
+      CUBERT_CUBE_UNUSED_ const cubert_cpu_ctx *cubert_ctx_,                                       \
+      CUBERT_CUBE_UNUSED_ const int cubert_mode_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_,               \
+                                                                __VA_ARGS__)) {                    \
     return (uint64_t)(active);                                                                     \
   }                                                                                                \
   static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                     \
@@ -813,8 +863,8 @@ typedef struct cubert_no_shared_ {
     }                                                                                              \
   }                                                                                                \
   CUBERT_CUBE_DEF_(name, 0, 0, __VA_ARGS__)                                                        \
-  CUBERT_CUBE_INLINE_ void name##_body_(                                                           \
-      CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__))
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_UNIT_TAG_PARAM_)
 
 /* Bytes of a shared-memory declaration: 0 for NO_SHARED. */
 #define CUBERT_CUBE_SHARED_BYTES_(T, n) ((1 - CUBERT_PP_IS_NONE_(n)) * sizeof(T))
@@ -880,6 +930,19 @@ typedef struct cubert_no_shared_ {
   CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_PHASED, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)   \
   CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(              \
       CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
+
+/* Names that are not part of the language are poisoned for the rest of the kernel file, so
+   that using one fails the C build at the user's line (with GCC and clang: "attempt to use
+   poisoned"), not only when an OpenCL compiler meets the flattened text: `size_t`/`ptrdiff_t`
+   (their widths differ between the sides), the C library's I/O and allocation, and `double` in
+   a file that has not declared CUBE_NEEDS_FP64. (Variable-length arrays are rejected by
+   -Werror=vla, which cubert_add_kernels sets.) Macros defined above may still use them. */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC poison size_t ptrdiff_t printf fprintf sprintf snprintf puts malloc calloc realloc
+#ifndef CUBE_NEEDS_FP64
+#pragma GCC poison double
+#endif
+#endif
 
 #endif /* CUBERT_CUBE_OPENCL */
 
