@@ -69,7 +69,7 @@ CUBERT_API void cubert_cpu_sync_cube_at(const cubert_cpu_ctx *ctx, uint32_t line
 enum {
   CUBERT_KERNEL_SYNC_CUBE = 1u << 0,  /**< uses cube barriers and/or shared memory */
   CUBERT_KERNEL_NEEDS_FP64 = 1u << 1, /**< the OpenCL source needs cl_khr_fp64 */
-  CUBERT_KERNEL_NEEDS_FP16 = 1u << 2,
+  CUBERT_KERNEL_NEEDS_FP16 = 1u << 2, /**< the OpenCL source needs cl_khr_fp16 */
   CUBERT_KERNEL_PHASED = 1u << 3, /**< CPU: one call per whole cube (units as loops, no fibers) */
 };
 

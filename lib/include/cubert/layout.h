@@ -18,12 +18,12 @@ CUBERT_EXTERN_C_BEGIN
 /** Element types of typed tensors (the kernel library's operations, cubert/ops.h, need one).
    NONE (the zero value) is untyped bytes: only elem_size says how big an element is. */
 typedef enum cubert_dtype {
-  CUBERT_DTYPE_NONE = 0,
-  CUBERT_DTYPE_F32 = 1, /**< IEEE-754 binary32 */
-  CUBERT_DTYPE_F64 = 2, /**< binary64: devices with CUBERT_FEATURE_FP64 */
-  CUBERT_DTYPE_I32 = 3, /**< two's complement */
-  CUBERT_DTYPE_U32 = 4,
-  CUBERT_DTYPE_F16 = 5, /**< binary16, storage only (cast to and from it); CUBERT_FEATURE_FP16 */
+  CUBERT_DTYPE_NONE = 0, /**< untyped bytes (elem_size gives the size) */
+  CUBERT_DTYPE_F32 = 1,  /**< IEEE-754 binary32 */
+  CUBERT_DTYPE_F64 = 2,  /**< binary64: devices with CUBERT_FEATURE_FP64 */
+  CUBERT_DTYPE_I32 = 3,  /**< two's complement */
+  CUBERT_DTYPE_U32 = 4,  /**< unsigned 32-bit integer */
+  CUBERT_DTYPE_F16 = 5,  /**< binary16, storage only (cast to and from it); CUBERT_FEATURE_FP16 */
   CUBERT_DTYPE_COUNT_
 } cubert_dtype;
 /** Bytes per element (0 for NONE and values out of the enum). Pure; thread-safe. */
