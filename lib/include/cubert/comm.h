@@ -17,6 +17,7 @@
        other streams that used src or dst before (the core's cross-stream order);
      - work queued on that stream after the call (a read, a launch) sees the result in `dst`;
        another stream that uses dst later waits for the collective as for any command.
+
    Collectives queued on one communicator run in call order. src == dst (in place) is allowed
    wherever the sizes allow it (all_reduce, reduce); for all_gather/reduce_scatter src and dst
    must not overlap unless they are the same handle, and the same handle is allowed only for
@@ -62,7 +63,7 @@ CUBERT_EXTERN_C_BEGIN
 /** A communicator (opaque). */
 typedef struct cubert_comm cubert_comm;
 
-/** The reduce operation is cubert_reduce_op of cubert/ops.h: CUBERT_REDUCE_SUM, _MAX and _MIN
+/* The reduce operation is cubert_reduce_op of cubert/ops.h: CUBERT_REDUCE_SUM, _MAX and _MIN
    (the others are INVALID_ARGUMENT naming the op). */
 
 /** A communicator over `count` >= 1 clients of this process: clients[i] is member (rank) i. The

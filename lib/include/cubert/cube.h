@@ -1,6 +1,6 @@
 /** @file
    cubert — the kernel language: one C file of kernels for the CPU server and every OpenCL device.
-
+   @verbatim
    A kernel file (`*.cube.c`) includes only this header (and headers of its own that follow the
    same rules). The build uses it twice (cubert_add_kernels in CMake, docs/kernels.md):
    - compiled as C11 for the CPU server, where every kernel becomes a C function over a range of
@@ -106,7 +106,8 @@
      LOAD/STORE index expressions.
 
    This header defines short upper-case names (UNIT_POS_X, LOAD, PHASE, ...) and the math names
-   above; include it only in kernel files. */
+   above; include it only in kernel files.
+   @endverbatim */
 #ifndef CUBERT_CUBE_H
 #define CUBERT_CUBE_H
 

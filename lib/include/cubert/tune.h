@@ -10,13 +10,13 @@
    CUBERT_CACHE_DIR); every later call with that key runs the winner directly.
 
    Environment (read once, docs/environment.md):
-     CUBERT_AUTOTUNE=off|minimal|full   off: the first valid candidate, nothing measured or
-                                        cached; minimal: only the priority-0 candidates are
-                                        measured; full (default): every valid candidate.
-     CUBERT_AUTOTUNE_CACHE=0            ignore the disk cache (memory only).
-     CUBERT_LOG=info,tune               one line per measured candidate and per decision.
-     CUBERT_PROFILE, CUBERT_TRACE       launches made while a candidate is measured carry
-                                        "(tuning <set>/<candidate>)" after the kernel name. */
+   - CUBERT_AUTOTUNE=off|minimal|full: off: the first valid candidate, nothing measured or
+     cached; minimal: only the priority-0 candidates are measured; full (default): every valid
+     candidate.
+   - CUBERT_AUTOTUNE_CACHE=0: ignore the disk cache (memory only).
+   - CUBERT_LOG=info,tune: one line per measured candidate and per decision.
+   - CUBERT_PROFILE, CUBERT_TRACE: launches made while a candidate is measured carry
+     "(tuning <set>/<candidate>)" after the kernel name. */
 #ifndef CUBERT_TUNE_H
 #define CUBERT_TUNE_H
 
