@@ -107,10 +107,11 @@ CUBERT_API void cubert_tensor_release(cubert_tensor *tensor);
 /** @{ */
 /** Allocates tensors laid out by `descs` (several share one allocation, each at an aligned
    offset; optimized layouts are pitched on devices that prefer it). `data` may be NULL
-   (empty tensors) or hold `count` pointers to contiguous row-major data.
-   cubert_client_create_tensor is the form for one tensor, cubert_client_empty_tensor(s) the
-   forms without data. Errors: the layout's (cubert_layout_compute) and the allocation's
-   (cubert_client_create_buffer). */
+   (empty tensors) or hold `count` pointers to contiguous row-major data (a NULL entry leaves
+   that tensor uninitialised). cubert_client_create_tensor is the form for one tensor,
+   cubert_client_empty_tensor(s) the forms without data. Errors: INVALID_ARGUMENT for NULL
+   descs or out and count 0, the layout's (cubert_layout_plan), the allocation's and the
+   upload's (cubert_client_empty, cubert_client_write); on error no tensor is left allocated. */
 CUBERT_API cubert_status cubert_client_create_tensors(cubert_client *client,
                                                       const void *const *data,
                                                       const cubert_layout_desc *descs, size_t count,

@@ -69,7 +69,8 @@ CUBERT_API cubert_cube_dim cubert_cube_dim_for_units(uint32_t working_units, uin
                                                      uint32_t num_cpu_cores /*0: none*/);
 
 /** cubert_cube_count_spread within the device's max_cube_count: EXACT when the product equals
-   num_cubes, else APPROX (more cubes). INVALID_ARGUMENT for a NULL or released client. */
+   num_cubes, else APPROX (more cubes). INVALID_ARGUMENT for a NULL or released client or a
+   NULL out; the errors of cubert_cube_count_spread. */
 CUBERT_API cubert_status cubert_cube_count_select(const cubert_client *client, uint32_t num_cubes,
                                                   cubert_cube_count_selection *out);
 /** cubert_cube_dim_for_units with the device's plane size, max units per cube and cores;
