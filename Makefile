@@ -74,6 +74,13 @@ package: build
 
 .PHONY: test-package package
 
+# The API reference (docs/api.md): HTML in $(BUILD)/docs/html from the public headers. Fails on
+# any undocumented public declaration (Doxygen warnings are errors); prints nothing on success.
+docs: deps
+	@sh tools/docs.sh $(BUILD)/docs
+
+.PHONY: docs
+
 bench: build
 	@echo "benchmarks are in $(BUILD)/bench (see docs/BENCHMARKS.md for the commands)"
 

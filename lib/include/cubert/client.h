@@ -1,4 +1,5 @@
-/* cubert — the client: the thread-safe front of one device.
+/** @file
+   cubert — the client: the thread-safe front of one device.
 
    Any number of threads may use one client at once. Work submitted from a thread goes to that
    thread's stream (see stream.h) and runs in submission order on it; work on different
@@ -27,11 +28,12 @@
 
 CUBERT_EXTERN_C_BEGIN
 
+/** A client: one view of a device instance (opaque, reference counted). */
 typedef struct cubert_client cubert_client;
 
 /* ---- lifetime -------------------------------------------------------------------------- */
 
-/* Creates a client of the selected device.
+/** Creates a client of the selected device.
    Selectors: "cpu" (also "cpu:0"), "opencl" (first GPU, else first device), "opencl:N",
    "opencl:gpu", "opencl:cpu"; NULL means $CUBERT_DEVICE, else "cpu".
    One device, one instance: every client whose selector resolves to the same device ("cpu",
@@ -49,55 +51,55 @@ typedef struct cubert_client cubert_client;
    ("cpu!shared"); NOT_FOUND for an unknown selector or device index (the message lists the
    valid ones); UNAVAILABLE when the backend was not built or has no device. */
 CUBERT_API cubert_status cubert_client_create(const char *device_selector, cubert_client **out);
-/* Adds a reference. Accepts NULL; returns its argument. */
+/** Adds a reference. Accepts NULL; returns its argument. */
 CUBERT_API cubert_client *cubert_client_retain(cubert_client *client);
-/* Drops a reference; the device is destroyed (after its work finished) when the last client
+/** Drops a reference; the device is destroyed (after its work finished) when the last client
    view and handle are gone. Accepts NULL and released clients (no effect). */
 CUBERT_API void cubert_client_release(cubert_client *client);
-/* Device properties; valid while the device lives (any client view or handle of it).
+/** Device properties; valid while the device lives (any client view or handle of it).
    NULL for NULL or a released client. */
 CUBERT_API const cubert_device_properties *cubert_client_properties(const cubert_client *client);
 
 /* ---- buffers ----------------------------------------------------------------------------- */
 
-/* New buffer of `size` bytes holding a copy of `data`. The copy is taken before returning.
+/** New buffer of `size` bytes holding a copy of `data`. The copy is taken before returning.
    Errors: INVALID_ARGUMENT (NULL data with size > 0), BUFFER_TOO_BIG (no pool accepts the
    size), OUT_OF_MEMORY of kind IO (the device/host allocation failed after one cleanup and
    retry), NOT_FOUND (released client). */
 CUBERT_API cubert_status cubert_client_create_buffer(cubert_client *client, const void *data,
                                                      size_t size, cubert_handle **out);
-/* New uninitialised buffer of `size` bytes. Errors as create_buffer. */
+/** New uninitialised buffer of `size` bytes. Errors as create_buffer. */
 CUBERT_API cubert_status cubert_client_empty(cubert_client *client, size_t size,
                                              cubert_handle **out);
-/* Copies the first `size` bytes of the buffer to `dst`, after all work on the calling stream
+/** Copies the first `size` bytes of the buffer to `dst`, after all work on the calling stream
    (and any stream that wrote the buffer) finished. Blocks.
    Errors: NOT_FOUND (released or foreign handle), INVALID_ARGUMENT (size larger than the
    handle: the message names both), SERVER_UNHEALTHY (an asynchronous error on the stream;
    `dst` is then not written). */
 CUBERT_API cubert_status cubert_client_read(cubert_client *client, cubert_handle *handle, void *dst,
                                             size_t size);
-/* Reads bytes [offset, offset+size) of the buffer. */
+/** Reads bytes [offset, offset+size) of the buffer. */
 CUBERT_API cubert_status cubert_client_read_range(cubert_client *client, cubert_handle *handle,
                                                   uint64_t offset, void *dst, size_t size);
-/* Writes `size` bytes at `offset` of the buffer, ordered after earlier work on the stream.
+/** Writes `size` bytes at `offset` of the buffer, ordered after earlier work on the stream.
    The source is copied (or consumed) before returning. */
 CUBERT_API cubert_status cubert_client_write(cubert_client *client, cubert_handle *handle,
                                              uint64_t offset, const void *src, size_t size);
 
 /* ---- tensors ----------------------------------------------------------------------------- */
 
-/* A tensor: a handle with its layout. Owns one reference to `handle` when it was created by
+/** A tensor: a handle with its layout. Owns one reference to `handle` when it was created by
    the calls below; a view (cubert/ops.h: any struct naming a handle with its own shape, strides
    and offset, e.g. a transpose) may borrow the handle instead and is then not released.
    Element (i0, .., ir-1) lives at element offset + sum(i_d * strides[d]) of the handle. */
 typedef struct cubert_tensor {
-  cubert_handle *handle;
-  uint32_t rank;
-  uint64_t shape[CUBERT_MAX_RANK];   /* elements */
-  uint64_t strides[CUBERT_MAX_RANK]; /* elements; 0 broadcasts a dimension (inputs only) */
-  uint64_t elem_size;                /* bytes */
-  cubert_dtype dtype;                /* element type; NONE for untyped data */
-  uint64_t offset;                   /* elements from the start of the handle (views) */
+  cubert_handle *handle;             /**< the memory (owned or borrowed, see above) */
+  uint32_t rank;                     /**< dimensions in use, 0..CUBERT_MAX_RANK */
+  uint64_t shape[CUBERT_MAX_RANK];   /**< elements */
+  uint64_t strides[CUBERT_MAX_RANK]; /**< elements; 0 broadcasts a dimension (inputs only) */
+  uint64_t elem_size;                /**< bytes */
+  cubert_dtype dtype;                /**< element type; NONE for untyped data */
+  uint64_t offset;                   /**< elements from the start of the handle (views) */
 } cubert_tensor;
 /* In C, the calls that take tensors (cubert_copy_desc_from_tensor and the operations of
    cubert/ops.h) are also macros that pass each tensor argument through CUBERT_TENSOR_ARG_:
@@ -119,12 +121,17 @@ const cubert_tensor *
 cubert_not_a_tensor_(void);
 #endif
 
-/* Releases the tensor's handle and clears it. Accepts NULL. */
+/** Releases the tensor's handle and clears it. Accepts NULL. */
 CUBERT_API void cubert_tensor_release(cubert_tensor *tensor);
 
-/* Allocates tensors laid out by `descs` (several share one allocation, each at an aligned
+/** @{ */
+/** Allocates tensors laid out by `descs` (several share one allocation, each at an aligned
    offset; optimized layouts are pitched on devices that prefer it). `data` may be NULL
-   (empty tensors) or hold `count` pointers to contiguous row-major data. */
+   (empty tensors) or hold `count` pointers to contiguous row-major data (a NULL entry leaves
+   that tensor uninitialised). cubert_client_create_tensor is the form for one tensor,
+   cubert_client_empty_tensor(s) the forms without data. Errors: INVALID_ARGUMENT for NULL
+   descs or out and count 0, the layout's (cubert_layout_plan), the allocation's and the
+   upload's (cubert_client_empty, cubert_client_write); on error no tensor is left allocated. */
 CUBERT_API cubert_status cubert_client_create_tensors(cubert_client *client,
                                                       const void *const *data,
                                                       const cubert_layout_desc *descs, size_t count,
@@ -138,28 +145,31 @@ CUBERT_API cubert_status cubert_client_empty_tensor(cubert_client *client,
 CUBERT_API cubert_status cubert_client_empty_tensors(cubert_client *client,
                                                      const cubert_layout_desc *descs, size_t count,
                                                      cubert_tensor *out);
+/** @} */
 
-/* Describes a strided region to read or write (reference CopyDescriptor). Strides in
+/** Describes a strided region to read or write (reference CopyDescriptor). Strides in
    elements. Element (i0, .., ir-1) lives at element offset + sum(i_d * strides[d]) of the
    handle, as for a cubert_tensor. */
 typedef struct cubert_copy_desc {
-  cubert_handle *handle;
-  uint32_t rank;
-  uint64_t shape[CUBERT_MAX_RANK];
-  uint64_t strides[CUBERT_MAX_RANK];
-  uint64_t elem_size;
-  uint64_t offset; /* elements from the start of the handle (0 unless describing a view) */
+  cubert_handle *handle;             /**< the memory (borrowed) */
+  uint32_t rank;                     /**< dimensions in use, 0..CUBERT_MAX_RANK */
+  uint64_t shape[CUBERT_MAX_RANK];   /**< elements */
+  uint64_t strides[CUBERT_MAX_RANK]; /**< elements */
+  uint64_t elem_size;                /**< bytes */
+  uint64_t offset; /**< elements from the start of the handle (0 unless describing a view) */
 } cubert_copy_desc;
-/* *out = the region `tensor` covers (handle, rank, shape, strides, elem_size, offset). No
+/** *out = the region `tensor` covers (handle, rank, shape, strides, elem_size, offset). No
    reference is taken: the descriptor borrows the tensor's handle. INVALID_ARGUMENT for NULL
    arguments, a NULL tensor->handle or tensor->rank above CUBERT_MAX_RANK. */
 CUBERT_API cubert_status(cubert_copy_desc_from_tensor)(const cubert_tensor *tensor,
                                                        cubert_copy_desc *out);
+/// @cond CUBERT_TYPE_CHECK_MACROS
 #ifndef __cplusplus
 #define cubert_copy_desc_from_tensor(tensor, out) \
   (cubert_copy_desc_from_tensor)(CUBERT_TENSOR_ARG_(tensor), (out))
 #endif
-/* Reads a strided tensor into `dst` as contiguous row-major data (dst_size must be
+/// @endcond
+/** Reads a strided tensor into `dst` as contiguous row-major data (dst_size must be
    product(shape) * elem_size). Uses the strided-copy kernel on the device.
    Errors: UNSUPPORTED_STRIDES (a zero stride on a dimension longer than 1: a copy cannot
    broadcast), INVALID_ARGUMENT (sizes; strides that reach past the handle, or whose extent
@@ -167,7 +177,7 @@ CUBERT_API cubert_status(cubert_copy_desc_from_tensor)(const cubert_tensor *tens
 CUBERT_API cubert_status(cubert_client_read_tensor)(cubert_client *client,
                                                     const cubert_copy_desc *desc, void *dst,
                                                     size_t dst_size);
-/* The inverse of read_tensor: writes contiguous row-major `src` (src_size must be
+/** The inverse of read_tensor: writes contiguous row-major `src` (src_size must be
    product(shape) * elem_size bytes) into the strided region `desc` describes, ordered after
    earlier work on the calling stream (and on any stream that used the handle), as
    cubert_client_write. Elements of the handle outside the region keep their values. `src` is
@@ -180,15 +190,25 @@ CUBERT_API cubert_status(cubert_client_write_tensor)(cubert_client *client,
                                                      const cubert_copy_desc *desc, const void *src,
                                                      size_t src_size);
 
-/* The same two calls for a tensor or any view of one (cubert/ops.h: permuted, sliced, at an
-   offset): the region is the tensor's (cubert_copy_desc_from_tensor), dtype and all. */
+/** cubert_client_read_tensor for a tensor or any view of one (cubert/ops.h: permuted, sliced,
+    at an offset): the region is the tensor's (cubert_copy_desc_from_tensor). In C,
+    cubert_client_read_tensor(client, &tensor, ...) calls this. */
 CUBERT_API cubert_status cubert_client_read_tensor_view(cubert_client *client,
                                                         const cubert_tensor *tensor, void *dst,
                                                         size_t dst_size);
+/** cubert_client_write_tensor for a tensor or any view of one; in C,
+    cubert_client_write_tensor(client, &tensor, ...) calls this. */
 CUBERT_API cubert_status cubert_client_write_tensor_view(cubert_client *client,
                                                          const cubert_tensor *tensor,
                                                          const void *src, size_t src_size);
 
+/** @def cubert_client_read_tensor(client, src, dst, dst_size)
+    Reads a tensor (`src` a `cubert_tensor *`: cubert_client_read_tensor_view) or a copy
+    descriptor's region (`src` a `cubert_copy_desc *`: the function above) into contiguous
+    row-major `dst`. Any other `src` type is a compile error.
+    @def cubert_client_write_tensor(client, dst, src, src_size)
+    Writes contiguous row-major `src` into a tensor (cubert_client_write_tensor_view) or a copy
+    descriptor's region (the function above). Any other `dst` type is a compile error. */
 /* In C, cubert_client_read_tensor and cubert_client_write_tensor take either a tensor or a copy
    descriptor (pointers to either, or NULL) and pick the call above that fits:
      cubert_client_read_tensor(client, &tensor, dst, size);   (the usual form)
@@ -229,8 +249,9 @@ cubert_not_a_tensor_or_copy_desc_(cubert_client *client, const void *x, const vo
 
 /* ---- asynchronous reads ------------------------------------------------------------------ */
 
+/** A pending asynchronous read (opaque; a plain heap object, see cubert_future_release). */
 typedef struct cubert_future cubert_future;
-/* Queues a read of the first `size` bytes of the buffer into `dst` on the calling stream, after
+/** Queues a read of the first `size` bytes of the buffer into `dst` on the calling stream, after
    the stream's earlier work and after any other stream's last use of the buffer, and returns at
    once, on every server (the CPU server copies when the read reaches the head of the stream's
    queue, on the thread that finished the command before it). `dst` must stay valid, and must
@@ -241,7 +262,7 @@ typedef struct cubert_future cubert_future;
    returned by cubert_future_wait, and `dst` is then not written. */
 CUBERT_API cubert_status cubert_client_read_async(cubert_client *client, cubert_handle *handle,
                                                   void *dst, size_t size, cubert_future **out);
-/* Reads of several buffers with one future (the reference's read_async of many bindings):
+/** Reads of several buffers with one future (the reference's read_async of many bindings):
    the first sizes[k] bytes of handles[k] into dsts[k], for k < count, queued in order on the
    calling stream as cubert_client_read_async. count 0 gives a future that is already complete
    (its wait still returns the stream's asynchronous errors). All arguments are checked before
@@ -252,19 +273,19 @@ CUBERT_API cubert_status cubert_client_read_many_async(cubert_client *client, si
                                                        cubert_handle *const *handles,
                                                        void *const *dsts, const size_t *sizes,
                                                        cubert_future **out);
-/* Blocks until every read of the future completed; returns their result (once; later calls
+/** Blocks until every read of the future completed; returns their result (once; later calls
    return NULL): NULL, or SERVER_UNHEALTHY with the stream's asynchronous errors. */
 CUBERT_API cubert_status cubert_future_wait(cubert_future *future);
-/* Sets *out_ready to 1 when every read completed (the data is in place), else 0. Never blocks.
+/** Sets *out_ready to 1 when every read completed (the data is in place), else 0. Never blocks.
    The result is still collected by cubert_future_wait (or release). */
 CUBERT_API cubert_status cubert_future_poll(cubert_future *future, int *out_ready);
-/* Waits if needed, then frees. Accepts NULL. A future is a plain heap object, unlike clients
+/** Waits if needed, then frees. Accepts NULL. A future is a plain heap object, unlike clients
    and handles: using or releasing it again afterwards is undefined (C cannot detect it). */
 CUBERT_API void cubert_future_release(cubert_future *future);
 
 /* ---- data between devices ------------------------------------------------------------------- */
 
-/* *out = a new handle of dst_client's device holding a copy of the bytes of `src`, a handle of
+/** *out = a new handle of dst_client's device holding a copy of the bytes of `src`, a handle of
    src_client's device (to_client). Stream-ordered on both sides: the copy reads `src` after the
    work queued so far on src_client's calling stream and after any other stream's last write
    of it, and work queued on dst_client's calling stream after the call sees the copy. Paths:
@@ -285,7 +306,7 @@ CUBERT_API void cubert_future_release(cubert_future *future);
    buffer). On error *out is NULL and the new buffer was released. */
 CUBERT_API cubert_status cubert_client_to_client(cubert_client *src_client, cubert_handle *src,
                                                  cubert_client *dst_client, cubert_handle **out);
-/* As to_client, for bytes [offset, offset+size) of `src` (INVALID_ARGUMENT, naming both, when
+/** As to_client, for bytes [offset, offset+size) of `src` (INVALID_ARGUMENT, naming both, when
    they go past its end). */
 CUBERT_API cubert_status cubert_client_to_client_range(cubert_client *src_client,
                                                        cubert_handle *src, uint64_t offset,
@@ -294,7 +315,7 @@ CUBERT_API cubert_status cubert_client_to_client_range(cubert_client *src_client
 
 /* ---- launches ---------------------------------------------------------------------------- */
 
-/* Launches `kernel` over `count` cubes of `dim` units on the calling stream (checked mode).
+/** Launches `kernel` over `count` cubes of `dim` units on the calling stream (checked mode).
    Validation before anything is queued: cube dim against max_cube_dim (CUBE_DIM), units per
    cube against max_units_per_cube (UNITS), shared memory (SHARED_MEMORY), zero dims
    (INVALID_ARGUMENT), handles (NOT_FOUND). A zero cube count is a no-op. A kernel without an
@@ -303,14 +324,14 @@ CUBERT_API cubert_status cubert_client_launch(cubert_client *client,
                                               const cubert_kernel_def *kernel,
                                               cubert_cube_count count, cubert_cube_dim dim,
                                               const cubert_kernel_args *args);
-/* As launch, with kernels compiled without bound checks (the device's limits are still
+/** As launch, with kernels compiled without bound checks (the device's limits are still
    enforced; the caller guarantees in-bounds accesses). */
 CUBERT_API cubert_status cubert_client_launch_unchecked(cubert_client *client,
                                                         const cubert_kernel_def *kernel,
                                                         cubert_cube_count count,
                                                         cubert_cube_dim dim,
                                                         const cubert_kernel_args *args);
-/* As launch, in an explicit execution mode; INVALID_ARGUMENT for a mode out of the enum. */
+/** As launch, in an explicit execution mode; INVALID_ARGUMENT for a mode out of the enum. */
 CUBERT_API cubert_status cubert_client_launch_mode(cubert_client *client,
                                                    const cubert_kernel_def *kernel,
                                                    cubert_cube_count count, cubert_cube_dim dim,
@@ -319,31 +340,31 @@ CUBERT_API cubert_status cubert_client_launch_mode(cubert_client *client,
 
 /* ---- synchronisation --------------------------------------------------------------------- */
 
-/* Submits the calling stream's queued work without waiting. Returns SERVER_UNHEALTHY if
+/** Submits the calling stream's queued work without waiting. Returns SERVER_UNHEALTHY if
    errors were raised asynchronously on the stream since they were last returned. */
 CUBERT_API cubert_status cubert_client_flush(cubert_client *client);
-/* Waits for all work of the calling stream. SERVER_UNHEALTHY as flush. */
+/** Waits for all work of the calling stream. SERVER_UNHEALTHY as flush. */
 CUBERT_API cubert_status cubert_client_sync(cubert_client *client);
-/* Waits for every stream of the client; returns the errors of all of them. */
+/** Waits for every stream of the client; returns the errors of all of them. */
 CUBERT_API cubert_status cubert_client_sync_all(cubert_client *client);
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
-/* Usage summed over all streams. Callable from any thread. */
+/** Usage summed over all streams. Callable from any thread. */
 CUBERT_API cubert_status cubert_client_memory_usage(cubert_client *client,
                                                     cubert_memory_usage *out);
-/* Per-pool report of the calling stream's memory: every pool of the installed layout, then
+/** Per-pool report of the calling stream's memory: every pool of the installed layout, then
    the persistent pool (CUBERT_MAX_POOLS holds the largest layout). */
 CUBERT_API cubert_status cubert_client_memory_report(cubert_client *client,
                                                      cubert_memory_report *out);
-/* Returns every free page of every stream to the device. */
+/** Returns every free page of every stream to the device. */
 CUBERT_API cubert_status cubert_client_memory_cleanup(cubert_client *client);
-/* Enters (PERSISTENT) or leaves (AUTO) a persistent allocation window on the calling stream.
+/** Enters (PERSISTENT) or leaves (AUTO) a persistent allocation window on the calling stream.
    Windows nest. INVALID_ARGUMENT for a mode out of the enum and for AUTO without an open
    window on the stream. */
 CUBERT_API cubert_status cubert_client_allocation_mode(cubert_client *client,
                                                        cubert_allocation_mode mode);
-/* Replaces the pool layout of every stream (and of streams created later), all or nothing:
+/** Replaces the pool layout of every stream (and of streams created later), all or nothing:
    on any error every stream keeps its pools and later streams the previous layout.
    POOLS_IN_USE when a pool still holds live allocations; OUT_OF_MEMORY; the layout's own
    errors (EMPTY_POOL_LIST, ZERO_SIZE, SLICE_LARGER_THAN_PAGE, CAP_SMALLER_THAN_PAGE,
@@ -353,8 +374,9 @@ CUBERT_API cubert_status cubert_client_install_memory_pools(cubert_client *clien
 
 /* ---- exclusive access -------------------------------------------------------------------- */
 
+/** A callback run by cubert_client_exclusive and cubert_client_profile (profile.h). */
 typedef cubert_status (*cubert_client_fn)(cubert_client *client, void *user);
-/* Runs fn(client, user) while no other thread can use the device. Re-entrant from the
+/** Runs fn(client, user) while no other thread can use the device. Re-entrant from the
    holding thread. Returns fn's status (fn may make its own with cubert_status_make). fn may
    release the client, even its last reference: the client stays usable until fn returns. */
 CUBERT_API cubert_status cubert_client_exclusive(cubert_client *client, cubert_client_fn fn,

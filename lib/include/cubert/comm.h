@@ -1,4 +1,5 @@
-/* cubert — communicators: collectives over buffers of several devices.
+/** @file
+   cubert — communicators: collectives over buffers of several devices.
 
    A communicator has `size` members in total, numbered 0..size-1 (their ranks). In one process
    (cubert_comm_create) every member is a client of this process, possibly of different devices
@@ -16,6 +17,7 @@
        other streams that used src or dst before (the core's cross-stream order);
      - work queued on that stream after the call (a read, a launch) sees the result in `dst`;
        another stream that uses dst later waits for the collective as for any command.
+
    Collectives queued on one communicator run in call order. src == dst (in place) is allowed
    wherever the sizes allow it (all_reduce, reduce); for all_gather/reduce_scatter src and dst
    must not overlap unless they are the same handle, and the same handle is allowed only for
@@ -58,12 +60,13 @@
 
 CUBERT_EXTERN_C_BEGIN
 
+/** A communicator (opaque). */
 typedef struct cubert_comm cubert_comm;
 
 /* The reduce operation is cubert_reduce_op of cubert/ops.h: CUBERT_REDUCE_SUM, _MAX and _MIN
    (the others are INVALID_ARGUMENT naming the op). */
 
-/* A communicator over `count` >= 1 clients of this process: clients[i] is member (rank) i. The
+/** A communicator over `count` >= 1 clients of this process: clients[i] is member (rank) i. The
    clients may be of any devices, the same device more than once included; the communicator
    retains them (the caller may release its own references). Each member's work runs on a
    communicator-private stream of its device, ordered against the caller's stream by the
@@ -72,36 +75,36 @@ typedef struct cubert_comm cubert_comm;
    OUT_OF_MEMORY / UNAVAILABLE when the worker threads or streams cannot be made. */
 CUBERT_API cubert_status cubert_comm_create(cubert_client *const *clients, size_t count,
                                             cubert_comm **out);
-/* Waits for every collective queued on the communicator to finish (their errors still go to
+/** Waits for every collective queued on the communicator to finish (their errors still go to
    the members' streams), then frees it. NULL is ignored. */
 CUBERT_API void cubert_comm_release(cubert_comm *comm);
-/* Members in total (0 for NULL). */
+/** Members in total (0 for NULL). */
 CUBERT_API size_t cubert_comm_size(const cubert_comm *comm);
-/* Members in this process (0 for NULL). */
+/** Members in this process (0 for NULL). */
 CUBERT_API size_t cubert_comm_local_count(const cubert_comm *comm);
-/* Rank of the first member in this process (0 in one process and for NULL). */
+/** Rank of the first member in this process (0 in one process and for NULL). */
 CUBERT_API size_t cubert_comm_rank(const cubert_comm *comm);
 
-/* dst[i] = op over every member m of src[m], element-wise, for `count` elements (count *
+/** dst[i] = op over every member m of src[m], element-wise, for `count` elements (count *
    dtype size bytes from the start of each handle). src[i] == dst[i] is in place. */
 CUBERT_API cubert_status cubert_comm_all_reduce(cubert_comm *comm, cubert_handle *const *src,
                                                 cubert_handle *const *dst, size_t count,
                                                 cubert_dtype dtype, cubert_reduce_op op);
-/* buf[i] = buf[root] for every member, `count` elements. root < size. */
+/** buf[i] = buf[root] for every member, `count` elements. root < size. */
 CUBERT_API cubert_status cubert_comm_broadcast(cubert_comm *comm, cubert_handle *const *buf,
                                                size_t count, cubert_dtype dtype, size_t root);
-/* dst of member `root` = op over every member of src, `count` elements. dst entries of other
+/** dst of member `root` = op over every member of src, `count` elements. dst entries of other
    members are ignored (may be NULL) and their memory is not touched. src == dst is in place. */
 CUBERT_API cubert_status cubert_comm_reduce(cubert_comm *comm, cubert_handle *const *src,
                                             cubert_handle *const *dst, size_t count,
                                             cubert_dtype dtype, cubert_reduce_op op, size_t root);
-/* dst[i] = src[0] ++ src[1] ++ ... ++ src[size-1]: member m's `count_per_member` elements land
+/** dst[i] = src[0] ++ src[1] ++ ... ++ src[size-1]: member m's `count_per_member` elements land
    at element m * count_per_member of every dst (dst holds size * count_per_member). src and
    dst must be different handles. */
 CUBERT_API cubert_status cubert_comm_all_gather(cubert_comm *comm, cubert_handle *const *src,
                                                 cubert_handle *const *dst, size_t count_per_member,
                                                 cubert_dtype dtype);
-/* src of every member holds size * count_per_member elements; dst of member m (count_per_member
+/** src of every member holds size * count_per_member elements; dst of member m (count_per_member
    elements) = op over every member of src's elements [m * count_per_member, (m+1) *
    count_per_member). src and dst must be different handles. */
 CUBERT_API cubert_status cubert_comm_reduce_scatter(cubert_comm *comm, cubert_handle *const *src,

@@ -1,4 +1,5 @@
-/* cubert — CPU server interop: the host memory behind a handle of a client on the CPU server,
+/** @file
+   cubert — CPU server interop: the host memory behind a handle of a client on the CPU server,
    so that a program can read and write cubert's buffers in place, without a copy.
 
    Ordering rules:
@@ -29,7 +30,7 @@
 
 CUBERT_EXTERN_C_BEGIN
 
-/* *out_ptr = the host address of the handle's first byte and *out_size (may be NULL) its size
+/** *out_ptr = the host address of the handle's first byte and *out_size (may be NULL) its size
    in bytes, after the waits of rule 1. A handle of size 0 gives a valid, non-dereferenceable
    pointer. Errors: INVALID_ARGUMENT for a NULL client, handle or out_ptr, and for a client of
    another server ("client is on the 'opencl' server (device '...'), not 'cpu'"); NOT_FOUND for

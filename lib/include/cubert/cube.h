@@ -1,5 +1,6 @@
-/* cubert — the kernel language: one C file of kernels for the CPU server and every OpenCL device.
-
+/** @file
+   cubert — the kernel language: one C file of kernels for the CPU server and every OpenCL device.
+   @verbatim
    A kernel file (`*.cube.c`) includes only this header (and headers of its own that follow the
    same rules). The build uses it twice (cubert_add_kernels in CMake, docs/kernels.md):
    - compiled as C11 for the CPU server, where every kernel becomes a C function over a range of
@@ -110,9 +111,184 @@
    OpenCL compiler rejects.
 
    This header defines short upper-case names (UNIT_POS_X, LOAD, PHASE, ...) and the math names
-   above; include it only in kernel files. */
+   above; include it only in kernel files.
+   @endverbatim */
 #ifndef CUBERT_CUBE_H
 #define CUBERT_CUBE_H
+
+/* ---- reference: one entry per name of the language -------------------------------------------
+   The macros below are defined twice, once per side (OpenCL and C); each is documented here once
+   for the API reference (docs/api.md). */
+
+/** @def UNIT_KERNEL(name, active, buffers...)
+    Defines the unit kernel `name` (no barrier, no shared memory) over `buffers`, `(type, name)`
+    pairs or NO_BUFFERS; the body follows in braces. Units with UNIT_ID < `active` run it. */
+/** @def CUBE_KERNEL(name, shared, buffers...)
+    Defines the cube kernel `name`, whose body runs once per unit and may call SYNC_CUBE();
+    `shared` is `(SharedType, shared_name)` or NO_SHARED. */
+/** @def PHASED_KERNEL(name, shared, buffers...)
+    Defines the phased kernel `name`, whose body runs once per cube; the units' work is written
+    in PHASE blocks separated by SYNC_CUBE(). `shared` as for CUBE_KERNEL. */
+/** @def NO_BUFFERS
+    The buffer list of a kernel without buffers. */
+/** @def NO_SHARED
+    The shared-memory declaration of a kernel without shared memory. */
+/** @def CUBERT_KERNEL_PREFIX
+    Prefix of the definitions' names: `const cubert_kernel_def <PREFIX><name>` (default: none;
+    the library uses `cubert_kernel_`). Define before including this header. */
+/** @def CUBERT_KERNEL_EXPORT
+    Storage decoration of the definitions (default: none, the target's default visibility). */
+
+/** @def UNIT_POS_X
+    Position of the unit in its cube along x (uint32_t; OpenCL get_local_id(0)). */
+/** @def UNIT_POS_Y
+    Position of the unit in its cube along y. */
+/** @def UNIT_POS_Z
+    Position of the unit in its cube along z. */
+/** @def UNIT_POS
+    Linear position of the unit in its cube: x + y*dx + z*dx*dy. */
+/** @def CUBE_POS_X
+    Position of the cube along x (uint32_t; OpenCL get_group_id(0)). */
+/** @def CUBE_POS_Y
+    Position of the cube along y. */
+/** @def CUBE_POS_Z
+    Position of the cube along z. */
+/** @def CUBE_POS
+    Linear position of the cube (uint64_t). */
+/** @def CUBE_DIM_X
+    Units per cube along x (uint32_t; OpenCL get_local_size(0)). */
+/** @def CUBE_DIM_Y
+    Units per cube along y. */
+/** @def CUBE_DIM_Z
+    Units per cube along z. */
+/** @def CUBE_DIM
+    Units per cube. */
+/** @def CUBE_COUNT_X
+    Cubes of the launch along x (uint32_t; OpenCL get_num_groups(0)). */
+/** @def CUBE_COUNT_Y
+    Cubes of the launch along y. */
+/** @def CUBE_COUNT_Z
+    Cubes of the launch along z. */
+/** @def CUBE_COUNT
+    Cubes of the launch (uint64_t). */
+/** @def ABSOLUTE_POS_X
+    CUBE_POS_X * CUBE_DIM_X + UNIT_POS_X (uint32_t; OpenCL get_global_id(0)). */
+/** @def ABSOLUTE_POS_Y
+    CUBE_POS_Y * CUBE_DIM_Y + UNIT_POS_Y. */
+/** @def ABSOLUTE_POS_Z
+    CUBE_POS_Z * CUBE_DIM_Z + UNIT_POS_Z. */
+/** @def UNIT_ID
+    The unit's global id, CUBE_POS * CUBE_DIM + UNIT_POS (uint64_t): the "one unit per element"
+    index, dense for any cube count (ABSOLUTE_POS_X in 1-D launches). */
+
+/** @def LOAD(buf, i)
+    Element `i` of buffer `buf`; out of range: 0 (checked, validate), undefined (unchecked).
+    `i` is evaluated more than once. */
+/** @def STORE(buf, i, v)
+    Writes `v` to element `i` of buffer `buf`; dropped out of range (checked, validate). */
+/** @def LOAD_UNIT(buf)
+    LOAD(buf, UNIT_ID), with the range check hoisted out of the CPU loop. */
+/** @def STORE_UNIT(buf, v)
+    STORE(buf, UNIT_ID, v), with the range check hoisted out of the CPU loop. */
+/** @def LEN(buf)
+    Elements in the buffer bound to `buf` (uint64_t). */
+/** @def INFO_U64(k)
+    Info word `k` (uint64_t); 0 past the launch's words (checked, validate). */
+/** @def INFO_I64(k)
+    Info word `k` as int64_t. */
+/** @def INFO_U32(k)
+    Low 32 bits of info word `k` (uint32_t). */
+/** @def INFO_I32(k)
+    Low 32 bits of info word `k` as int32_t. */
+/** @def INFO_F32(k)
+    Info word `k` as a float: IEEE bits in the low 32 bits (cubert_kernel_info_f32). */
+/** @def INFO_F64(k)
+    Info word `k` as a double (its IEEE bits). */
+
+/** @def SYNC_CUBE()
+    Cube barrier: every unit of the cube reaches it before any goes on (CUBE_KERNEL; between
+    the PHASE blocks of a PHASED_KERNEL). */
+/** @def PHASE
+    Runs the block that follows once per unit of the cube (PHASED_KERNEL only). */
+/** @def EXCLUSIVE(T, name)
+    Declares a value of type `T` that each unit keeps across barriers (PHASED_KERNEL, at the
+    top of the body); used as MY(name) inside phases. */
+/** @def MY(name)
+    The calling unit's value of EXCLUSIVE `name`. */
+/** @def EXCLUSIVE_ARRAY(T, name, n)
+    `n` values of type `T` per unit (n a compile-time constant), for register blocks. */
+/** @def MY_AT(name, i)
+    The calling unit's element `i` of EXCLUSIVE_ARRAY `name`. */
+
+/** @def ATOMIC_ADD(buf, i, v)
+    Atomically adds `v` to element `i` of a 32-bit integer buffer; returns the old value
+    (checked like LOAD: 0 and no effect out of range). */
+/** @def ATOMIC_SUB(buf, i, v)
+    As ATOMIC_ADD, subtracting. */
+/** @def ATOMIC_MIN(buf, i, v)
+    As ATOMIC_ADD, keeping the minimum. */
+/** @def ATOMIC_MAX(buf, i, v)
+    As ATOMIC_ADD, keeping the maximum. */
+/** @def ATOMIC_XCHG(buf, i, v)
+    As ATOMIC_ADD, replacing the element by `v`. */
+/** @def ATOMIC_CAS(buf, i, e, d)
+    As ATOMIC_ADD, writing `d` where the element equals `e`. */
+/** @def ATOMIC_ADD_F32(buf, i, v)
+    Atomically adds `v` to element `i` of a float buffer (compare-exchange); returns the old
+    value. */
+/** @def SHARED_ATOMIC_ADD(p, v)
+    Atomically adds `v` to the int32_t or uint32_t at `p` (shared memory); returns the old
+    value. */
+/** @def SHARED_ATOMIC_SUB(p, v)
+    As SHARED_ATOMIC_ADD, subtracting. */
+/** @def SHARED_ATOMIC_MIN(p, v)
+    As SHARED_ATOMIC_ADD, keeping the minimum. */
+/** @def SHARED_ATOMIC_MAX(p, v)
+    As SHARED_ATOMIC_ADD, keeping the maximum. */
+/** @def SHARED_ATOMIC_XCHG(p, v)
+    As SHARED_ATOMIC_ADD, replacing the value by `v`. */
+/** @def SHARED_ATOMIC_CAS(p, e, d)
+    As SHARED_ATOMIC_ADD, writing `d` where the value equals `e`. */
+
+/** @def min(a, b)
+    The smaller of two numbers of one type (integers or floats), as OpenCL's min. */
+/** @def max(a, b)
+    The larger of two numbers of one type, as OpenCL's max. */
+/** @def clamp(x, lo, hi)
+    min(max(x, lo), hi), as OpenCL's clamp. */
+/** @def abs(x)
+    Absolute value of an integer, as an unsigned integer of its width (as OpenCL). */
+/** @def rsqrt(x)
+    1 / sqrt(x). */
+
+/** @def CUBE_FN
+    Put in front of a helper function (static inline). */
+/** @def CUBE_GLOBAL
+    Qualifies a helper's pointer parameter into a buffer (OpenCL __global). */
+/** @def CUBE_SHARED
+    Qualifies a helper's pointer parameter into shared memory (OpenCL __local). */
+
+/** @def VLOAD_F32X4(p)
+    4 consecutive floats at `p` as an f32x4 (any alignment; unchecked). */
+/** @def VLOAD_F32X8(p)
+    8 consecutive floats at `p` as an f32x8. */
+/** @def VLOAD_F32X16(p)
+    16 consecutive floats at `p` as an f32x16. */
+/** @def VSTORE_F32X4(v, p)
+    Stores the f32x4 `v` to 4 consecutive floats at `p` (any alignment; unchecked). */
+/** @def VSTORE_F32X8(v, p)
+    Stores the f32x8 `v` to 8 consecutive floats at `p`. */
+/** @def VSTORE_F32X16(v, p)
+    Stores the f32x16 `v` to 16 consecutive floats at `p`. */
+/** @def VSPLAT_F32X4(s)
+    An f32x4 with every lane `s`. */
+/** @def VSPLAT_F32X8(s)
+    An f32x8 with every lane `s`. */
+/** @def VSPLAT_F32X16(s)
+    An f32x16 with every lane `s`. */
+/** @def VFMA(a, b, c)
+    a * b + c per lane of three vectors of one type; fused on OpenCL and where the C side is
+    built with FMA, else rounded twice. */
 
 /* ---- preprocessor plumbing (both sides) ----------------------------------------------------- */
 

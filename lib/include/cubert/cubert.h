@@ -1,4 +1,6 @@
-/* cubert — umbrella header. */
+/** @file
+   cubert — umbrella header: every public header except the interop and MPI ones
+   (cubert/cpu.h, cubert/opencl.h, cubert/mpi.h) and the backend contract (cubert/server.h). */
 #ifndef CUBERT_H
 #define CUBERT_H
 
@@ -17,9 +19,9 @@
 #include "cubert/stream.h"
 #include "cubert/tune.h"
 
-#define CUBERT_VERSION_MAJOR 0
-#define CUBERT_VERSION_MINOR 1
-#define CUBERT_VERSION_PATCH 0
-#define CUBERT_VERSION_STRING "0.1.0"
+#define CUBERT_VERSION_MAJOR 0        /**< Major version of these headers. */
+#define CUBERT_VERSION_MINOR 1        /**< Minor version of these headers. */
+#define CUBERT_VERSION_PATCH 0        /**< Patch version of these headers. */
+#define CUBERT_VERSION_STRING "0.1.0" /**< "MAJOR.MINOR.PATCH". */
 
 #endif /* CUBERT_H */

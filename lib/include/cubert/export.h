@@ -1,4 +1,5 @@
-/* cubert — symbol visibility. The library is built with -fvisibility=hidden; only declarations
+/** @file
+   cubert — symbol visibility. The library is built with -fvisibility=hidden; only declarations
    marked CUBERT_API are exported from the shared object. */
 #ifndef CUBERT_EXPORT_H
 #define CUBERT_EXPORT_H

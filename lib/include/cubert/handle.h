@@ -1,4 +1,5 @@
-/* cubert — handles: reference-counted views of device memory.
+/** @file
+   cubert — handles: reference-counted views of device memory.
 
    A handle refers to (part of) a slice of a memory pool page. The slice is free for reuse
    once no handle and no binding (including one held by a queued launch) refers to it; there
@@ -26,20 +27,21 @@
 
 CUBERT_EXTERN_C_BEGIN
 
+/** A reference-counted view of device memory (opaque). */
 typedef struct cubert_handle cubert_handle;
 
-/* Adds a reference; returns `handle`. Accepts NULL and released handles (no effect). */
+/** Adds a reference; returns `handle`. Accepts NULL and released handles (no effect). */
 CUBERT_API cubert_handle *cubert_handle_retain(cubert_handle *handle);
-/* Drops a reference; the last one frees the handle (its memory once no launch uses it).
+/** Drops a reference; the last one frees the handle (its memory once no launch uses it).
    Accepts NULL and released handles (no effect). */
 CUBERT_API void cubert_handle_release(cubert_handle *handle);
-/* Size of the view in bytes (0 for a released handle). */
+/** Size of the view in bytes (0 for a released handle). */
 CUBERT_API uint64_t cubert_handle_size(const cubert_handle *handle);
-/* A new handle viewing bytes [offset, offset+size) of `handle` (same memory; keeps it alive).
+/** A new handle viewing bytes [offset, offset+size) of `handle` (same memory; keeps it alive).
    INVALID_ARGUMENT when the range leaves the handle; NOT_FOUND for a released handle. */
 CUBERT_API cubert_status cubert_handle_view(cubert_handle *handle, uint64_t offset, uint64_t size,
                                             cubert_handle **out);
-/* True while the handle is the only user reference to its memory (reference `can_mut`): one
+/** True while the handle is the only user reference to its memory (reference `can_mut`): one
    reference, no other view of the same memory. Bindings held by queued or running launches
    do not count. 0 for NULL or a released handle. */
 CUBERT_API int cubert_handle_can_mut(const cubert_handle *handle);

@@ -1,4 +1,5 @@
-/* cubert — kernels. A kernel is a codelet: one definition with an implementation per backend
+/** @file
+   cubert — kernels. A kernel is a codelet: one definition with an implementation per backend
    (OpenCL C source, C function for the CPU server). This is the low-level layer: kernels are
    normally written once in the kernel language (cubert/cube.h, docs/kernels.md), which produces
    these definitions; a hand-written codelet fills the fields itself. */
@@ -11,9 +12,9 @@
 
 CUBERT_EXTERN_C_BEGIN
 
-typedef struct cubert_handle cubert_handle;
+typedef struct cubert_handle cubert_handle; /**< Device memory (handle.h). */
 
-/* What a CPU implementation is given. One call covers global unit ids
+/** What a CPU implementation is given. One call covers global unit ids
    [unit_begin, unit_end), numbered cube-major:
      id = cube_linear * units_per_cube + unit_linear,
      cube_linear = x + y*cx + z*cx*cy,  unit_linear = x + y*dx + z*dx*dy.
@@ -21,103 +22,115 @@ typedef struct cubert_handle cubert_handle;
    CUBERT_KERNEL_SYNC_CUBE each call covers exactly one unit and may call
    cubert_cpu_sync_cube(). */
 typedef struct cubert_cpu_ctx {
-  uint32_t cube_count[3], cube_dim[3];
-  uint64_t unit_begin, unit_end;
-  void *const *buffers; /* in binding order */
-  const uint64_t *buffer_bytes;
-  const uint64_t *info; /* scalar/metadata words */
-  uint32_t buffer_count, info_count;
-  void *shared; /* the current cube's shared memory (SYNC_CUBE kernels) */
+  uint32_t cube_count[3];       /**< the launch's cubes per axis */
+  uint32_t cube_dim[3];         /**< units per cube per axis */
+  uint64_t unit_begin;          /**< first global unit id of the call */
+  uint64_t unit_end;            /**< one past the last global unit id of the call */
+  void *const *buffers;         /**< in binding order */
+  const uint64_t *buffer_bytes; /**< size of each buffer, bytes */
+  const uint64_t *info;         /**< scalar/metadata words */
+  uint32_t buffer_count;        /**< entries of buffers and buffer_bytes */
+  uint32_t info_count;          /**< words in info */
+  void *shared;                 /**< the current cube's shared memory (SYNC_CUBE kernels) */
   /* private fields follow; never touch */
   void *priv_;
-  uint32_t mode; /* the launch's cubert_execution_mode (read by kernel-language code) */
+  uint32_t mode; /**< the launch's cubert_execution_mode (read by kernel-language code) */
 } cubert_cpu_ctx;
 
+/** A CPU implementation: runs the units [ctx->unit_begin, ctx->unit_end). */
 typedef void (*cubert_cpu_kernel_fn)(const cubert_cpu_ctx *ctx);
 
-/* Cube barrier: returns once every unit of the current cube has reached it.
+/** Cube barrier: returns once every unit of the current cube has reached it.
    Only valid in kernels flagged CUBERT_KERNEL_SYNC_CUBE. */
 CUBERT_API void cubert_cpu_sync_cube(const cubert_cpu_ctx *ctx);
-/* Reports a failure from inside a CPU kernel. The launch's remaining work may still run; the
+/** Reports a failure from inside a CPU kernel. The launch's remaining work may still run; the
    error reaches the user at the next flush/sync/read on the stream (SERVER_UNHEALTHY). */
 CUBERT_API void cubert_cpu_fail(const cubert_cpu_ctx *ctx, const char *reason);
 
 /* ---- services for kernel-language code (cubert/cube.h calls these; rarely called by hand) ---- */
 
-/* `buffer` value of cubert_cpu_report_access for an info word read past the launch's words. */
+/** `buffer` value of cubert_cpu_report_access for an info word read past the launch's words. */
 #define CUBERT_CPU_ACCESS_INFO 0xffffffffu
-/* Validate mode: reports an access of element `index` of buffer `buffer` (or info word `index`
+/** Validate mode: reports an access of element `index` of buffer `buffer` (or info word `index`
    with CUBERT_CPU_ACCESS_INFO) with only `length` elements, by global unit `unit_id`
    (UINT64_MAX: not tied to a unit). The first report of a launch becomes its error (GENERIC,
    at the next flush/sync/read, naming kernel, buffer, unit and cube position, index and
    length); later ones are dropped. Thread-safe. */
 CUBERT_API void cubert_cpu_report_access(const cubert_cpu_ctx *ctx, uint32_t buffer,
                                          uint64_t unit_id, uint64_t index, uint64_t length);
-/* Reports a misplaced barrier (`what`) at source line `line`, like cubert_cpu_report_access. */
+/** Reports a misplaced barrier (`what`) at source line `line`, like cubert_cpu_report_access. */
 CUBERT_API void cubert_cpu_report_barrier(const cubert_cpu_ctx *ctx, uint32_t line,
                                           const char *what);
-/* cubert_cpu_sync_cube for the barrier at source line `line`: in validate mode units of one cube
+/** cubert_cpu_sync_cube for the barrier at source line `line`: in validate mode units of one cube
    that wait at different barriers, or return while others wait, are reported. */
 CUBERT_API void cubert_cpu_sync_cube_at(const cubert_cpu_ctx *ctx, uint32_t line);
 
-/* Kernel flags. */
+/** Kernel flags. */
 enum {
-  CUBERT_KERNEL_SYNC_CUBE = 1u << 0,  /* uses cube barriers and/or shared memory */
-  CUBERT_KERNEL_NEEDS_FP64 = 1u << 1, /* the OpenCL source needs cl_khr_fp64 */
-  CUBERT_KERNEL_NEEDS_FP16 = 1u << 2,
-  CUBERT_KERNEL_PHASED = 1u << 3, /* CPU: one call per whole cube (units as loops, no fibers) */
+  CUBERT_KERNEL_SYNC_CUBE = 1u << 0,  /**< uses cube barriers and/or shared memory */
+  CUBERT_KERNEL_NEEDS_FP64 = 1u << 1, /**< the OpenCL source needs cl_khr_fp64 */
+  CUBERT_KERNEL_NEEDS_FP16 = 1u << 2, /**< the OpenCL source needs cl_khr_fp16 */
+  CUBERT_KERNEL_PHASED = 1u << 3, /**< CPU: one call per whole cube (units as loops, no fibers) */
 };
 
-/* One buffer argument of a kernel, as declared in its kernel-language source. */
+/** One buffer argument of a kernel, as declared in its kernel-language source. */
 typedef struct cubert_kernel_buffer_decl {
-  const char *name;    /* the parameter's name, e.g. "x" */
-  const char *type;    /* its element type as written, e.g. "const float" */
-  uint32_t elem_bytes; /* sizeof the element type */
+  const char *name;    /**< the parameter's name, e.g. "x" */
+  const char *type;    /**< its element type as written, e.g. "const float" */
+  uint32_t elem_bytes; /**< sizeof the element type */
 } cubert_kernel_buffer_decl;
 
-/* What a kernel-language kernel declares. The client checks every launch against it on every
+/** What a kernel-language kernel declares. The client checks every launch against it on every
    server: exactly buffer_count buffers, each a whole number of its elements
    (INVALID_ARGUMENT naming the kernel, what it expects and what it got). On OpenCL a kernel
    with a signature uses the kernel-language calling convention (docs/kernels.md). */
 typedef struct cubert_kernel_signature {
-  uint32_t buffer_count;
-  const cubert_kernel_buffer_decl *buffers; /* buffer_count entries */
-  const char *file;                         /* where the kernel is defined */
-  uint32_t line;
+  uint32_t buffer_count;                    /**< buffers the kernel takes */
+  const cubert_kernel_buffer_decl *buffers; /**< buffer_count entries */
+  const char *file;                         /**< where the kernel is defined */
+  uint32_t line;                            /**< and the line */
 } cubert_kernel_signature;
 
+/** A kernel: a codelet with one implementation per backend. Definitions are immutable and may
+   be launched from any thread. */
 typedef struct cubert_kernel_def {
-  const char *name;
-  const char *opencl_source; /* OpenCL C, or NULL */
-  const char *opencl_entry;
-  const char *opencl_options; /* build options, or NULL */
-  cubert_cpu_kernel_fn cpu;   /* or NULL */
-  uint32_t flags;             /* CUBERT_KERNEL_* */
-  uint64_t shared_bytes;      /* per-cube shared memory of the CPU implementation */
-  /* Kernel-language kernels: the declared buffers (NULL for hand-written codelets, which keep
+  const char *name;           /**< for errors, logs and profiles */
+  const char *opencl_source;  /**< OpenCL C, or NULL */
+  const char *opencl_entry;   /**< the __kernel function's name in opencl_source */
+  const char *opencl_options; /**< build options, or NULL */
+  cubert_cpu_kernel_fn cpu;   /**< or NULL */
+  uint32_t flags;             /**< CUBERT_KERNEL_* */
+  uint64_t shared_bytes;      /**< per-cube shared memory of the CPU implementation */
+  /** Kernel-language kernels: the declared buffers (NULL for hand-written codelets, which keep
      the convention of kernels.h and are not checked beyond the device limits). */
   const cubert_kernel_signature *signature;
 } cubert_kernel_def;
 
+/** The arguments of a launch: buffers and info words. Borrowed: the launch takes what it
+   needs before it returns. */
 typedef struct cubert_kernel_args {
-  cubert_handle *const *buffers; /* OpenCL: arguments 0..buffer_count-1 */
-  uint32_t buffer_count;
-  const uint64_t *info; /* OpenCL: one more argument, `__global const ulong *info`, */
-  uint32_t info_count;  /* present only when info_count > 0 */
+  cubert_handle *const *buffers; /**< OpenCL: arguments 0..buffer_count-1 */
+  uint32_t buffer_count;         /**< entries of buffers */
+  /** Scalar words. OpenCL: one more argument, `__global const ulong *info`, present only when
+     info_count > 0. */
+  const uint64_t *info;
+  uint32_t info_count; /**< words in info */
 } cubert_kernel_args;
 
+/** How a launch checks its kernel's accesses (docs/kernels.md, CUBERT_CHECK_MODE). */
 typedef enum cubert_execution_mode {
-  CUBERT_EXECUTION_CHECKED = 0,   /* validate the launch; kernels bound-check */
-  CUBERT_EXECUTION_VALIDATE = 1,  /* checked, and kernels may report out-of-bounds accesses */
-  CUBERT_EXECUTION_UNCHECKED = 2, /* no bound checks in kernels (device limits still enforced) */
+  CUBERT_EXECUTION_CHECKED = 0,   /**< validate the launch; kernels bound-check */
+  CUBERT_EXECUTION_VALIDATE = 1,  /**< checked, and kernels may report out-of-bounds accesses */
+  CUBERT_EXECUTION_UNCHECKED = 2, /**< no bound checks in kernels (device limits still enforced) */
 } cubert_execution_mode;
 
 /* ---- helpers for CPU implementations ------------------------------------------------- */
 
+/** Units per cube: the product of ctx->cube_dim. */
 static inline uint64_t cubert_cpu_units_per_cube(const cubert_cpu_ctx *ctx) {
   return (uint64_t)ctx->cube_dim[0] * ctx->cube_dim[1] * ctx->cube_dim[2];
 }
-/* Cube position (x, y, z) of a global unit id. */
+/** Cube position (x, y, z) of a global unit id. */
 static inline void cubert_cpu_cube_pos(const cubert_cpu_ctx *ctx, uint64_t id, uint32_t out[3]) {
   uint64_t cube = id / cubert_cpu_units_per_cube(ctx);
   out[0] = (uint32_t)(cube % ctx->cube_count[0]);
@@ -125,7 +138,7 @@ static inline void cubert_cpu_cube_pos(const cubert_cpu_ctx *ctx, uint64_t id, u
   out[1] = (uint32_t)(cube % ctx->cube_count[1]);
   out[2] = (uint32_t)(cube / ctx->cube_count[1]);
 }
-/* Unit position (x, y, z) inside its cube. */
+/** Unit position (x, y, z) inside its cube. */
 static inline void cubert_cpu_unit_pos(const cubert_cpu_ctx *ctx, uint64_t id, uint32_t out[3]) {
   uint64_t unit = id % cubert_cpu_units_per_cube(ctx);
   out[0] = (uint32_t)(unit % ctx->cube_dim[0]);
@@ -133,23 +146,28 @@ static inline void cubert_cpu_unit_pos(const cubert_cpu_ctx *ctx, uint64_t id, u
   out[1] = (uint32_t)(unit % ctx->cube_dim[1]);
   out[2] = (uint32_t)(unit / ctx->cube_dim[1]);
 }
-/* Linear unit index inside the cube (OpenCL get_local_linear_id). */
+/** Linear unit index inside the cube (OpenCL get_local_linear_id). */
 static inline uint32_t cubert_cpu_unit_linear(const cubert_cpu_ctx *ctx, uint64_t id) {
   return (uint32_t)(id % cubert_cpu_units_per_cube(ctx));
 }
-/* Linear cube index (OpenCL group linear id). */
+/** Linear cube index (OpenCL group linear id). */
 static inline uint64_t cubert_cpu_cube_linear(const cubert_cpu_ctx *ctx, uint64_t id) {
   return id / cubert_cpu_units_per_cube(ctx);
 }
 
-/* Positions of a global unit id, and a walk over consecutive ids that keeps them as counters
+/** Positions of a global unit id, and a walk over consecutive ids that keeps them as counters
    (kernel-language code runs rows of units with it instead of dividing per unit). */
 typedef struct cubert_cpu_unit_walk {
-  uint64_t cl;         /* linear cube */
-  uint32_t ul;         /* linear unit in the cube */
-  uint32_t ux, uy, uz; /* unit position */
-  uint32_t cx, cy, cz; /* cube position */
+  uint64_t cl; /**< linear cube */
+  uint32_t ul; /**< linear unit in the cube */
+  uint32_t ux; /**< unit position x */
+  uint32_t uy; /**< unit position y */
+  uint32_t uz; /**< unit position z */
+  uint32_t cx; /**< cube position x */
+  uint32_t cy; /**< cube position y */
+  uint32_t cz; /**< cube position z */
 } cubert_cpu_unit_walk;
+/** Starts a walk at global unit id `id`. */
 static inline void cubert_cpu_unit_walk_start(const cubert_cpu_ctx *ctx, uint64_t id,
                                               cubert_cpu_unit_walk *w) {
   uint32_t c[3], u[3];
@@ -160,7 +178,7 @@ static inline void cubert_cpu_unit_walk_start(const cubert_cpu_ctx *ctx, uint64_
   w->ux = u[0], w->uy = u[1], w->uz = u[2];
   w->cx = c[0], w->cy = c[1], w->cz = c[2];
 }
-/* Moves the walk `n` units on, where n <= cube_dim[0] - ux (the rest of the current row). */
+/** Moves the walk `n` units on, where n <= cube_dim[0] - ux (the rest of the current row). */
 static inline void cubert_cpu_unit_walk_advance(const cubert_cpu_ctx *ctx, uint32_t n,
                                                 cubert_cpu_unit_walk *w) {
   w->ux += n;
@@ -179,13 +197,13 @@ static inline void cubert_cpu_unit_walk_advance(const cubert_cpu_ctx *ctx, uint3
   w->cy = 0;
   ++w->cz;
 }
-/* True when unit ids are plain x positions: cubes of one row, one row of cubes. */
+/** True when unit ids are plain x positions: cubes of one row, one row of cubes. */
 static inline int cubert_cpu_ctx_is_flat(const cubert_cpu_ctx *ctx) {
   return ctx->cube_dim[1] == 1 && ctx->cube_dim[2] == 1 && ctx->cube_count[1] == 1 &&
          ctx->cube_count[2] == 1;
 }
 
-/* Writes a CPU kernel as a per-unit body; the loop over the call's range is one counted loop
+/** Writes a CPU kernel as a per-unit body; the loop over the call's range is one counted loop
    the compiler can vectorise. `id` is the global unit id (for 1-D launches with cube dim
    (d,1,1) and cube count (c,1,1) it equals the OpenCL global id).
      CUBERT_CPU_KERNEL(add_f32, ctx, id) {

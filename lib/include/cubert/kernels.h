@@ -1,4 +1,5 @@
-/* cubert — the kernel library: ready-made kernels (kernels/README.md), each written once in the
+/** @file
+   cubert — the kernel library: ready-made kernels (kernels/README.md), each written once in the
    kernel language (cubert/cube.h, the .cube.c files in kernels/, docs/kernels.md), so the CPU
    server runs the code the OpenCL devices run.
 
@@ -34,16 +35,17 @@
 
 CUBERT_EXTERN_C_BEGIN
 
-/* Empty kernel. No buffers, no info words, any launch shape. For launch-latency benchmarks. */
+/** Empty kernel. No buffers, no info words, any launch shape. For launch-latency benchmarks. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_noop;
 
-/* out[id] = value for id < n, 4-byte elements (u32, i32 and f32 alike: pass the bits).
+/** out[id] = value for id < n, 4-byte elements (u32, i32 and f32 alike: pass the bits).
    Buffers: 0 out (n * 4 bytes).
    Info: [0] n (elements), [1] value bits in the low 32 bits.
    Launch: one unit per element, any cube shape. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_fill_u32;
 
-/* Gathers a strided tensor into a contiguous row-major one (used by read_tensor).
+/** @{ */
+/** Gathers a strided tensor into a contiguous row-major one (used by read_tensor).
    Buffers: 0 src (bytes), 1 dst (n * elem_size bytes, row-major, contiguous).
    Info (3 + 2 * rank words):
      [0] rank r (0..CUBERT_KERNEL_COPY_MAX_RANK; rank 0 copies one element),
@@ -63,24 +65,30 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_fill_u32;
    cubert_kernel_copy_strided_portable is the portable body on every server (for tests). */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_copy_strided;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_copy_strided_portable;
-#define CUBERT_KERNEL_COPY_MAX_RANK CUBERT_MAX_RANK /* 8, the tensor rank limit of layout.h */
+/** @} */
+/** The most dimensions copy_strided takes: 8, the tensor rank limit of layout.h. */
+#define CUBERT_KERNEL_COPY_MAX_RANK CUBERT_MAX_RANK
 
-/* out[id] = a[id] + b[id] (f32 / i32, i32 wraps around on overflow) for id < n.
+/** @{ */
+/** out[id] = a[id] + b[id] (f32 / i32, i32 wraps around on overflow) for id < n.
    Buffers: 0 a, 1 b, 2 out (n elements each). Info: [0] n.
    Launch: one unit per element, any cube shape. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_add_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_add_i32;
-/* out[id] = a[id] * b[id] (f32 / i32, i32 wraps around) for id < n. Layout as add_f32. */
+/** @} */
+/** @{ */
+/** out[id] = a[id] * b[id] (f32 / i32, i32 wraps around) for id < n. Layout as add_f32. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_mul_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_mul_i32;
+/** @} */
 
-/* y[id] = a * x[id] + y[id] for id < n (f32; whether a*x+y is fused is up to the device).
+/** y[id] = a * x[id] + y[id] for id < n (f32; whether a*x+y is fused is up to the device).
    Buffers: 0 x, 1 y (n floats each; y is read and written).
    Info: [0] n, [1] a as f32 bits in the low 32 bits (cubert_kernel_info_f32(a)).
    Launch: one unit per element, any cube shape. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_saxpy_f32;
 
-/* Partial sums: cube c writes out[c] = sum of in[c*e .. min((c+1)*e, n)), e = info[1].
+/** Partial sums: cube c writes out[c] = sum of in[c*e .. min((c+1)*e, n)), e = info[1].
    A phased cube kernel (CUBERT_KERNEL_PHASED: barriers + CUBERT_KERNEL_REDUCE_SCRATCH floats of
    shared memory per cube; on the CPU server one call per cube, no fibers).
    Buffers: 0 in (n floats), 1 out (ceil(n / e) floats; cubert_kernel_reduce_cube_count).
@@ -92,9 +100,10 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_saxpy_f32;
    the rounding differs from a sequential sum; integers below 2^24 sum exactly.
    For a full sum, launch again on out (e = ceil(n / e)) or add the partial sums on the host. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_sum_f32;
-#define CUBERT_KERNEL_REDUCE_SCRATCH 1024 /* floats of shared memory per cube (4 KiB) */
+#define CUBERT_KERNEL_REDUCE_SCRATCH 1024 /**< floats of shared memory per cube (4 KiB) */
 
-/* Reductions along an axis (cubert_op_reduce; kernels/reduce_axis.cube.c), phased kernels:
+/** @{ */
+/** Reductions along an axis (cubert_op_reduce; kernels/reduce_axis.cube.c), phased kernels:
    reduce_inner_<f> (one cube per output and split; units share the reduced axis; at most
    CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS units, 1-D cubes) and reduce_outer_<f> (one cube per
    block of CUBE_DIM_X outputs along the last kept axis and split; each unit walks the axis),
@@ -127,7 +136,9 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_inner_sum_f32,
     cubert_kernel_reduce_outer_argmin_f32, cubert_kernel_reduce_inner_argmax_i32,
     cubert_kernel_reduce_outer_argmax_i32, cubert_kernel_reduce_inner_argmin_i32,
     cubert_kernel_reduce_outer_argmin_i32;
-/* reduce_outer_sync_<f>: reduce_outer_<f> with a barrier after each step along the axis (for
+/** @} */
+/** @{ */
+/** reduce_outer_sync_<f>: reduce_outer_<f> with a barrier after each step along the axis (for
    OpenCL devices that are CPUs, where it makes the compiled loop run over the units per step). */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_sync_sum_f32,
     cubert_kernel_reduce_outer_sync_mean_f32, cubert_kernel_reduce_outer_sync_sum_i32,
@@ -136,7 +147,9 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_sync_sum_f3
     cubert_kernel_reduce_outer_sync_max_i32, cubert_kernel_reduce_outer_sync_min_i32,
     cubert_kernel_reduce_outer_sync_argmax_f32, cubert_kernel_reduce_outer_sync_argmin_f32,
     cubert_kernel_reduce_outer_sync_argmax_i32, cubert_kernel_reduce_outer_sync_argmin_i32;
-/* reduce_outer_wide_<f> and reduce_outer_wide_sync_<f>: reduce_outer_<f> (and _sync) where a
+/** @} */
+/** @{ */
+/** reduce_outer_wide_<f> and reduce_outer_wide_sync_<f>: reduce_outer_<f> (and _sync) where a
    cube covers 8 * units outputs of the last kept axis, unit u owning outputs g * units + u
    (g < 8): each step along the axis reads one contiguous run of the block's row. Same info and
    buffers; the cube count is ceil(len / (8 * units)) * (rows / len) * S. */
@@ -156,10 +169,14 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_wide_sync_s
     cubert_kernel_reduce_outer_wide_sync_argmin_f32,
     cubert_kernel_reduce_outer_wide_sync_argmax_i32,
     cubert_kernel_reduce_outer_wide_sync_argmin_i32;
+/** @} */
+/** The most units of a reduce_inner cube. */
 #define CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS 256
+/** Info words of an axis reduction with `kr` kept axes. */
 #define CUBERT_KERNEL_REDUCE_AXIS_INFO(kr) (10 + 3 * (kr))
 
-/* Row softmax (cubert_op_softmax; kernels/softmax.cube.c, softmax_f64.cube.c): one cube per
+/** @{ */
+/** Row softmax (cubert_op_softmax; kernels/softmax.cube.c, softmax_f64.cube.c): one cube per
    row (1-D cubes of at most CUBERT_KERNEL_SOFTMAX_MAX_UNITS units), max-subtracted.
    Buffers: 0 in, 1 out (f32, or f64 for softmax_f64, which needs CUBERT_FEATURE_FP64).
    Info (CUBERT_KERNEL_SOFTMAX_INFO(kr) words): [0] kr (kept axes <= 7), [1] C (row length),
@@ -170,10 +187,14 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_wide_sync_s
 CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_f32, cubert_kernel_softmax_f64;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_online_f32,
     cubert_kernel_softmax_online_f64;
+/** @} */
+/** The most units of a softmax cube. */
 #define CUBERT_KERNEL_SOFTMAX_MAX_UNITS 256
+/** Info words of a softmax with `kr` kept axes. */
 #define CUBERT_KERNEL_SOFTMAX_INFO(kr) (7 + 3 * (kr))
 
-/* Matrix multiply, the kernels behind cubert_op_matmul (cubert/ops.h), which picks among them
+/** @{ */
+/** Matrix multiply, the kernels behind cubert_op_matmul (cubert/ops.h), which picks among them
    by autotune: c = alpha * A B per batch, for any strides; c is written, never read. Buffers
    a, b, c of the element type; 20 info words (element offsets and strides of the three
    operands, sizes, alpha; kernels/matmul.cube.c lists them). `simple`: one unit per element of
@@ -196,24 +217,25 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile64x64_f64;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x64_f64;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x256c_f64;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_beta_f64;
+/** @} */
 
-/* Every kernel above, NULL-terminated, in declaration order (for tools and test suites that
+/** Every kernel above, NULL-terminated, in declaration order (for tools and test suites that
    run the whole library). */
 CUBERT_API extern const cubert_kernel_def *const cubert_kernel_library[];
 
-/* The library kernel named `name` (its cubert_kernel_def.name, e.g. "add_f32"), or NULL. */
+/** The library kernel named `name` (its cubert_kernel_def.name, e.g. "add_f32"), or NULL. */
 CUBERT_API const cubert_kernel_def *cubert_kernel_find(const char *name);
 
 /* ---- helpers for building info words ------------------------------------------------------ */
 
-/* An f32 as an info word: its IEEE-754 bits in the low 32 bits. */
+/** An f32 as an info word: its IEEE-754 bits in the low 32 bits. */
 static inline uint64_t cubert_kernel_info_f32(float value) {
   uint32_t bits;
   memcpy(&bits, &value, sizeof bits);
   return bits;
 }
 
-/* Cubes (== partial sums) reduce_sum_f32 needs for n elements at e elements per cube:
+/** Cubes (== partial sums) reduce_sum_f32 needs for n elements at e elements per cube:
    ceil(n / e), 0 when e is 0. */
 static inline uint64_t cubert_kernel_reduce_cube_count(uint64_t n, uint64_t elems_per_cube) {
   if (elems_per_cube == 0) return 0;

@@ -1,4 +1,5 @@
-/* cubert — communicators across processes through MPI (optional component: built when CMake
+/** @file
+   cubert — communicators across processes through MPI (optional component: built when CMake
    finds MPI, option CUBERT_MPI; installed only then; find_package(cubert COMPONENTS MPI)).
    Not part of the umbrella header cubert/cubert.h, since it needs <mpi.h>.
 
@@ -52,7 +53,7 @@
 
 CUBERT_EXTERN_C_BEGIN
 
-/* A communicator whose members are the ranks of `mpi_comm`, this process's member being
+/** A communicator whose members are the ranks of `mpi_comm`, this process's member being
    `client` (any device; the communicator retains the client). Collective over mpi_comm.
    Errors: INVALID_ARGUMENT for NULL client/out or MPI_COMM_NULL; NOT_FOUND for a released
    client; UNAVAILABLE when MPI is not initialized, already finalized or lacks
@@ -61,7 +62,7 @@ CUBERT_EXTERN_C_BEGIN
 CUBERT_API cubert_status cubert_comm_create_mpi(MPI_Comm mpi_comm, cubert_client *client,
                                                 cubert_comm **out);
 
-/* Sends `count` elements of `dtype` from the start of `buf` (a handle of the member's device)
+/** Sends `count` elements of `dtype` from the start of `buf` (a handle of the member's device)
    to rank `peer` with `tag` (0 <= tag <= MPI_TAG_UB), stream-ordered: the bytes are read after
    the work queued before on the calling stream; the call returns at once. The matching
    cubert_comm_recv on `peer` must use the same count and dtype (the data moves in chunks; a
@@ -69,7 +70,7 @@ CUBERT_API cubert_status cubert_comm_create_mpi(MPI_Comm mpi_comm, cubert_client
    (INVALID_ARGUMENT for one of cubert_comm_create). */
 CUBERT_API cubert_status cubert_comm_send(cubert_comm *comm, cubert_handle *buf, size_t count,
                                           cubert_dtype dtype, size_t peer, int tag);
-/* Receives `count` elements from rank `peer` with `tag` into the start of `buf`,
+/** Receives `count` elements from rank `peer` with `tag` into the start of `buf`,
    stream-ordered: work queued later on the calling stream sees the data. */
 CUBERT_API cubert_status cubert_comm_recv(cubert_comm *comm, cubert_handle *buf, size_t count,
                                           cubert_dtype dtype, size_t peer, int tag);

@@ -1,4 +1,5 @@
-/* cubert — OpenCL interop: the OpenCL objects behind a client of the OpenCL server, so that a
+/** @file
+   cubert — OpenCL interop: the OpenCL objects behind a client of the OpenCL server, so that a
    program can mix its own OpenCL code (clEnqueue* calls, its own kernels) with cubert's work on
    the same data. Available when cubert was built with the OpenCL server (CUBERT_WITH_OPENCL);
    not part of the umbrella header cubert/cubert.h, since it needs <CL/cl.h>.
@@ -44,6 +45,7 @@
 #define CUBERT_OPENCL_H
 
 #ifndef CL_TARGET_OPENCL_VERSION
+/** The OpenCL API version this header targets, unless the program chose one. */
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
@@ -56,20 +58,20 @@
 
 CUBERT_EXTERN_C_BEGIN
 
-/* The context and device of the client's OpenCL server. Either output may be NULL (not both).
+/** The context and device of the client's OpenCL server. Either output may be NULL (not both).
    The objects are cubert's: they stay valid while the client's device lives (any client view
    or handle of it); clRetain* them to keep them longer. */
 CUBERT_API cubert_status cubert_opencl_context(cubert_client *client, cl_context *out_context,
                                                cl_device_id *out_device);
 
-/* The calling stream's in-order command queue (rule 1), created for the stream on first use.
+/** The calling stream's in-order command queue (rule 1), created for the stream on first use.
    cubert's; do not release it. While a cubert profile region (cubert/profile.h) is open on the
    stream, its work goes to a second, profiling-enabled queue: fetch the queue again after a
    profile region starts or ends (cubert finishes the old queue, yours commands included, when
    it switches). */
 CUBERT_API cubert_status cubert_opencl_queue(cubert_client *client, cl_command_queue *out_queue);
 
-/* The buffer behind `handle`: the handle's bytes are [*out_offset, *out_offset + its size) of
+/** The buffer behind `handle`: the handle's bytes are [*out_offset, *out_offset + its size) of
    `*out_mem` (a pooled page that other handles share; never touch bytes outside that range).
    Ordered as rule 2 says, on the calling stream's queue. To bind the bytes to a kernel of your
    own, create a sub-buffer (clCreateSubBuffer needs the offset to be a multiple of
@@ -80,7 +82,7 @@ CUBERT_API cubert_status cubert_opencl_queue(cubert_client *client, cl_command_q
 CUBERT_API cubert_status cubert_opencl_handle_mem(cubert_client *client, cubert_handle *handle,
                                                   cl_mem *out_mem, size_t *out_offset);
 
-/* Wraps the first `size` bytes of the caller's buffer `mem` as a new cubert handle (one
+/** Wraps the first `size` bytes of the caller's buffer `mem` as a new cubert handle (one
    reference, released with cubert_handle_release) that cubert kernels, reads, writes and views
    can use like any other. `mem` must be a buffer of the client's context (not an image, not a
    sub-buffer: wrap the parent and take a view with cubert_handle_view) holding at least `size`

@@ -1,4 +1,5 @@
-/* cubert — operations on tensors: the kernel library's host API.
+/** @file
+   cubert — operations on tensors: the kernel library's host API.
 
    One function per operation. Each takes tensor views (cubert_tensor: handle, shape, strides,
    offset and element type), checks them, picks a kernel and its launch geometry (through
@@ -40,7 +41,7 @@ CUBERT_EXTERN_C_BEGIN
 
 /* ---- views ---------------------------------------------------------------------------------- */
 
-/* *out = `in` with its axes permuted: out.shape[i] = in.shape[axes[i]] and likewise strides. No
+/** *out = `in` with its axes permuted: out.shape[i] = in.shape[axes[i]] and likewise strides. No
    data moves and no reference is taken (out borrows in's handle). `axes` holds in.rank distinct
    values below in.rank. INVALID_ARGUMENT otherwise (naming the axis). */
 CUBERT_API cubert_status(cubert_tensor_permute)(const cubert_tensor *in, const uint32_t *axes,
@@ -48,19 +49,19 @@ CUBERT_API cubert_status(cubert_tensor_permute)(const cubert_tensor *in, const u
 
 /* ---- layout changes ------------------------------------------------------------------------- */
 
-/* out = in, element by element, for any strides on both sides (materialises a permuted,
+/** out = in, element by element, for any strides on both sides (materialises a permuted,
    transposed, sliced or broadcast view). Same shape and dtype (any dtype, NONE included when
    elem_sizes match). The bits move unchanged, as 1-, 2-, 4- or 8-byte words, so F64 and F16
    need no device feature here. The kernel's cube dim is chosen by autotune. */
 CUBERT_API cubert_status(cubert_op_copy)(cubert_client *client, const cubert_tensor *in,
                                          const cubert_tensor *out);
-/* out = in with its axes permuted (out.shape[i] == in.shape[axes[i]]): cubert_tensor_permute
+/** out = in with its axes permuted (out.shape[i] == in.shape[axes[i]]): cubert_tensor_permute
    then cubert_op_copy; a 2-D transpose goes through shared-memory tiles so both sides are read
    and written in rows. */
 CUBERT_API cubert_status(cubert_op_permute)(cubert_client *client, const cubert_tensor *in,
                                             const uint32_t *axes, const cubert_tensor *out);
 
-/* out = (out.dtype) in for in, out in {F32, F64, I32, U32, F16}. Same shape. Float to integer
+/** out = (out.dtype) in for in, out in {F32, F64, I32, U32, F16}. Same shape. Float to integer
    rounds toward zero and saturates (NaN gives 0), as OpenCL's convert_<type>_sat_rtz; integer
    to float rounds to nearest even; f32 and f64 to f16 round once to nearest even (overflow
    gives infinity, tiny values f16 subnormals or zero); I32 <-> U32 keeps the bits (modulo
@@ -72,36 +73,38 @@ CUBERT_API cubert_status(cubert_op_cast)(cubert_client *client, const cubert_ten
 
 /* ---- elementwise ---------------------------------------------------------------------------- */
 
+/** Elementwise functions of one operand (cubert_op_unary), with the dtypes each takes. */
 typedef enum cubert_unary_op {
-  CUBERT_UNARY_EXP = 0,  /* F32, F64 */
-  CUBERT_UNARY_LOG = 1,  /* F32, F64 */
-  CUBERT_UNARY_SQRT = 2, /* F32, F64 */
-  CUBERT_UNARY_ABS = 3,  /* F32, F64, I32 (abs(INT32_MIN) wraps to INT32_MIN) */
-  CUBERT_UNARY_NEG = 4,  /* F32, F64, I32 (wraps) */
-  CUBERT_UNARY_RELU = 5, /* F32, F64, I32: max(x, 0) */
-  CUBERT_UNARY_TANH = 6, /* F32, F64 */
+  CUBERT_UNARY_EXP = 0,  /**< F32, F64 */
+  CUBERT_UNARY_LOG = 1,  /**< F32, F64 */
+  CUBERT_UNARY_SQRT = 2, /**< F32, F64 */
+  CUBERT_UNARY_ABS = 3,  /**< F32, F64, I32 (abs(INT32_MIN) wraps to INT32_MIN) */
+  CUBERT_UNARY_NEG = 4,  /**< F32, F64, I32 (wraps) */
+  CUBERT_UNARY_RELU = 5, /**< F32, F64, I32: max(x, 0) */
+  CUBERT_UNARY_TANH = 6, /**< F32, F64 */
   CUBERT_UNARY_COUNT_
 } cubert_unary_op;
 
-/* out = op(in), in and out of one dtype; in broadcasts to out's shape (NumPy rules, below).
+/** out = op(in), in and out of one dtype; in broadcasts to out's shape (NumPy rules, below).
    Float results are within OpenCL 1.2's bounds (exp, log, sqrt 3 ulp; tanh 5 ulp; abs, neg,
    relu exact); relu is x < 0 ? 0 : x, so NaN and -0.0 pass through. */
 CUBERT_API cubert_status(cubert_op_unary)(cubert_client *client, cubert_unary_op op,
                                           const cubert_tensor *in, const cubert_tensor *out);
 
+/** Elementwise functions of two operands (cubert_op_binary), with the dtypes each takes. */
 typedef enum cubert_binary_op {
-  CUBERT_BINARY_ADD = 0, /* F32, F64, I32, U32 (integers wrap) */
-  CUBERT_BINARY_SUB = 1, /* F32, F64, I32, U32 (integers wrap) */
-  CUBERT_BINARY_MUL = 2, /* F32, F64, I32, U32 (integers wrap) */
-  CUBERT_BINARY_DIV = 3, /* F32, F64, I32, U32 (integers: toward zero; x / 0 gives 0, and
+  CUBERT_BINARY_ADD = 0, /**< F32, F64, I32, U32 (integers wrap) */
+  CUBERT_BINARY_SUB = 1, /**< F32, F64, I32, U32 (integers wrap) */
+  CUBERT_BINARY_MUL = 2, /**< F32, F64, I32, U32 (integers wrap) */
+  CUBERT_BINARY_DIV = 3, /**< F32, F64, I32, U32 (integers: toward zero; x / 0 gives 0, and
                             INT32_MIN / -1 gives INT32_MIN, where C would be undefined) */
-  CUBERT_BINARY_MIN = 4, /* F32, F64, I32, U32 */
-  CUBERT_BINARY_MAX = 5, /* F32, F64, I32, U32 */
-  CUBERT_BINARY_POW = 6, /* F32, F64 */
+  CUBERT_BINARY_MIN = 4, /**< F32, F64, I32, U32 */
+  CUBERT_BINARY_MAX = 5, /**< F32, F64, I32, U32 */
+  CUBERT_BINARY_POW = 6, /**< F32, F64 */
   CUBERT_BINARY_COUNT_
 } cubert_binary_op;
 
-/* out = a op b, all three of one dtype, with NumPy broadcasting: shapes are aligned at their
+/** out = a op b, all three of one dtype, with NumPy broadcasting: shapes are aligned at their
    last axis; each of a's and b's dimensions equals out's or is 1 (or is missing, a lower rank);
    out's shape must be the broadcast shape. INVALID_ARGUMENT names the operand and the axis of a
    mismatch. out may be a or b (same strides) for an in-place update. Floats: add, sub, mul,
@@ -113,20 +116,22 @@ CUBERT_API cubert_status(cubert_op_binary)(cubert_client *client, cubert_binary_
 
 /* ---- reductions ----------------------------------------------------------------------------- */
 
+/** Reductions (cubert_op_reduce; SUM, MAX and MIN also for cubert/comm.h), with their
+    dtypes. */
 typedef enum cubert_reduce_op {
-  CUBERT_REDUCE_SUM = 0,    /* F32 -> F32, I32 -> I32 (wraps) */
-  CUBERT_REDUCE_MAX = 1,    /* F32 -> F32, I32 -> I32; NaN propagates */
-  CUBERT_REDUCE_MIN = 2,    /* F32 -> F32, I32 -> I32; NaN propagates */
-  CUBERT_REDUCE_MEAN = 3,   /* F32 -> F32, I32 -> F32 (the sum in 64 bits, then divided) */
-  CUBERT_REDUCE_ARGMAX = 4, /* F32, I32 -> I32: index along the axis; ties and NaN: lowest */
-  CUBERT_REDUCE_ARGMIN = 5, /* index of the first maximum / minimum on every device */
+  CUBERT_REDUCE_SUM = 0,    /**< F32 -> F32, I32 -> I32 (wraps) */
+  CUBERT_REDUCE_MAX = 1,    /**< F32 -> F32, I32 -> I32; NaN propagates */
+  CUBERT_REDUCE_MIN = 2,    /**< F32 -> F32, I32 -> I32; NaN propagates */
+  CUBERT_REDUCE_MEAN = 3,   /**< F32 -> F32, I32 -> F32 (the sum in 64 bits, then divided) */
+  CUBERT_REDUCE_ARGMAX = 4, /**< F32, I32 -> I32: index along the axis; ties and NaN: lowest */
+  CUBERT_REDUCE_ARGMIN = 5, /**< index of the first maximum / minimum on every device */
   CUBERT_REDUCE_COUNT_
 } cubert_reduce_op;
 
-/* Reduce along every axis at once (a full reduction): pass as `axis`. */
+/** Reduce along every axis at once (a full reduction): pass as `axis`. */
 #define CUBERT_AXIS_ALL UINT32_MAX
 
-/* out = op over `axis` of in. out's shape is in's with the axis removed (keep_dim 0) or set to 1
+/** out = op over `axis` of in. out's shape is in's with the axis removed (keep_dim 0) or set to 1
    (keep_dim 1); with CUBERT_AXIS_ALL, out has rank 0 (or in's rank with every dimension 1).
    Reducing an empty axis: SUM gives 0, MEAN NaN, MAX/MIN/ARGMAX/ARGMIN INVALID_ARGUMENT.
    Sums add in a tree, so f32 rounding differs from a sequential sum. */
@@ -134,7 +139,7 @@ CUBERT_API cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_
                                            const cubert_tensor *in, uint32_t axis, int keep_dim,
                                            const cubert_tensor *out);
 
-/* out = softmax of in along its last axis: exp(x - max) / sum(exp(x - max)) per row (the max
+/** out = softmax of in along its last axis: exp(x - max) / sum(exp(x - max)) per row (the max
    subtracted first, so large inputs do not overflow). F32 or F64; in and out of one shape and
    dtype; out may be in. A row of -inf gives NaN, as the formula does. */
 CUBERT_API cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
@@ -142,7 +147,7 @@ CUBERT_API cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_
 
 /* ---- matrix multiply ------------------------------------------------------------------------ */
 
-/* c = alpha * a · b + beta * c, for rank-2 operands (a M x K, b K x N, c M x N) or a rank-3 c
+/** c = alpha * a · b + beta * c, for rank-2 operands (a M x K, b K x N, c M x N) or a rank-3 c
    (batch x M x N) with a and b each rank 3 (batch x M x K, batch x K x N) or rank 2; an a or b
    whose batch is 1, has stride 0, or which has rank 2 is shared by every batch. F32, or F64
    where the device has CUBERT_FEATURE_FP64 (alpha and beta are rounded to the dtype); all three
@@ -165,7 +170,8 @@ CUBERT_API cubert_status(cubert_op_matmul)(cubert_client *client, double alpha,
 
 /* Type checks on the tensor arguments in C (CUBERT_TENSOR_ARG_, cubert/client.h): passing a
    cubert_copy_desc or another pointer where a tensor goes is a compile error. The functions
-   stay callable as (cubert_op_copy)(...). */
+   stay callable as (cubert_op_copy)(...). (Not in the API reference: the functions are.) */
+/// @cond CUBERT_TYPE_CHECK_MACROS
 #ifndef __cplusplus
 #define cubert_tensor_permute(in, axes, out) \
   (cubert_tensor_permute)(CUBERT_TENSOR_ARG_(in), (axes), (out))
@@ -189,6 +195,7 @@ CUBERT_API cubert_status(cubert_op_matmul)(cubert_client *client, double alpha,
   (cubert_op_matmul)((client), (alpha), CUBERT_TENSOR_ARG_(a), CUBERT_TENSOR_ARG_(b), (beta), \
                      CUBERT_TENSOR_ARG_(c))
 #endif
+/// @endcond
 
 CUBERT_EXTERN_C_END
 

@@ -1,4 +1,5 @@
-/* cubert — profiling: nested and overlapping profile tokens, and profile(fn). */
+/** @file
+   cubert — profiling: nested and overlapping profile tokens, and profile(fn). */
 #ifndef CUBERT_PROFILE_H
 #define CUBERT_PROFILE_H
 
@@ -10,30 +11,33 @@
 
 CUBERT_EXTERN_C_BEGIN
 
-typedef struct cubert_client cubert_client;
+typedef struct cubert_client cubert_client; /**< A client of one device (client.h). */
+/** A callback run by cubert_client_profile and cubert_client_exclusive (client.h). */
 typedef cubert_status (*cubert_client_fn)(cubert_client *client, void *user);
 
+/** An open profile region (cubert_client_profile_start). */
 typedef struct cubert_profile_token {
-  uint64_t id;
+  uint64_t id; /**< unique within the device instance */
 } cubert_profile_token;
 
+/** A measured duration. */
 typedef struct cubert_profile_duration {
-  uint64_t duration_ns;
-  cubert_timing_method method; /* DEVICE: OpenCL event timestamps; SYSTEM: host clock */
+  uint64_t duration_ns;        /**< ns */
+  cubert_timing_method method; /**< DEVICE: OpenCL event timestamps; SYSTEM: host clock */
 } cubert_profile_duration;
 
-/* Starts a profile on the calling stream (its earlier work is synced first). Tokens nest and
+/** Starts a profile on the calling stream (its earlier work is synced first). Tokens nest and
    overlap. */
 CUBERT_API cubert_status cubert_client_profile_start(cubert_client *client,
                                                      cubert_profile_token *out);
-/* Ends a profile: waits for the stream and returns the duration. NOT_REGISTERED for a token
+/** Ends a profile: waits for the stream and returns the duration. NOT_REGISTERED for a token
    of this device that was never started or already ended; NOT_FOUND for a token of another
    device instance; PROFILE_FAILED wrapping the cause when work on the stream failed while the
    profile was open (every profile open on the stream fails, not only the first to end). */
 CUBERT_API cubert_status cubert_client_profile_end(cubert_client *client,
                                                    cubert_profile_token token,
                                                    cubert_profile_duration *out);
-/* Runs fn inside exclusive access with a profile around it; returns fn's status (an error
+/** Runs fn inside exclusive access with a profile around it; returns fn's status (an error
    inside comes back as PROFILE_FAILED with it as cause) and the duration. */
 CUBERT_API cubert_status cubert_client_profile(cubert_client *client, cubert_client_fn fn,
                                                void *user, cubert_profile_duration *out);

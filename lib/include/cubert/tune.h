@@ -1,5 +1,6 @@
-/* cubert — autotune: choose among launch variants by measuring them on the device
-   (docs/TUNING.md, docs/architecture.md#profiling-tracing-and-autotune).
+/** @file
+   cubert — autotune: choose among launch variants by measuring them on the device
+   (docs/TUNING.md, `docs/architecture.md#profiling-tracing-and-autotune`).
 
    A tunable set is an ordered list of candidates that all compute the same thing from the same
    arguments (say, one reduction with different cube dims). The first time a key (an anchored
@@ -9,13 +10,13 @@
    CUBERT_CACHE_DIR); every later call with that key runs the winner directly.
 
    Environment (read once, docs/environment.md):
-     CUBERT_AUTOTUNE=off|minimal|full   off: the first valid candidate, nothing measured or
-                                        cached; minimal: only the priority-0 candidates are
-                                        measured; full (default): every valid candidate.
-     CUBERT_AUTOTUNE_CACHE=0            ignore the disk cache (memory only).
-     CUBERT_LOG=info,tune               one line per measured candidate and per decision.
-     CUBERT_PROFILE, CUBERT_TRACE       launches made while a candidate is measured carry
-                                        "(tuning <set>/<candidate>)" after the kernel name. */
+   - CUBERT_AUTOTUNE=off|minimal|full: off: the first valid candidate, nothing measured or
+     cached; minimal: only the priority-0 candidates are measured; full (default): every valid
+     candidate.
+   - CUBERT_AUTOTUNE_CACHE=0: ignore the disk cache (memory only).
+   - CUBERT_LOG=info,tune: one line per measured candidate and per decision.
+   - CUBERT_PROFILE, CUBERT_TRACE: launches made while a candidate is measured carry
+     "(tuning <set>/<candidate>)" after the kernel name. */
 #ifndef CUBERT_TUNE_H
 #define CUBERT_TUNE_H
 
@@ -27,68 +28,72 @@
 
 CUBERT_EXTERN_C_BEGIN
 
-typedef struct cubert_client cubert_client;
+typedef struct cubert_client cubert_client; /**< A client of one device (client.h). */
 
+/** The most fields a tuning key holds. */
 #define CUBERT_TUNE_KEY_MAX_FIELDS 8
-/* Timed runs per candidate after one warm-up run; the median decides. */
+/** Timed runs per candidate after one warm-up run; the median decides. */
 #define CUBERT_TUNE_SAMPLES 5
 
-/* A tuning key: up to CUBERT_TUNE_KEY_MAX_FIELDS 64-bit fields, compared field by field.
+/** A tuning key: up to CUBERT_TUNE_KEY_MAX_FIELDS 64-bit fields, compared field by field.
    Zero-initialise it, then append with cubert_tune_key_add*(). Two calls share a cached winner
    exactly when their sets and keys are equal. */
 typedef struct cubert_tune_key {
-  uint32_t count; /* fields in use */
-  uint64_t fields[CUBERT_TUNE_KEY_MAX_FIELDS];
+  uint32_t count;                              /**< fields in use */
+  uint64_t fields[CUBERT_TUNE_KEY_MAX_FIELDS]; /**< fields [0, count) */
 } cubert_tune_key;
 
-/* Launches one candidate on `client` with the caller's arguments (what cubert_tune_execute
+/** Launches one candidate on `client` with the caller's arguments (what cubert_tune_execute
    received). It must be repeatable: tuning runs it several times with the same arguments, so
    it must overwrite its outputs rather than accumulate into them. Returns its launch status. */
 typedef cubert_status (*cubert_tune_launch_fn)(cubert_client *client, const void *args);
 
-/* Optional: nonzero when the candidate can run this key (e.g. a cube dim the device allows).
+/** Optional: nonzero when the candidate can run this key (e.g. a cube dim the device allows).
    Invalid candidates are neither measured nor run. */
 typedef int (*cubert_tune_valid_fn)(const cubert_client *client, const cubert_tune_key *key,
                                     const void *args);
 
+/** One way to compute the set's result. */
 typedef struct cubert_tune_candidate {
-  const char *name; /* unique within the set; part of the set's checksum */
-  cubert_tune_launch_fn launch;
-  cubert_tune_valid_fn valid; /* NULL: valid for every key */
-  /* Priority group: CUBERT_AUTOTUNE=minimal measures only group 0 (falling back to every
+  const char *name;             /**< unique within the set; part of the set's checksum */
+  cubert_tune_launch_fn launch; /**< runs the candidate */
+  cubert_tune_valid_fn valid;   /**< NULL: valid for every key */
+  /** Priority group: CUBERT_AUTOTUNE=minimal measures only group 0 (falling back to every
      valid candidate when group 0 has none for the key); full measures all groups. */
   uint32_t priority;
 } cubert_tune_candidate;
 
-/* In memory a set is identified by its address (the hit path compares pointers, not names):
+/** In memory a set is identified by its address (the hit path compares pointers, not names):
    it must stay valid and unchanged while any client of a device that ran it lives, which static
    tables are; on disk it is identified by its name and checksum. */
 typedef struct cubert_tune_set {
-  /* Names the operation in the caches: 1..63 characters of [A-Za-z0-9_.:-], unique in the
+  /** Names the operation in the caches: 1..63 characters of [A-Za-z0-9_.:-], unique in the
      program (two sets with one name and different candidates simply invalidate each other's
      disk entries). */
   const char *name;
-  const cubert_tune_candidate *candidates; /* [candidate_count], ordered: the first valid one
+  const cubert_tune_candidate *candidates; /**< [candidate_count], ordered: the first valid one
                                               is the default (CUBERT_AUTOTUNE=off) */
-  uint32_t candidate_count;                /* 1..256 */
-  /* Optional checksum of whatever else decides the candidates' speed (their kernel sources,
+  uint32_t candidate_count;                /**< 1..256 */
+  /** Optional checksum of whatever else decides the candidates' speed (their kernel sources,
      say). It joins the checksum of the candidate names that keys every disk entry, so a
      changed kernel invalidates stale winners. 0: names only. */
   uint64_t source_checksum;
 } cubert_tune_set;
 
-/* Rounds x up to a power of `base` (0 means 2), then clamps it to [min, max] (max 0: no upper
+/** Rounds x up to a power of `base` (0 means 2), then clamps it to [min, max] (max 0: no upper
    bound), as the reference's anchor(): with base 2, 1000 and 1024 both give 1024 and 4096
    stays 4096, so nearby sizes share one cached winner. x of 0 or 1 gives 1 (before the clamp).
    Pure; never fails. */
 CUBERT_API uint64_t cubert_tune_anchor(uint64_t x, uint64_t max, uint64_t min, uint64_t base);
 
-/* Appends `value` unchanged / anchored with cubert_tune_anchor(value, 0, 1, 2) (the usual
+/** @{ */
+/** Appends `value` unchanged / anchored with cubert_tune_anchor(value, 0, 1, 2) (the usual
    treatment of sizes). INVALID_ARGUMENT when key is NULL or already full. */
 CUBERT_API cubert_status cubert_tune_key_add(cubert_tune_key *key, uint64_t value);
 CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint64_t value);
+/** @} */
 
-/* Runs the set's best candidate for `key` on `client` with `args` and returns its status.
+/** Runs the set's best candidate for `key` on `client` with `args` and returns its status.
 
    Known key (in memory, or on disk for this device identity with a matching checksum): the
    winner is launched directly (no measurement). A cached winner whose launch fails is evicted
@@ -117,40 +122,40 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
 CUBERT_API cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
                                              const cubert_tune_key *key, const void *args);
 
-/* Counters of one device's tuner since its client was created (all clients of the device
+/** Counters of one device's tuner since its client was created (all clients of the device
    share them). */
 typedef struct cubert_tune_stats {
-  uint64_t memory_hits;         /* calls answered from memory */
-  uint64_t disk_hits;           /* keys first answered from the disk cache */
-  uint64_t tunings;             /* keys measured */
-  uint64_t candidates_measured; /* candidates run for measurement (failures included) */
-  uint64_t candidates_failed;   /* of those, the ones that failed */
-  uint64_t evictions;           /* cached winners that failed at launch */
-  uint64_t disk_writes;         /* cache files written */
-  uint64_t disk_rejected;       /* cache files ignored (truncated, garbage, foreign) */
+  uint64_t memory_hits;         /**< calls answered from memory */
+  uint64_t disk_hits;           /**< keys first answered from the disk cache */
+  uint64_t tunings;             /**< keys measured */
+  uint64_t candidates_measured; /**< candidates run for measurement (failures included) */
+  uint64_t candidates_failed;   /**< of those, the ones that failed */
+  uint64_t evictions;           /**< cached winners that failed at launch */
+  uint64_t disk_writes;         /**< cache files written */
+  uint64_t disk_rejected;       /**< cache files ignored (truncated, garbage, foreign) */
 } cubert_tune_stats;
 
-/* Copies the counters. INVALID_ARGUMENT for NULL arguments. Thread-safe. */
+/** Copies the counters. INVALID_ARGUMENT for NULL arguments. Thread-safe. */
 CUBERT_API cubert_status cubert_tune_stats_get(cubert_client *client, cubert_tune_stats *out);
 
-/* One disk-cache entry as cubert_tune_cache_foreach() reports it. Strings live only for the
+/** One disk-cache entry as cubert_tune_cache_foreach() reports it. Strings live only for the
    callback. */
 typedef struct cubert_tune_entry {
-  const char *set_name;
-  uint64_t checksum; /* of the set's candidate names and source checksum */
-  cubert_tune_key key;
-  uint32_t winner;         /* candidate index */
-  const char *winner_name; /* candidate name */
-  uint64_t winner_ns;      /* its median, ns */
+  const char *set_name;    /**< cubert_tune_set.name */
+  uint64_t checksum;       /**< of the set's candidate names and source checksum */
+  cubert_tune_key key;     /**< the problem */
+  uint32_t winner;         /**< candidate index */
+  const char *winner_name; /**< candidate name */
+  uint64_t winner_ns;      /**< its median, ns */
 } cubert_tune_entry;
 
-/* Writes the path of this device's cache file (whether or not it exists) into out. Returns
+/** Writes the path of this device's cache file (whether or not it exists) into out. Returns
    UNAVAILABLE when there is no cache folder (CUBERT_AUTOTUNE_CACHE=0, or neither
    CUBERT_CACHE_DIR, XDG_CACHE_HOME nor HOME is set) and INVALID_ARGUMENT when it does not
    fit. */
 CUBERT_API cubert_status cubert_tune_cache_path(cubert_client *client, char *out, size_t capacity);
 
-/* Calls fn for every entry of this device's cache file (none when the file is missing or
+/** Calls fn for every entry of this device's cache file (none when the file is missing or
    invalid; *out_count gets the number of entries, may be NULL). Reads the file; does not touch
    the in-memory cache. */
 CUBERT_API cubert_status cubert_tune_cache_foreach(cubert_client *client,
