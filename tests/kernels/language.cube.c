@@ -159,5 +159,5 @@ CUBE_KERNEL(different_barriers, NO_SHARED, (uint32_t, out)) {
 }
 
 /* A barrier inside a phase (misuse of the phased form) no longer compiles: it is a static
-   assertion naming the rule (tests/build_rules/sync_in_phase.cube.c, CTest
-   build_rules_sync_in_phase). */
+   assertion naming the rule (tests/compile_rules/sync_in_phase.cube.c, CTest
+   compile_rules_sync_in_phase). */
