@@ -37,8 +37,8 @@ int main(void) {
 #define MAX_REPS 64
 
 /* The example kernels, compiled into this program (bench/CMakeLists.txt). */
-extern const cubert_kernel_def histogram256, scan_totals_u32, scan_offsets_u32, scan_rows_u32,
-    scan_totals_f32, scan_offsets_f32, scan_rows_f32;
+extern const cubert_kernel_def histogram256, scan_totals_u32, scan_offsets_u32, scan_tiles_u32,
+    scan_totals_f32, scan_offsets_f32, scan_tiles_f32;
 
 /* ---- histogram ------------------------------------------------------------------------------ */
 
@@ -93,10 +93,10 @@ typedef struct scan_job {
 
 static void scan_cubert(scan_job *j) {
   const cubert_kernel_def *const *k =
-      j->is_float
-          ? (const cubert_kernel_def *const[3]){&scan_totals_f32, &scan_offsets_f32, &scan_rows_f32}
-          : (const cubert_kernel_def *const[3]){&scan_totals_u32, &scan_offsets_u32,
-                                                &scan_rows_u32};
+      j->is_float ? (const cubert_kernel_def *const[3]){&scan_totals_f32, &scan_offsets_f32,
+                                                        &scan_tiles_f32}
+                  : (const cubert_kernel_def *const[3]){&scan_totals_u32, &scan_offsets_u32,
+                                                        &scan_tiles_u32};
   const uint64_t info[1] = {j->n};
   const cubert_cube_count count = cubert_cube_count_new_3d((uint32_t)j->cubes, 1, 1);
   const cubert_cube_dim cube = cubert_cube_dim_new_3d(j->dim, 1, 1);
@@ -278,7 +278,7 @@ int main(int argc, char **argv) {
         bench_textf("OpenMP, %d threads, two passes", threads).s, ta, tb, reps, 2.0);
     if (is_float)
       bench_note(&notes,
-                 "scan: three PHASED_KERNELs (scan_totals, scan_offsets, scan_rows), %llu cubes "
+                 "scan: three PHASED_KERNELs (scan_totals, scan_offsets, scan_tiles), %llu cubes "
                  "of %u units; the float results agree with the peer's within 1e-4 relative",
                  (unsigned long long)j.cubes, dim);
     cubert_handle_release(j.x);

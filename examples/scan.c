@@ -8,7 +8,7 @@
    uint32 sums wrap modulo 2^32 on both sides and must match exactly. Float prefixes are compared
    with a double-precision reference: an element passes within 1e-5 of the sum of magnitudes up
    to it plus 1e-6 (the blocked order adds at most a few thousand rounded terms in a chain,
-   rows per cube + cubes + units, each within half an ulp of the running sum). */
+   tiles per cube + cubes + units + 16, each within half an ulp of the running sum). */
 #include <cubert/cubert.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,8 +25,8 @@
   } while (0)
 
 /* The kernels of examples/scan.cube.c (compiled into this program by cubert_add_kernels). */
-extern const cubert_kernel_def scan_totals_u32, scan_offsets_u32, scan_rows_u32, scan_totals_f32,
-    scan_offsets_f32, scan_rows_f32;
+extern const cubert_kernel_def scan_totals_u32, scan_offsets_u32, scan_tiles_u32, scan_totals_f32,
+    scan_offsets_f32, scan_tiles_f32;
 
 /* y = inclusive prefix sums of x (n elements of 4 bytes) with the three kernels of one type. */
 static void scan_on_device(cubert_client *client, const cubert_kernel_def *const k[3],
@@ -34,7 +34,8 @@ static void scan_on_device(cubert_client *client, const cubert_kernel_def *const
   const cubert_device_properties *props = cubert_client_properties(client);
   const uint32_t dim =
       props->hardware.max_units_per_cube < 256 ? props->hardware.max_units_per_cube : 256;
-  /* About 64 rows per cube, at most 1024 cubes (launch 2 scans their totals in one cube). */
+  /* About 4 tiles (of dim * 16 elements) per cube, at most 1024 cubes (launch 2 scans their
+     totals in one cube). */
   uint64_t cubes = (n / dim + 63) / 64;
   cubes = cubes < 1 ? 1 : cubes > 1024 ? 1024 : cubes;
   cubert_handle *totals = NULL, *offsets = NULL;
@@ -78,8 +79,8 @@ int main(int argc, char **argv) {
     xf[i] = (float)(state >> 8) / 16777216.0f - 0.25f;
   }
   cubert_handle *hx = NULL, *hy = NULL;
-  const cubert_kernel_def *const ku[3] = {&scan_totals_u32, &scan_offsets_u32, &scan_rows_u32};
-  const cubert_kernel_def *const kf[3] = {&scan_totals_f32, &scan_offsets_f32, &scan_rows_f32};
+  const cubert_kernel_def *const ku[3] = {&scan_totals_u32, &scan_offsets_u32, &scan_tiles_u32};
+  const cubert_kernel_def *const kf[3] = {&scan_totals_f32, &scan_offsets_f32, &scan_tiles_f32};
   CHECK(cubert_client_create_buffer(client, xu, n * 4, &hx));
   CHECK(cubert_client_empty(client, n * 4, &hy));
   scan_on_device(client, ku, hx, hy, n);
