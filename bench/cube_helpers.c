@@ -258,10 +258,12 @@ int main(int argc, char **argv) {
     scan_cubert(&j);
     BENCH_CHECK(cubert_client_read(client, j.y, back, n * 4));
     uint64_t bad = 0;
+    double mag = 0; /* sum of magnitudes so far: float prefixes of 64M terms drift apart */
     for (uint64_t i = 0; i < n; ++i) {
       if (is_float) {
         const float a = ((float *)back)[i], b = ((float *)y)[i];
-        bad += fabsf(a - b) > 1e-4f * fabsf(b) + 1e-3f;
+        mag += fabsf(((const float *)x)[i]);
+        bad += fabs((double)a - b) > 1e-3 * mag + 1e-3;
       } else {
         bad += ((uint32_t *)back)[i] != ((uint32_t *)y)[i];
       }
@@ -279,7 +281,8 @@ int main(int argc, char **argv) {
     if (is_float)
       bench_note(&notes,
                  "scan: three PHASED_KERNELs (scan_totals, scan_offsets, scan_tiles), %llu cubes "
-                 "of %u units; the float results agree with the peer's within 1e-4 relative",
+                 "of %u units, 16 consecutive elements per unit; the float results agree with the "
+                 "peer's within 1e-3 of the prefix's sum of magnitudes",
                  (unsigned long long)j.cubes, dim);
     cubert_handle_release(j.x);
     cubert_handle_release(j.y);

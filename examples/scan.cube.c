@@ -42,7 +42,15 @@
     PHASE {                                                                                      \
       MY(part) = 0;                                                                              \
     }                                                                                            \
-    for (uint64_t r = first; r < last; ++r) { /* x[i] is unchecked: i < n <= LEN(x) */           \
+    /* x[i] is unchecked: i < n <= LEN(x). Rows wholly below n need no test (and vectorise). */  \
+    const uint64_t full = min(last, n / units);                                                  \
+    for (uint64_t r = first; r < full; ++r) {                                                    \
+      const uint64_t base = r * units;                                                           \
+      PHASE {                                                                                    \
+        MY(part) += x[base + UNIT_POS];                                                          \
+      }                                                                                          \
+    }                                                                                            \
+    for (uint64_t r = max(first, full); r < last; ++r) {                                         \
       const uint64_t base = r * units;                                                           \
       PHASE {                                                                                    \
         if (base + UNIT_POS < n) MY(part) += x[base + UNIT_POS];                                 \
@@ -86,19 +94,27 @@
       const uint64_t base = t * tile;                                                            \
       PHASE { /* x[i], y[i] unchecked: i < n <= LEN(x), LEN(y) */                                \
         const uint64_t at = base + UNIT_POS * SCAN_PER_UNIT;                                     \
-        const uint64_t end = min(at + SCAN_PER_UNIT, n);                                         \
         T s = 0;                                                                                 \
-        for (uint64_t i = at; i < end; ++i) s += x[i];                                           \
+        if (at + SCAN_PER_UNIT <= n) /* a constant trip count: unrolled */                       \
+          for (uint32_t k = 0; k < SCAN_PER_UNIT; ++k) s += x[at + k];                           \
+        else                                                                                     \
+          for (uint64_t i = at; i < n; ++i) s += x[i];                                           \
         MY(own) = s;                                                                             \
       }                                                                                          \
       CUBE_SCAN_EXCLUSIVE_SUM(MY(own), sh->scratch, MY(before));                                 \
       PHASE {                                                                                    \
         const uint64_t at = base + UNIT_POS * SCAN_PER_UNIT;                                     \
-        const uint64_t end = min(at + SCAN_PER_UNIT, n);                                         \
         T run = carry + MY(before);                                                              \
-        for (uint64_t i = at; i < end; ++i) {                                                    \
-          run += x[i];                                                                           \
-          y[i] = run;                                                                            \
+        if (at + SCAN_PER_UNIT <= n) {                                                           \
+          for (uint32_t k = 0; k < SCAN_PER_UNIT; ++k) {                                         \
+            run += x[at + k];                                                                    \
+            y[at + k] = run;                                                                     \
+          }                                                                                      \
+        } else {                                                                                 \
+          for (uint64_t i = at; i < n; ++i) {                                                    \
+            run += x[i];                                                                         \
+            y[i] = run;                                                                          \
+          }                                                                                      \
         }                                                                                        \
         if (UNIT_POS == units - 1) sh->total = MY(before) + MY(own);                             \
       }                                                                                          \
