@@ -255,3 +255,59 @@ Test(cube_helpers, shared_atomics_fiber_form) {
 Test(cube_helpers, shared_atomics_phased_form) {
   check_shared_atomics(&shared_atomics_phased);
 }
+
+/* NaNs lose to numbers in the float min and max, as in fmin/fmax: every cube has NaNs at units 0
+   and 3 (of 7 or 64), and the reduce's min and max and the shared atomics' min and max are
+   those of the other units (the sums are NaN and not checked). */
+Test(cube_helpers, float_min_and_max_ignore_nans) {
+  static const uint32_t dims[] = {7, 64};
+  for (size_t d = 0; d < 2; ++d) {
+    const uint32_t dim = dims[d], n = dim * helper_cubes;
+    float *in = malloc((size_t)n * 4), *out = malloc((size_t)n * results * 4);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t u = i % dim;
+      in[i] = (u == 0 || u == 3) ? NAN : (float)((int32_t)((i * 7919u) % 201u) - 100);
+    }
+    const cubert_kernel_def *forms[2] = {&helpers_fiber_f32, &helpers_phased_f32};
+    const cubert_kernel_def *atomic_forms[2] = {&shared_atomics_fiber, &shared_atomics_phased};
+    for (int f = 0; f < 2; ++f) {
+      float sums[helper_cubes * 3];
+      cubert_handle *b[3] = {cts_buffer(in, (size_t)n * 4), NULL, NULL};
+      ASSERT_OK(cubert_client_empty(cts_client, (size_t)n * results * 4, &b[1]));
+      cubert_kernel_args a = {b, 2, NULL, 0};
+      ASSERT_OK(cubert_client_launch(cts_client, forms[f],
+                                     cubert_cube_count_new_3d(helper_cubes, 1, 1),
+                                     cubert_cube_dim_new_3d(dim, 1, 1), &a));
+      cts_read(b[1], out, (size_t)n * results * 4);
+      cubert_handle_release(b[1]);
+      ASSERT_OK(cubert_client_empty(cts_client, sizeof sums, &b[1]));
+      ASSERT_OK(cubert_client_empty(cts_client, ((size_t)n * 4 + helper_cubes) * 4, &b[2]));
+      a.buffer_count = 3;
+      ASSERT_OK(cubert_client_launch(cts_client, atomic_forms[f],
+                                     cubert_cube_count_new_3d(helper_cubes, 1, 1),
+                                     cubert_cube_dim_new_3d(dim, 1, 1), &a));
+      cts_read(b[1], sums, sizeof sums);
+      for (uint32_t c = 0; c < helper_cubes; ++c) {
+        float lo = INFINITY, hi = -INFINITY;
+        for (uint32_t u = 0; u < dim; ++u) {
+          lo = fminf(lo, in[c * dim + u]);
+          hi = fmaxf(hi, in[c * dim + u]);
+        }
+        for (uint32_t u = 0; u < dim; ++u) {
+          const float *r = out + ((size_t)c * dim + u) * results;
+          cr_assert_eq(r[1], lo, "%s dim %u cube %u unit %u: reduce min %g, host %g",
+                       forms[f]->name, dim, c, u, (double)r[1], (double)lo);
+          cr_assert_eq(r[2], hi, "%s dim %u cube %u unit %u: reduce max %g, host %g",
+                       forms[f]->name, dim, c, u, (double)r[2], (double)hi);
+        }
+        cr_assert_eq(sums[c * 3 + 1], lo, "%s dim %u cube %u: SHARED_ATOMIC_MIN_F32 %g, host %g",
+                     atomic_forms[f]->name, dim, c, (double)sums[c * 3 + 1], (double)lo);
+        cr_assert_eq(sums[c * 3 + 2], hi, "%s dim %u cube %u: SHARED_ATOMIC_MAX_F32 %g, host %g",
+                     atomic_forms[f]->name, dim, c, (double)sums[c * 3 + 2], (double)hi);
+      }
+      for (int i = 0; i < 3; ++i) cubert_handle_release(b[i]);
+    }
+    free(in);
+    free(out);
+  }
+}
