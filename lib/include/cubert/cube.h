@@ -58,8 +58,31 @@
    Barriers: SYNC_CUBE().
    Atomics on 32-bit buffer elements (int32_t, uint32_t; checked like LOAD; return the old value):
      ATOMIC_ADD(buf, i, v), ATOMIC_SUB, ATOMIC_MIN, ATOMIC_MAX, ATOMIC_XCHG, ATOMIC_CAS(buf, i,
-     expected, desired), ATOMIC_ADD_F32(buf, i, v) (float add by compare-exchange);
-     on shared memory through a pointer: SHARED_ATOMIC_ADD(p, v), _MIN, _MAX, _XCHG, _CAS.
+     expected, desired), ATOMIC_ADD_F32(buf, i, v) (float add by compare-exchange).
+   Atomics on shared memory through a pointer (int32_t or uint32_t; return the old value):
+     SHARED_ATOMIC_ADD(p, v), _SUB, _MIN, _MAX, _XCHG, _CAS(p, expected, desired); on floats
+     SHARED_ATOMIC_ADD_F32(p, v), _MIN_F32, _MAX_F32 (min/max follow fmin/fmax: a NaN loses to a
+     number; -0 and +0 compare equal, so the zero already stored stays). Atomic on OpenCL (the
+     float ones by atomic_cmpxchg on the bits); on the CPU server a cube's units share one thread,
+     so they are plain read-modify-writes there, several times cheaper. Shared memory only: a
+     pointer into a buffer needs ATOMIC_*.
+   Cube-level helpers (CUBE_KERNEL and PHASED_KERNEL, outside any PHASE: they contain barriers
+     that every unit of the cube must reach; UNIT_KERNEL has no barriers and cannot use them):
+       CUBE_REDUCE_SUM(value, scratch, dst), CUBE_REDUCE_MIN, CUBE_REDUCE_MAX
+                                     every unit's dst = the sum / min / max of the cube's values
+       CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst), CUBE_SCAN_EXCLUSIVE_SUM
+                                     dst = the sum of the values of units 0 .. UNIT_POS (or
+                                     UNIT_POS - 1; 0 for unit 0), in UNIT_POS order
+     `value` is the unit's value (evaluated once, before dst is written, so dst may be the same
+     variable), `scratch` an array in the shared struct with at least CUBE_DIM elements of the
+     element type (float, int32_t, uint32_t, ...; its size is the capacity: a larger cube fails
+     the launch on the CPU server, and gives unspecified results on OpenCL), `dst` an lvalue of
+     that type. In a PHASED_KERNEL `value` and `dst` are per-unit values: MY(x) of EXCLUSIVE
+     variables; in a CUBE_KERNEL ordinary variables: the same kernel text works in both forms.
+     The scratch is free for reuse when a helper returns. min/max of floats follow fmin/fmax
+     (NaNs lose); integer sums wrap as C's do (undefined for int32_t overflow). On OpenCL a
+     work-group tree (reduce) and a Hillis-Steele scan with barriers; on the CPU server one
+     serial pass over the scratch per helper.
    Math, same name and meaning on both sides (type-generic like OpenCL's built-ins): sqrt, rsqrt,
      exp, exp2, log, log2, pow, sin, cos, tan, tanh, fabs, floor, ceil, round, trunc, fmin, fmax,
      fma, copysign; min, max, clamp (integers and floats); abs (integers, unsigned result, as
@@ -379,12 +402,17 @@
 #define INFO_F32(k) cubert_bits_f32_((uint32_t)INFO_U64(k))
 #define INFO_F64(k) cubert_bits_f64_(INFO_U64(k))
 
-#define ATOMIC_ADD(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_ADD(&(buf)[i], v) : 0)
-#define ATOMIC_SUB(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_SUB(&(buf)[i], v) : 0)
-#define ATOMIC_MIN(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_MIN(&(buf)[i], v) : 0)
-#define ATOMIC_MAX(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_MAX(&(buf)[i], v) : 0)
-#define ATOMIC_XCHG(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_XCHG(&(buf)[i], v) : 0)
-#define ATOMIC_CAS(buf, i, e, d) (CUBERT_CUBE_OK_(buf, i) ? SHARED_ATOMIC_CAS(&(buf)[i], e, d) : 0)
+/* Buffer atomics are atomic on both sides (a launch's cubes run on several threads of the CPU
+   server): CUBERT_CUBE_GATOMIC_*_, defined per side below. SHARED_ATOMIC_* are not the same
+   operations on the CPU server (see "shared-memory atomics" on the C side). */
+#define ATOMIC_ADD(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_ADD_(&(buf)[i], v) : 0)
+#define ATOMIC_SUB(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_SUB_(&(buf)[i], v) : 0)
+#define ATOMIC_MIN(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_MIN_(&(buf)[i], v) : 0)
+#define ATOMIC_MAX(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_MAX_(&(buf)[i], v) : 0)
+#define ATOMIC_XCHG(buf, i, v) \
+  (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_XCHG_(&(buf)[i], v) : 0)
+#define ATOMIC_CAS(buf, i, e, d) \
+  (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_CAS_(&(buf)[i], e, d) : 0)
 #define ATOMIC_ADD_F32(buf, i, v) \
   (CUBERT_CUBE_OK_(buf, i) ? cubert_atomic_add_f32_(&(buf)[i], (v)) : 0.0f)
 
@@ -443,6 +471,79 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 #define SHARED_ATOMIC_MAX(p, v) atomic_max((p), (v))
 #define SHARED_ATOMIC_XCHG(p, v) atomic_xchg((p), (v))
 #define SHARED_ATOMIC_CAS(p, e, d) atomic_cmpxchg((p), (e), (d))
+
+/* ---- buffer atomics (ATOMIC_*): OpenCL's atomics on __global memory ---- */
+#define CUBERT_CUBE_GATOMIC_ADD_(p, v) atomic_add((p), (v))
+#define CUBERT_CUBE_GATOMIC_SUB_(p, v) atomic_sub((p), (v))
+#define CUBERT_CUBE_GATOMIC_MIN_(p, v) atomic_min((p), (v))
+#define CUBERT_CUBE_GATOMIC_MAX_(p, v) atomic_max((p), (v))
+#define CUBERT_CUBE_GATOMIC_XCHG_(p, v) atomic_xchg((p), (v))
+#define CUBERT_CUBE_GATOMIC_CAS_(p, e, d) atomic_cmpxchg((p), (e), (d))
+
+/** Float atomics on shared memory: compare-exchange loops (cube_prelude.cl). */
+#define SHARED_ATOMIC_ADD_F32(p, v) cubert_shared_atomic_add_f32_((p), (v))
+#define SHARED_ATOMIC_MIN_F32(p, v) cubert_shared_atomic_min_f32_((p), (v))
+#define SHARED_ATOMIC_MAX_F32(p, v) cubert_shared_atomic_max_f32_((p), (v))
+
+/* ---- cube-level reduce and scan (the C side's block mirrors this one) ----
+   Trees over the scratch array with barriers. The reduce folds slots [s, n) onto [0, s) from s
+   = the largest power of two below n, so any n works; the scan is Hillis-Steele (log2 n steps
+   of two barriers), with the caller's `dst` as each step's temporary, so that the macros need
+   no type name (OpenCL C 1.2 has no typeof). Units at or past the scratch's capacity take no
+   part: the C side fails such a launch; here its results are unspecified, but nothing outside
+   the scratch is touched. */
+#define CUBERT_CUBE_RED_SYNC_ barrier(CLK_LOCAL_MEM_FENCE)
+#define CUBERT_CUBE_RED_BEGIN_(value, scratch)                                        \
+  const uint cubert_cap_ = (uint)(sizeof(scratch) / sizeof((scratch)[0]));            \
+  const uint cubert_u_ = cubert_unit_pos_(), cubert_rn_ = min(CUBE_DIM, cubert_cap_); \
+  if (cubert_u_ < cubert_rn_) (scratch)[cubert_u_] = (value);                         \
+  CUBERT_CUBE_RED_SYNC_
+#define CUBERT_CUBE_REDUCE_(OP, value, scratch, dst)                                       \
+  do {                                                                                     \
+    CUBERT_CUBE_RED_BEGIN_(value, scratch);                                                \
+    uint cubert_s_ = 1;                                                                    \
+    while (cubert_s_ * 2 < cubert_rn_) cubert_s_ *= 2;                                     \
+    for (; cubert_rn_ > 1 && cubert_s_ > 0; cubert_s_ /= 2) {                              \
+      if (cubert_u_ < cubert_s_ && cubert_u_ + cubert_s_ < cubert_rn_)                     \
+        (scratch)[cubert_u_] = OP((scratch)[cubert_u_], (scratch)[cubert_u_ + cubert_s_]); \
+      CUBERT_CUBE_RED_SYNC_;                                                               \
+    }                                                                                      \
+    (dst) = (scratch)[0];                                                                  \
+    CUBERT_CUBE_RED_SYNC_;                                                                 \
+  } while (0)
+#define CUBERT_CUBE_SCAN_(exclusive, value, scratch, dst)                        \
+  do {                                                                           \
+    CUBERT_CUBE_RED_BEGIN_(value, scratch);                                      \
+    for (uint cubert_o_ = 1; cubert_o_ < cubert_rn_; cubert_o_ *= 2) {           \
+      const int cubert_take_ = cubert_u_ >= cubert_o_ && cubert_u_ < cubert_rn_; \
+      if (cubert_take_) (dst) = (scratch)[cubert_u_ - cubert_o_];                \
+      CUBERT_CUBE_RED_SYNC_;                                                     \
+      if (cubert_take_) (scratch)[cubert_u_] += (dst);                           \
+      CUBERT_CUBE_RED_SYNC_;                                                     \
+    }                                                                            \
+    if (cubert_u_ < cubert_rn_) {                                                \
+      if (!(exclusive))                                                          \
+        (dst) = (scratch)[cubert_u_];                                            \
+      else                                                                       \
+        (dst) = cubert_u_ > 0 ? (scratch)[cubert_u_ - 1] : 0;                    \
+    }                                                                            \
+    CUBERT_CUBE_RED_SYNC_;                                                       \
+  } while (0)
+#define CUBERT_CUBE_OP_SUM_(a, b) ((a) + (b))
+/* fmin/fmax's rule for every type (a NaN loses to a number), spelled with comparisons because
+   OpenCL C 1.2 cannot choose fmin or min by the scratch's type. `a != a + 0` is the NaN test
+   (false for every integer) that compilers do not flag as a self-comparison. */
+#define CUBERT_CUBE_OP_MIN_(a, b) (((b) < (a) || (a) != (a) + 0) ? (b) : (a))
+#define CUBERT_CUBE_OP_MAX_(a, b) (((b) > (a) || (a) != (a) + 0) ? (b) : (a))
+/** Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
+#define CUBE_REDUCE_SUM(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
+#define CUBE_REDUCE_MIN(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MIN_, value, scratch, dst)
+#define CUBE_REDUCE_MAX(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MAX_, value, scratch, dst)
+#define CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(0, value, scratch, dst)
+#define CUBE_SCAN_EXCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(1, value, scratch, dst)
 
 /* Vectors of float: OpenCL's own types and built-ins. */
 typedef float4 f32x4;
@@ -679,15 +780,15 @@ CUBERT_CUBE_INLINE_ void cubert_sync_(const cubert_cpu_ctx *ctx, int form, uint6
   cubert_cpu_sync_cube_at(ctx, line);
 }
 
-/* Atomics: relaxed, like OpenCL 1.2's atomic_* functions. */
-#define SHARED_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
-#define SHARED_ATOMIC_SUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
-#define SHARED_ATOMIC_XCHG(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
-#define SHARED_ATOMIC_MIN(p, v) \
+/* Buffer atomics (ATOMIC_*): relaxed, like OpenCL 1.2's atomic_* functions. */
+#define CUBERT_CUBE_GATOMIC_ADD_(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_GATOMIC_SUB_(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_GATOMIC_XCHG_(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_GATOMIC_MIN_(p, v) \
   _Generic((p), int32_t * : cubert_atomic_min_i32_, uint32_t * : cubert_atomic_min_u32_)((p), (v))
-#define SHARED_ATOMIC_MAX(p, v) \
+#define CUBERT_CUBE_GATOMIC_MAX_(p, v) \
   _Generic((p), int32_t * : cubert_atomic_max_i32_, uint32_t * : cubert_atomic_max_u32_)((p), (v))
-#define SHARED_ATOMIC_CAS(p, e, d)              \
+#define CUBERT_CUBE_GATOMIC_CAS_(p, e, d)       \
   _Generic((p), int32_t *                       \
            : cubert_atomic_cas_i32_, uint32_t * \
            : cubert_atomic_cas_u32_)((p), (e), (d))
@@ -721,6 +822,181 @@ CUBERT_CUBE_INLINE_ float cubert_atomic_add_f32_(float *p, float v) {
   } while (!__atomic_compare_exchange_n(bits, &old, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   return cubert_bits_f32_(old);
 }
+
+/* ---- shared-memory atomics ----
+   A cube's units always run on one thread of the CPU server (the fibers of a CUBE_KERNEL switch
+   only at SYNC_CUBE(); a PHASED_KERNEL's phases are loops), so no other unit can come between
+   the read and the write of an update of shared memory: a plain read-modify-write is atomic
+   there, at the cost of a load and a store. It is spelled as a relaxed atomic load and a relaxed
+   atomic store (ordinary moves on every CPU) because a plain `*p += v` in a phase's `omp simd`
+   loop over units could be vectorised into a gather and a scatter that lose the updates of
+   units hitting one address. Shared memory only: a pointer into a buffer needs ATOMIC_*. */
+#define CUBERT_CUBE_LD_(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_ST_(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_SHARED_FNS_(T, sfx)                                                       \
+  CUBERT_CUBE_INLINE_ T cubert_shared_add_##sfx##_(T *p, T v) {                               \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    CUBERT_CUBE_ST_(p, (T)((uint32_t)old + (uint32_t)v)); /* wraps, as OpenCL's atomic_add */ \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_sub_##sfx##_(T *p, T v) {                               \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    CUBERT_CUBE_ST_(p, (T)((uint32_t)old - (uint32_t)v));                                     \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_min_##sfx##_(T *p, T v) {                               \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    if (v < old) CUBERT_CUBE_ST_(p, v);                                                       \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_max_##sfx##_(T *p, T v) {                               \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    if (v > old) CUBERT_CUBE_ST_(p, v);                                                       \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_xchg_##sfx##_(T *p, T v) {                              \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    CUBERT_CUBE_ST_(p, v);                                                                    \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_cas_##sfx##_(T *p, T expected, T desired) {             \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    if (old == expected) CUBERT_CUBE_ST_(p, desired);                                         \
+    return old;                                                                               \
+  }
+CUBERT_CUBE_SHARED_FNS_(int32_t, i32)
+CUBERT_CUBE_SHARED_FNS_(uint32_t, u32)
+#define CUBERT_CUBE_SHARED_GENERIC_(op, p) \
+  _Generic((p), int32_t * : cubert_shared_##op##_i32_, uint32_t * : cubert_shared_##op##_u32_)
+#define SHARED_ATOMIC_ADD(p, v) CUBERT_CUBE_SHARED_GENERIC_(add, p)((p), (v))
+#define SHARED_ATOMIC_SUB(p, v) CUBERT_CUBE_SHARED_GENERIC_(sub, p)((p), (v))
+#define SHARED_ATOMIC_MIN(p, v) CUBERT_CUBE_SHARED_GENERIC_(min, p)((p), (v))
+#define SHARED_ATOMIC_MAX(p, v) CUBERT_CUBE_SHARED_GENERIC_(max, p)((p), (v))
+#define SHARED_ATOMIC_XCHG(p, v) CUBERT_CUBE_SHARED_GENERIC_(xchg, p)((p), (v))
+#define SHARED_ATOMIC_CAS(p, e, d) CUBERT_CUBE_SHARED_GENERIC_(cas, p)((p), (e), (d))
+
+/* Float atomics on shared memory, the same plain updates. min and max follow fmin/fmax: a NaN
+   loses to a number (a NaN in memory is replaced by v, a NaN v changes nothing); -0 and +0
+   compare equal, so the zero already stored stays. cube_prelude.cl has the OpenCL side. */
+CUBERT_CUBE_INLINE_ float cubert_shared_atomic_add_f32_(float *p, float v) {
+  float old, next;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  next = old + v;
+  __atomic_store(p, &next, __ATOMIC_RELAXED);
+  return old;
+}
+CUBERT_CUBE_INLINE_ float cubert_shared_atomic_min_f32_(float *p, float v) {
+  float old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  if (v < old || old != old) __atomic_store(p, &v, __ATOMIC_RELAXED);
+  return old;
+}
+CUBERT_CUBE_INLINE_ float cubert_shared_atomic_max_f32_(float *p, float v) {
+  float old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  if (v > old || old != old) __atomic_store(p, &v, __ATOMIC_RELAXED);
+  return old;
+}
+/** Float atomics on shared memory; return the old value. */
+#define SHARED_ATOMIC_ADD_F32(p, v) cubert_shared_atomic_add_f32_((p), (v))
+#define SHARED_ATOMIC_MIN_F32(p, v) cubert_shared_atomic_min_f32_((p), (v))
+#define SHARED_ATOMIC_MAX_F32(p, v) cubert_shared_atomic_max_f32_((p), (v))
+
+/* ---- cube-level reduce and scan (the OpenCL side's block mirrors this one) ----
+   The same steps in both cube forms: every unit writes its value to the scratch; after a
+   barrier, one serial pass over the scratch (a tree buys nothing where a cube's units share a
+   thread) by the cube's first unit, which in a PHASED_KERNEL is the body itself; after another
+   barrier every unit reads its result; a last barrier lets the scratch be reused at once.
+   CUBERT_CUBE_EACH_UNIT_ is a loop valid in both forms: over the cube's units in a
+   PHASED_KERNEL, over the calling unit alone in a CUBE_KERNEL (its variables then shadow the
+   body's own, with the same values), so `value` and `dst` may be MY(x) in the first form and
+   plain variables in the second. The scratch must be an array (its size is the capacity); a
+   cube with more units fails the launch. */
+/* (count >= 1: the first trip is unconditional, so the compiler sees `dst` written.) */
+#define CUBERT_CUBE_EACH_UNIT_(first, count)                                               \
+  for (CUBERT_CUBE_UNUSED_ uint64_t cubert_ul_ = (first), cubert_end_ = (first) + (count), \
+                                    cubert_id_ = cubert_ctx_->unit_begin,                  \
+                                    cubert_rid_ = cubert_id_, cubert_go_ = 1;              \
+       cubert_go_; cubert_go_ = ++cubert_ul_ < cubert_end_, cubert_rid_ = ++cubert_id_)
+#if defined(__GNUC__) || defined(__clang__)
+#define CUBERT_CUBE_SCRATCH_IS_ARRAY_(scratch)                                              \
+  _Static_assert(                                                                           \
+      !__builtin_types_compatible_p(__typeof__(scratch), __typeof__(&(scratch)[0])),        \
+      "the scratch of CUBE_REDUCE_* and CUBE_SCAN_* must be an array of the shared struct " \
+      "(its size is the capacity), not a pointer")
+#else
+#define CUBERT_CUBE_SCRATCH_IS_ARRAY_(scratch) _Static_assert(1, "")
+#endif
+/* The helpers' first step: the capacity check, then every unit's value into the scratch. A
+   cube larger than the scratch fails the launch; its units still finish the helper, touching
+   only the scratch (every unit's `dst` is written, so that no path leaves it unset). */
+#define CUBERT_CUBE_RED_BEGIN_(value, scratch)                                                \
+  CUBERT_CUBE_SCRATCH_IS_ARRAY_(scratch);                                                     \
+  const uint32_t cubert_rall_ = CUBE_DIM;                                                     \
+  const uint32_t cubert_rcap_ = (uint32_t)(sizeof(scratch) / sizeof((scratch)[0]));           \
+  const uint32_t cubert_rn_ = cubert_rall_ < cubert_rcap_ ? cubert_rall_ : cubert_rcap_;      \
+  const uint32_t cubert_r0_ = (uint32_t)(cubert_ctx_->unit_begin % cubert_rall_);             \
+  const uint32_t cubert_rc_ = cubert_form_ == CUBERT_CUBE_FORM_PHASED_ ? cubert_rall_ : 1;    \
+  if (cubert_rall_ > cubert_rcap_ && cubert_r0_ == 0)                                         \
+    cubert_cpu_fail(cubert_ctx_,                                                              \
+                    "CUBE_REDUCE_* or CUBE_SCAN_*: the cube has more units than the scratch " \
+                    "array has elements");                                                    \
+  CUBERT_CUBE_EACH_UNIT_(cubert_r0_, cubert_rc_) {                                            \
+    if (cubert_ul_ < cubert_rn_) (scratch)[cubert_ul_] = (value);                             \
+  }                                                                                           \
+  SYNC_CUBE()
+#define CUBERT_CUBE_REDUCE_(OP, value, scratch, dst)                    \
+  do {                                                                  \
+    CUBERT_CUBE_RED_BEGIN_(value, scratch);                             \
+    if (cubert_r0_ == 0)                                                \
+      for (uint32_t cubert_i_ = 1; cubert_i_ < cubert_rn_; ++cubert_i_) \
+        (scratch)[0] = OP((scratch)[0], (scratch)[cubert_i_]);          \
+    SYNC_CUBE();                                                        \
+    CUBERT_CUBE_EACH_UNIT_(cubert_r0_, cubert_rc_)(dst) = (scratch)[0]; \
+    SYNC_CUBE();                                                        \
+  } while (0)
+#define CUBERT_CUBE_SCAN_(exclusive, value, scratch, dst)                               \
+  do {                                                                                  \
+    CUBERT_CUBE_RED_BEGIN_(value, scratch);                                             \
+    if (cubert_r0_ == 0)                                                                \
+      for (uint32_t cubert_i_ = 1; cubert_i_ < cubert_rn_; ++cubert_i_)                 \
+        (scratch)[cubert_i_] += (scratch)[cubert_i_ - 1];                               \
+    SYNC_CUBE();                                                                        \
+    CUBERT_CUBE_EACH_UNIT_(cubert_r0_, cubert_rc_) {                                    \
+      const uint64_t cubert_k_ = cubert_ul_ < cubert_rn_ ? cubert_ul_ : cubert_rn_ - 1; \
+      if (!(exclusive))                                                                 \
+        (dst) = (scratch)[cubert_k_];                                                   \
+      else                                                                              \
+        (dst) = cubert_k_ > 0 ? (scratch)[cubert_k_ - 1] : 0;                           \
+    }                                                                                   \
+    SYNC_CUBE();                                                                        \
+  } while (0)
+/* fmin/fmax's rule (a NaN loses to a number) for floats, plain comparisons for integers. */
+#define CUBERT_CUBE_RED_MINMAX_(T, sfx, nan_loses)          \
+  CUBERT_CUBE_INLINE_ T cubert_red_min_##sfx##_(T a, T b) { \
+    return (b < a || (nan_loses && a != a)) ? b : a;        \
+  }                                                         \
+  CUBERT_CUBE_INLINE_ T cubert_red_max_##sfx##_(T a, T b) { \
+    return (b > a || (nan_loses && a != a)) ? b : a;        \
+  }
+CUBERT_CUBE_RED_MINMAX_(float, f32, 1)
+CUBERT_CUBE_RED_MINMAX_(double, f64, 1)
+CUBERT_CUBE_RED_MINMAX_(int32_t, i32, 0)
+CUBERT_CUBE_RED_MINMAX_(uint32_t, u32, 0)
+CUBERT_CUBE_RED_MINMAX_(int64_t, i64, 0)
+CUBERT_CUBE_RED_MINMAX_(uint64_t, u64, 0)
+#define CUBERT_CUBE_OP_SUM_(a, b) ((a) + (b))
+#define CUBERT_CUBE_OP_MIN_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_min_, a)((a), (b))
+#define CUBERT_CUBE_OP_MAX_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_max_, a)((a), (b))
+/** Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
+#define CUBE_REDUCE_SUM(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
+#define CUBE_REDUCE_MIN(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MIN_, value, scratch, dst)
+#define CUBE_REDUCE_MAX(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MAX_, value, scratch, dst)
+#define CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(0, value, scratch, dst)
+#define CUBE_SCAN_EXCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(1, value, scratch, dst)
 
 /* ---- math: OpenCL's names and meanings (tgmath.h gives the floating-point ones) ---- */
 #define CUBERT_CUBE_MINMAX_(T, sfx)                              \

@@ -109,3 +109,36 @@ static inline float cubert_atomic_add_f32_(volatile __global float *p, float v) 
   while ((seen = atomic_cmpxchg(bits, old, as_uint(as_float(old) + v))) != old) old = seen;
   return as_float(old);
 }
+
+/* Float atomics on shared memory (SHARED_ATOMIC_*_F32): compare-exchange loops on the bits.
+   min and max follow fmin/fmax: a NaN loses to a number (a NaN in memory is replaced by v, a
+   NaN v changes nothing); -0 and +0 compare equal, so the zero already stored stays. A value
+   that would not change memory is not written (the read it came from is the atomic step). */
+static inline float cubert_shared_atomic_add_f32_(volatile __local float *p, float v) {
+  volatile __local uint *bits = (volatile __local uint *)p;
+  uint old = *bits, seen;
+  while ((seen = atomic_cmpxchg(bits, old, as_uint(as_float(old) + v))) != old) old = seen;
+  return as_float(old);
+}
+static inline float cubert_shared_atomic_min_f32_(volatile __local float *p, float v) {
+  volatile __local uint *bits = (volatile __local uint *)p;
+  uint old = *bits, seen;
+  for (;;) {
+    const float f = as_float(old);
+    if (!(v < f || f != f)) break;
+    if ((seen = atomic_cmpxchg(bits, old, as_uint(v))) == old) break;
+    old = seen;
+  }
+  return as_float(old);
+}
+static inline float cubert_shared_atomic_max_f32_(volatile __local float *p, float v) {
+  volatile __local uint *bits = (volatile __local uint *)p;
+  uint old = *bits, seen;
+  for (;;) {
+    const float f = as_float(old);
+    if (!(v > f || f != f)) break;
+    if ((seen = atomic_cmpxchg(bits, old, as_uint(v))) == old) break;
+    old = seen;
+  }
+  return as_float(old);
+}
