@@ -272,6 +272,28 @@
     As SHARED_ATOMIC_ADD, replacing the value by `v`. */
 /** @def SHARED_ATOMIC_CAS(p, e, d)
     As SHARED_ATOMIC_ADD, writing `d` where the value equals `e`. */
+/** @def SHARED_ATOMIC_ADD_F32(p, v)
+    Atomically adds `v` to the float at `p` (shared memory); returns the old value. On the CPU
+    server a plain read-modify-write (a cube's units share one thread), on OpenCL a
+    compare-exchange loop. */
+/** @def SHARED_ATOMIC_MIN_F32(p, v)
+    As SHARED_ATOMIC_ADD_F32, keeping fmin of the two (a NaN loses to a number). */
+/** @def SHARED_ATOMIC_MAX_F32(p, v)
+    As SHARED_ATOMIC_ADD_F32, keeping fmax of the two (a NaN loses to a number). */
+/** @def CUBE_REDUCE_SUM(value, scratch, dst)
+    Every unit of the cube gets the sum of all units' `value` in `dst` (CUBE_KERNEL: plain
+    variables; PHASED_KERNEL: MY(x), outside PHASE blocks). `scratch` is a shared array of at
+    least CUBE_DIM elements of the value's type; f32, i32, u32 (and 64-bit integers). A barrier:
+    every unit must reach it. docs/kernels.md, "Cube-level helpers". */
+/** @def CUBE_REDUCE_MIN(value, scratch, dst)
+    As CUBE_REDUCE_SUM, the minimum. */
+/** @def CUBE_REDUCE_MAX(value, scratch, dst)
+    As CUBE_REDUCE_SUM, the maximum. */
+/** @def CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst)
+    Unit u gets the sum of `value` over units 0..u (by UNIT_POS) in `dst`; as CUBE_REDUCE_SUM
+    otherwise. */
+/** @def CUBE_SCAN_EXCLUSIVE_SUM(value, scratch, dst)
+    Unit u gets the sum of `value` over units 0..u-1 (0 for unit 0) in `dst`. */
 
 /** @def min(a, b)
     The smaller of two numbers of one type (integers or floats), as OpenCL's min. */
@@ -535,7 +557,7 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
    (false for every integer) that compilers do not flag as a self-comparison. */
 #define CUBERT_CUBE_OP_MIN_(a, b) (((b) < (a) || (a) != (a) + 0) ? (b) : (a))
 #define CUBERT_CUBE_OP_MAX_(a, b) (((b) > (a) || (a) != (a) + 0) ? (b) : (a))
-/** Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
+/* Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
 #define CUBE_REDUCE_SUM(value, scratch, dst) \
   CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
 #define CUBE_REDUCE_MIN(value, scratch, dst) \
@@ -897,7 +919,7 @@ CUBERT_CUBE_INLINE_ float cubert_shared_atomic_max_f32_(float *p, float v) {
   if (v > old || old != old) __atomic_store(p, &v, __ATOMIC_RELAXED);
   return old;
 }
-/** Float atomics on shared memory; return the old value. */
+/* Float atomics on shared memory; return the old value. */
 #define SHARED_ATOMIC_ADD_F32(p, v) cubert_shared_atomic_add_f32_((p), (v))
 #define SHARED_ATOMIC_MIN_F32(p, v) cubert_shared_atomic_min_f32_((p), (v))
 #define SHARED_ATOMIC_MAX_F32(p, v) cubert_shared_atomic_max_f32_((p), (v))
@@ -988,7 +1010,7 @@ CUBERT_CUBE_RED_MINMAX_(uint64_t, u64, 0)
 #define CUBERT_CUBE_OP_SUM_(a, b) ((a) + (b))
 #define CUBERT_CUBE_OP_MIN_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_min_, a)((a), (b))
 #define CUBERT_CUBE_OP_MAX_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_max_, a)((a), (b))
-/** Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
+/* Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
 #define CUBE_REDUCE_SUM(value, scratch, dst) \
   CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
 #define CUBE_REDUCE_MIN(value, scratch, dst) \
