@@ -155,9 +155,10 @@ typedef struct cubert_launch {
 
 /* A violation seen by a kernel in validate mode, as both servers report it. */
 typedef enum cubert_violation_kind {
-  CUBERT_VIOLATION_BUFFER = 1,  /* element `index` of buffer `buffer`, which holds `length` */
-  CUBERT_VIOLATION_INFO = 2,    /* info word `index` of `length` */
-  CUBERT_VIOLATION_BARRIER = 3, /* `what` at source line `line` */
+  CUBERT_VIOLATION_BUFFER = 1,    /* element `index` of buffer `buffer`, which holds `length` */
+  CUBERT_VIOLATION_INFO = 2,      /* info word `index` of `length` */
+  CUBERT_VIOLATION_BARRIER = 3,   /* `what` at source line `line` */
+  CUBERT_VIOLATION_SANITIZER = 4, /* the kernel sanitizer's finding `what` (names its own lines) */
 } cubert_violation_kind;
 typedef struct cubert_kernel_violation {
   cubert_violation_kind kind;
@@ -386,6 +387,9 @@ typedef struct cubert_config {
   /* CUBERT_OPENCL_BINARY_CACHE: CUBERT_BINARY_CACHE_AUTO (default: on, except on drivers that
      keep their own kernel cache, PoCL), _OFF or _ON. */
   int opencl_binary_cache;
+  /* CUBERT_SANITIZER: 1 (default) validate-mode launches on the CPU server run the kernel
+     sanitizer where the kernel was built with it (docs/debugging.md), 0 not. */
+  int sanitizer;
 } cubert_config;
 enum { CUBERT_BINARY_CACHE_AUTO = 0, CUBERT_BINARY_CACHE_OFF = 1, CUBERT_BINARY_CACHE_ON = 2 };
 enum { CUBERT_AUTOTUNE_OFF = 0, CUBERT_AUTOTUNE_MINIMAL = 1, CUBERT_AUTOTUNE_FULL = 2 };
