@@ -13,10 +13,11 @@
 K(ww_fiber)
 K(ww_fiber_ok)
 K(rw_fiber)
-K(rw_fiber_ok) K(war_fiber) K(atomic_fiber_ok) K(oob_index_fiber) K(oob_ptr_fiber) K(oob_fiber_ok)
-    K(uninit_fiber) K(uninit_fiber_ok) K(return_fiber) K(return_fiber_ok) K(private_fiber)
-        K(rw_phased) K(rw_phased_ok) K(ww_phased) K(oob_index_phased) K(oob_ptr_phased)
-            K(oob_phased_ok) K(uninit_phased) K(sync_in_phase) K(private_phased) K(private_unit)
+K(rw_fiber_ok)
+K(war_fiber) K(atomic_fiber_ok) K(oob_index_fiber) K(oob_ptr_fiber) K(oob_fiber_ok) K(uninit_fiber)
+    K(uninit_fiber_ok) K(return_fiber) K(return_fiber_ok) K(private_fiber) K(rw_phased)
+        K(rw_phased_ok) K(ww_phased) K(oob_index_phased) K(oob_ptr_phased) K(oob_phased_ok)
+            K(uninit_phased) K(sync_in_phase) K(private_phased) K(private_unit)
                 K(uninit_private_unit)
 #undef K
 
@@ -203,6 +204,9 @@ static void check_bug(cubert_client *client, const bug *b) {
   /* Checked mode runs the plain copy: no report (a barrier inside a PHASE is reported in
      every mode). */
   if (b->kernel == &sync_in_phase) return;
+  /* An index past an array is undefined behaviour in the plain copy (and fatal in an ASan or
+     UBSan build of this test): only the sanitize copy runs those. */
+  if (strstr(b->category, "out-of-bounds") || strstr(b->category, "past the bounds")) return;
   s = run(client, b->kernel, b->info, CUBERT_EXECUTION_CHECKED, out);
   CHECK(!s, "%s: checked mode reported: %s", name, cubert_status_message(s));
   cubert_status_free(s);
