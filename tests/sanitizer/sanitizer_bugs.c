@@ -9,24 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#define K(name) extern const cubert_kernel_def name;
-K(ww_fiber)
-K(ww_fiber_ok)
-K(rw_fiber)
-K(rw_fiber_ok)
-K(war_fiber)
-K(atomic_fiber_ok) K(oob_index_fiber) K(oob_ptr_fiber) K(oob_fiber_ok) K(uninit_fiber)
-    K(uninit_fiber_ok) K(return_fiber) K(return_fiber_ok) K(private_fiber) K(rw_phased)
-        K(rw_phased_ok) K(ww_phased) K(oob_index_phased) K(oob_ptr_phased) K(oob_phased_ok)
-            K(uninit_phased) K(sync_in_phase) K(private_phased) K(private_unit)
-                K(uninit_private_unit)
-#undef K
+/* The kernels of bugs.cube.c. */
+extern const cubert_kernel_def ww_fiber, ww_fiber_ok, rw_fiber, rw_fiber_ok, war_fiber,
+    atomic_fiber_ok, oob_index_fiber, oob_ptr_fiber, oob_fiber_ok, uninit_fiber, uninit_fiber_ok,
+    return_fiber, return_fiber_ok, private_fiber, rw_phased, rw_phased_ok, ww_phased,
+    oob_index_phased, oob_ptr_phased, oob_phased_ok, uninit_phased, sync_in_phase, private_phased,
+    private_unit, uninit_private_unit;
 
-                    enum {
-                      UNITS = 8,
-                      CUBES_Y = 2,
-                      N = UNITS * CUBES_Y
-                    };
+enum { UNITS = 8, CUBES_Y = 2, N = UNITS * CUBES_Y };
 
 /* How a report names its line. */
 typedef enum {
