@@ -30,6 +30,70 @@
 # leaves the files out of it (a test's deliberately broken kernel).
 set(CUBERT_KERNELS_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
+# The kernel sanitizer (docs/debugging.md): with GCC, binutils' nm and objcopy, each kernel file
+# is compiled once more with CUBERT_CUBE_SANITIZE and -fsanitize=thread,bounds-strict as an
+# OBJECT library <target>_san_<id>, whose __tsan_*/__ubsan_* calls sanitize_rename.cmake renames
+# to the CPU server's cubert_san_* (so a real TSan/UBSan runtime never sees them); the renamed
+# object is linked into <target> (an OBJECT library target instead lists it in its property
+# CUBERT_SANITIZE_OBJECTS, for the libraries made from it). The main copy then carries the
+# sanitized function as cpu_sanitize, which validate mode runs. CUBERT_KERNEL_SANITIZER=OFF
+# builds no sanitize copy.
+if(NOT DEFINED CUBERT_KERNEL_SANITIZER)
+  set(CUBERT_KERNEL_SANITIZER ON)
+endif()
+function(cubert_kernel_sanitizer_usable out)
+  set(ok OFF)
+  if(CUBERT_KERNEL_SANITIZER AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND CMAKE_OBJCOPY
+     AND CMAKE_NM)
+    set(ok ON)
+  endif()
+  set(${out} ${ok} PARENT_SCOPE)
+endfunction()
+
+# Adds the sanitize copy of kernel file `path` (identifier `id`) to `target`; sets `out_defs` to
+# the definitions the main copy needs.
+function(cubert_add_kernel_sanitize target path id symbol prefix out_dir includes out_defs)
+  get_filename_component(dir ${path} DIRECTORY)
+  set(wrapper ${out_dir}/${id}_sanitize.c)
+  set(text "/* generated: the kernel sanitizer's copy of ${path} */\n#include \"${path}\"\n")
+  set(old "")
+  if(EXISTS ${wrapper})
+    file(READ ${wrapper} old)
+  endif()
+  if(NOT old STREQUAL text)
+    file(WRITE ${wrapper} "${text}")
+  endif()
+  string(MAKE_C_IDENTIFIER "${target}_san_${id}" lib)
+  add_library(${lib} OBJECT ${wrapper})
+  set_source_files_properties(${wrapper} TARGET_DIRECTORY ${lib} PROPERTIES OBJECT_DEPENDS ${path})
+  target_include_directories(${lib} PRIVATE ${includes} ${dir}
+                             $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
+  set(defs CUBERT_CUBE_SANITIZE=1 CUBERT_CUBE_SOURCE=${symbol})
+  if(prefix)
+    list(APPEND defs CUBERT_KERNEL_PREFIX=${prefix})
+  endif()
+  target_compile_definitions(${lib} PRIVATE ${defs})
+  # No other sanitizer of the build (CUBERT_SANITIZE) instruments this copy: its callbacks are
+  # the CPU server's. Unused static functions: a hand-written override the copy does not call.
+  target_compile_options(${lib} PRIVATE -fno-sanitize=all -fsanitize=thread,bounds-strict
+                         --param=tsan-instrument-func-entry-exit=0 -ftrivial-auto-var-init=pattern
+                         -fopenmp-simd -ffp-contract=off -Wno-unused-function)
+  set(renamed ${out_dir}/${id}_sanitize.o)
+  add_custom_command(OUTPUT ${renamed}
+    COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY}
+            -DIN=$<TARGET_OBJECTS:${lib}> -DOUT=${renamed}
+            -P ${CUBERT_KERNELS_CMAKE_DIR}/sanitize_rename.cmake
+    DEPENDS ${lib} $<TARGET_OBJECTS:${lib}> ${CUBERT_KERNELS_CMAKE_DIR}/sanitize_rename.cmake
+    COMMENT "Renaming the sanitizer callbacks of ${id}" VERBATIM)
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "OBJECT_LIBRARY")
+    set_property(TARGET ${target} APPEND PROPERTY CUBERT_SANITIZE_OBJECTS ${renamed})
+  else()
+    target_sources(${target} PRIVATE ${renamed})
+  endif()
+  set(${out_defs} CUBERT_CUBE_HAVE_SANITIZE=1 PARENT_SCOPE)
+endfunction()
+
 function(cubert_add_kernels target)
   cmake_parse_arguments(A "OPENCL_CHECK_APART;NO_OPENCL_CHECK" "PREFIX;EXPORT" "FILES;INCLUDE_DIRS" ${ARGN})
   set(stamps "")
@@ -93,6 +157,12 @@ function(cubert_add_kernels target)
     set(defs CUBERT_CUBE_SOURCE=${symbol})
     if(A_PREFIX)
       list(APPEND defs CUBERT_KERNEL_PREFIX=${A_PREFIX})
+    endif()
+    cubert_kernel_sanitizer_usable(sanitize)
+    if(sanitize)
+      cubert_add_kernel_sanitize(${target} ${path} ${id} ${symbol} "${A_PREFIX}" ${out_dir}
+                                 "${CUBERT_CUBE_INCLUDE_DIR};${A_INCLUDE_DIRS}" san_defs)
+      list(APPEND defs ${san_defs})
     endif()
     if(A_EXPORT)
       list(APPEND defs CUBERT_KERNEL_EXPORT=${A_EXPORT})
@@ -168,6 +238,11 @@ function(cubert_add_kernel_cpu_variants target)
     endif()
     target_sources(${target} PRIVATE ${wrapper})
     set(defs CUBERT_CUBE_SOURCE=cubert_cube_src_${id} CUBERT_KERNEL_PREFIX=${A_PREFIX}${name}_)
+    cubert_kernel_sanitizer_usable(sanitize)
+    if(sanitize)
+      # The file's sanitize copy (cubert_add_kernels) serves every variant.
+      list(APPEND defs CUBERT_CUBE_HAVE_SANITIZE=1 CUBERT_CUBE_SANITIZE_PREFIX=${A_PREFIX})
+    endif()
     if(A_EXPORT)
       list(APPEND defs CUBERT_KERNEL_EXPORT=${A_EXPORT})
     endif()

@@ -84,6 +84,10 @@ cubert_status cubert_kernel_violation_status(const cubert_kernel_def *kernel,
                                 "kernel \"%s\" (validate mode): %s read info word %" PRIu64
                                 ", but the launch passed %" PRIu64 " info words",
                                 name, where, v->index, v->length);
+    case CUBERT_VIOLATION_SANITIZER:
+      return cubert_status_make(CUBERT_CODE_GENERIC,
+                                "kernel \"%s\" (validate mode, sanitizer): %s: %s", name, where,
+                                v->what ? v->what : "kernel sanitizer finding");
     default:
       return cubert_status_make(CUBERT_CODE_GENERIC,
                                 "kernel \"%s\" (validate mode): %s: %s (line %u)", name, where,

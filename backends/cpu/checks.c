@@ -33,3 +33,8 @@ void cubert_cpu_report_barrier(const cubert_cpu_ctx *ctx, uint32_t line, const c
   cubert_kernel_violation v = {.kind = CUBERT_VIOLATION_BARRIER, .line = line, .what = what};
   report(ctx, &v, ctx ? ctx->unit_begin : UINT64_MAX);
 }
+
+void cubert_cpu_report_sanitizer(const cubert_cpu_ctx *ctx, uint64_t unit_id, const char *what) {
+  cubert_kernel_violation v = {.kind = CUBERT_VIOLATION_SANITIZER, .what = what};
+  report(ctx, &v, unit_id);
+}

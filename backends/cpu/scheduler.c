@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu/internal.h"
+#include "cpu/sanitize.h"
 
 /* How long a host thread in sync/event_sync polls before sleeping, in ns. Long enough that a
    launch + sync loop never sleeps between short kernels; short enough not to hog a core while
@@ -563,10 +564,23 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       .priv_ = &call,
       .mode = job->mode,
   };
+  /* Validate mode with the kernel sanitizer: the kernel's sanitize copy runs, its shared memory
+     between redzones (sanitize.c). */
+  cubert_cpu_kernel_fn fn = kernel->cpu;
+  cubert_cpu_san san;
+  const int sanitize = cubert_cpu_san_wanted(job);
+  const uint64_t redzone =
+      sanitize && kernel->shared_bytes ? cubert_cpu_san_redzone(kernel->shared_bytes) : 0;
+  if (sanitize) fn = kernel->cpu_sanitize;
   if (!job->cube_mode) {
     ctx.unit_begin = begin;
     ctx.unit_end = end;
-    kernel->cpu(&ctx);
+    if (sanitize && cubert_cpu_san_begin(&san, job, NULL, 0, 1, 0)) {
+      fn(&ctx);
+      cubert_cpu_san_end(&san);
+    } else {
+      kernel->cpu(&ctx);
+    }
     return;
   }
   /* A launch some participant could not get resources for is dropped as a whole from there on
@@ -582,27 +596,37 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
     s = participant_runner(part, kernel->name);
     if (!s)
       s = cubert_cpu_runner_prepare(part->runner, fibers ? (uint32_t)units : 0,
-                                    kernel->shared_bytes, kernel->name, &ctx.shared);
+                                    kernel->shared_bytes + 2 * redzone, kernel->name, &ctx.shared);
     if (s) {
       cubert_cpu_job_abandon(job, s);
       return;
     }
   }
+  if (sanitize) {
+    if (ctx.shared) ctx.shared = (char *)ctx.shared + redzone;
+    if (!cubert_cpu_san_begin(&san, job, kernel->shared_bytes ? ctx.shared : NULL,
+                              kernel->shared_bytes, (uint32_t)units, fibers)) {
+      cubert_cpu_job_fail(job, "the kernel sanitizer could not allocate its shadow memory");
+      return;
+    }
+  }
   for (uint64_t cube = begin; cube < end; ++cube) {
     uint64_t first = cube * units;
+    if (sanitize) cubert_cpu_san_cube(&san, first);
     if (!fibers) {
       /* One call per cube: no barrier to honour, but shared memory is the cube's. */
       ctx.unit_begin = first;
       ctx.unit_end = first + units;
-      kernel->cpu(&ctx);
+      fn(&ctx);
       continue;
     }
-    s = cubert_cpu_runner_run_cube(part->runner, kernel->cpu, &ctx, job, first, (uint32_t)units);
+    s = cubert_cpu_runner_run_cube(part->runner, fn, &ctx, job, first, (uint32_t)units);
     if (s) {
       cubert_cpu_job_fail(job, cubert_status_message(s));
       cubert_status_free(s);
     }
   }
+  if (sanitize) cubert_cpu_san_end(&san);
 }
 
 /* Runs chunks of `job` (read from a slot, possibly stale) until none is left to claim. */

@@ -749,7 +749,10 @@ struct cubert_form_unit_;
 #define MY_AT(name, i) ((name)[i][cubert_ul_])
 /* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
    x. The innermost one-trip loop only declares the unit's other positions. */
-#define PHASE                                                                              \
+#define PHASE CUBERT_CUBE_PHASE_LOOPS_
+/* The sanitize variant (CUBERT_CUBE_SANITIZE, at the end of this file) learns each unit here. */
+#define CUBERT_CUBE_PU_(ul) 1
+#define CUBERT_CUBE_PHASE_LOOPS_                                                           \
   for (uint32_t cubert_uz_ = 0; cubert_uz_ < cubert_dz_; ++cubert_uz_)                     \
     for (uint32_t cubert_uy_ = 0, cubert_row_ = cubert_dx_ * cubert_dy_ * cubert_uz_;      \
          cubert_uy_ < cubert_dy_; ++cubert_uy_, cubert_row_ += cubert_dx_)                 \
@@ -762,7 +765,7 @@ struct cubert_form_unit_;
       for (CUBERT_CUBE_UNUSED_ uint32_t cubert_ax_ = cubert_cx_ * cubert_dx_ + cubert_ux_, \
                                         cubert_ay_ = cubert_cy_ * cubert_dy_ + cubert_uy_, \
                                         cubert_az_ = cubert_cz_ * cubert_dz_ + cubert_uz_, \
-                                        cubert_in_phase_ = 1;                              \
+                                        cubert_in_phase_ = CUBERT_CUBE_PU_(cubert_ul_);    \
            cubert_in_phase_; cubert_in_phase_ = 0)
 
 /* ---- helpers the macros call ---- */
@@ -1215,12 +1218,14 @@ typedef struct cubert_no_shared_ {
       .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                    \
       .shared_bytes = (shared_bytes_),                                                    \
       .signature = &kname##_signature_,                                                   \
+      .cpu_sanitize = CUBERT_CUBE_SAN_REF_(kname),                                        \
   };
 
 /* The signature and the definition object. */
 #define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...)                                   \
   static const cubert_kernel_buffer_decl kname##_decls_[] = {                                     \
       CUBERT_PP_EACH(CUBERT_CUBE_BDECL_, __VA_ARGS__){0, 0, 0}};                                  \
+  CUBERT_CUBE_SAN_DECL_(kname)                                                                    \
   static const cubert_kernel_signature kname##_signature_ = {                                     \
       .buffer_count = CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__),                                     \
       .buffers = kname##_decls_,                                                                  \
@@ -1236,6 +1241,7 @@ typedef struct cubert_no_shared_ {
       .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                            \
       .shared_bytes = (shared_bytes_),                                                            \
       .signature = &kname##_signature_,                                                           \
+      .cpu_sanitize = CUBERT_CUBE_SAN_REF_(kname),                                                \
   };                                                                                              \
   CUBERT_CUBE_PORTABLE_DEF_(kname, form_flags, shared_bytes_)
 
@@ -1404,6 +1410,72 @@ typedef struct cubert_no_shared_ {
   CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_PHASED, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)   \
   CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(              \
       CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
+
+/* ---- the kernel sanitizer (validate mode on the CPU server; docs/debugging.md) ---------------
+   cubert_add_kernels compiles every kernel file once more with CUBERT_CUBE_SANITIZE defined and
+   GCC's -fsanitize=thread,bounds-strict, whose per-access callbacks it renames to cubert_san_*
+   (implemented by the CPU server: backends/cpu/sanitize.c). That copy defines, per kernel, only
+   `<prefix><kernel>_sanitize_cpu_`, which the main copy's definition carries as cpu_sanitize
+   (CUBERT_CUBE_HAVE_SANITIZE). Here the variant tells the sanitizer which unit runs: at a
+   fiber's start and after each barrier, and at each unit of a PHASE loop. */
+#if defined(CUBERT_CUBE_HAVE_SANITIZE) && !defined(CUBERT_CUBE_SANITIZE)
+#ifndef CUBERT_CUBE_SANITIZE_PREFIX
+#define CUBERT_CUBE_SANITIZE_PREFIX CUBERT_KERNEL_PREFIX
+#endif
+#define CUBERT_CUBE_SAN_NAME_(kname) \
+  CUBERT_PP_CAT(CUBERT_CUBE_SANITIZE_PREFIX, kname##_sanitize_cpu_)
+#define CUBERT_CUBE_SAN_DECL_(kname) void CUBERT_CUBE_SAN_NAME_(kname)(const cubert_cpu_ctx *);
+#define CUBERT_CUBE_SAN_REF_(kname) CUBERT_CUBE_SAN_NAME_(kname)
+#else
+#define CUBERT_CUBE_SAN_DECL_(kname)
+#define CUBERT_CUBE_SAN_REF_(kname) 0
+#endif
+
+#if defined(CUBERT_CUBE_SANITIZE)
+#include "cubert/sanitize.h"
+
+/* Only validate mode runs this copy. */
+#undef CUBERT_CUBE_SWITCH_MODE_
+#define CUBERT_CUBE_SWITCH_MODE_(CALL, name, ...) CALL(name, CUBERT_CUBE_VALIDATE, __VA_ARGS__);
+
+/* A PHASE tells where it starts and ends (a unit that returns inside it leaves it open), and
+   each unit of its loop. */
+#undef PHASE
+#define PHASE                                                                            \
+  for (int cubert_san_phase_ = (cubert_san_phase_begin(__LINE__), 1); cubert_san_phase_; \
+       cubert_san_phase_ = 0, cubert_san_phase_end())                                    \
+  CUBERT_CUBE_PHASE_LOOPS_
+#undef CUBERT_CUBE_PU_
+#define CUBERT_CUBE_PU_(ul) cubert_san_phase_unit((uint32_t)(ul))
+
+/* A barrier closes the current interval of the sanitizer's race check. */
+#undef SYNC_CUBE
+#define SYNC_CUBE() cubert_san_sync_(cubert_ctx_, cubert_form_, cubert_in_phase_, __LINE__)
+CUBERT_CUBE_INLINE_ void cubert_san_sync_(const cubert_cpu_ctx *ctx, int form, uint64_t in_phase,
+                                          uint32_t line) {
+  cubert_san_barrier(ctx, line);
+  cubert_sync_(ctx, form, in_phase, line);
+  cubert_san_resume(ctx);
+}
+
+/* Atomics stay atomic here whatever the main copy makes of them, so the sanitizer sees them. */
+#undef SHARED_ATOMIC_ADD
+#undef SHARED_ATOMIC_SUB
+#undef SHARED_ATOMIC_XCHG
+#define SHARED_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_SUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_XCHG(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+
+/* The definition objects stay in the main copy; this one gives the sanitized CPU function. */
+#undef CUBERT_CUBE_DEF_
+#define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...)                              \
+  void CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname##_sanitize_cpu_)(const cubert_cpu_ctx *);   \
+  void CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname##_sanitize_cpu_)(const cubert_cpu_ctx *c) { \
+    cubert_san_run(c, kname##_cpu_, (form_flags));                                           \
+  }
+#undef CUBERT_CUBE_PORTABLE_DEF_1
+#define CUBERT_CUBE_PORTABLE_DEF_1(kname, form_flags, shared_bytes_)
+#endif /* CUBERT_CUBE_SANITIZE */
 
 /* Names that are not part of the language are poisoned for the rest of the kernel file, so
    that using one fails the C build at the user's line (with GCC and clang: "attempt to use

@@ -104,6 +104,9 @@ typedef struct cubert_kernel_def {
   /** Kernel-language kernels: the declared buffers (NULL for hand-written codelets, which keep
      the convention of kernels.h and are not checked beyond the device limits). */
   const cubert_kernel_signature *signature;
+  /** Kernel-language kernels: the same CPU function built for the kernel sanitizer (cube.h's
+     CUBERT_CUBE_SANITIZE copy), which the CPU server runs in validate mode; NULL: none. */
+  cubert_cpu_kernel_fn cpu_sanitize;
 } cubert_kernel_def;
 
 /** The arguments of a launch: buffers and info words. Borrowed: the launch takes what it

@@ -170,6 +170,8 @@ typedef enum cubert_violation_kind {
   CUBERT_VIOLATION_BUFFER = 1,  /**< element `index` of buffer `buffer`, which holds `length` */
   CUBERT_VIOLATION_INFO = 2,    /**< info word `index` of `length` */
   CUBERT_VIOLATION_BARRIER = 3, /**< `what` at source line `line` */
+  CUBERT_VIOLATION_SANITIZER =
+      4, /**< the kernel sanitizer's finding `what` (names its own lines) */
 } cubert_violation_kind;
 /** One violation, with what its kind names. */
 typedef struct cubert_kernel_violation {
@@ -414,6 +416,9 @@ typedef struct cubert_config {
   /** CUBERT_OPENCL_BINARY_CACHE: CUBERT_BINARY_CACHE_AUTO (default: on, except on drivers that
      keep their own kernel cache, PoCL), _OFF or _ON. */
   int opencl_binary_cache;
+  /** CUBERT_SANITIZER: 1 (default) validate-mode launches on the CPU server run the kernel
+     sanitizer where the kernel was built with it (docs/debugging.md), 0 not. */
+  int sanitizer;
 } cubert_config;
 /** Values of cubert_config.opencl_binary_cache. */
 enum {

@@ -1,0 +1,535 @@
+/* cubert CPU server — the kernel sanitizer (validate mode; docs/debugging.md).
+
+   A kernel file's sanitize copy (cubert/cube.h, CUBERT_CUBE_SANITIZE) is compiled with GCC's
+   -fsanitize=thread,bounds-strict and its __tsan_* / __ubsan_* calls renamed cubert_san_tsan_* /
+   cubert_san_ubsan_* (cmake/sanitize_rename.cmake), so they never meet a real TSan or UBSan
+   runtime. Every load and store of that copy calls in here first. Accesses outside the running
+   cube's shared memory and its redzones return at once; inside it a shadow per byte records the
+   last writer and the readers with their barrier interval (epoch), and finds:
+     - data races: two units in one interval, at least one writing, not both atomically;
+     - reads of shared memory not written since the cube started;
+     - accesses in the redzones around the shared memory (pointer arithmetic past the end);
+   and bounds-strict's handler reports array indices past a declared size (private arrays,
+   EXCLUSIVE arrays, arrays in the shared struct) with its exact file and line. The first
+   finding becomes the launch's error (checks.c); the chunk's checks stop there.
+
+   The state is the thread's (one cube at a time runs on a thread, its fibers included); the
+   scheduler sets it around a chunk (cubert_cpu_san_begin/_cube/_end), the sanitize copy says
+   which unit runs (cubert_san_run, _resume, _phase_unit). */
+#include "cpu/sanitize.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/internal.h"
+#include "cubert/sanitize.h"
+
+void cubert_cpu_report_sanitizer(const cubert_cpu_ctx *ctx, uint64_t unit_id, const char *what);
+
+/* Initial-exec: one load per access, no __tls_get_addr call (the library is never dlopen'ed
+   after start-up with its TLS needs unmet: the block is one pointer). */
+static __thread cubert_cpu_san *tls_san __attribute__((tls_model("initial-exec")));
+
+enum { W_ATOMIC = 1, R_ATOMIC = 2 };
+
+/* ---- set-up (scheduler) ------------------------------------------------------------------- */
+
+int cubert_cpu_san_wanted(const cubert_cpu_job *job) {
+  return job->mode == CUBERT_EXECUTION_VALIDATE && job->kernel->cpu_sanitize &&
+         cubert_config_get()->sanitizer;
+}
+
+uint64_t cubert_cpu_san_redzone(uint64_t shared_bytes) {
+  /* A multiple of the cache line, so the shared memory keeps its alignment; large enough for
+     an index a whole shared size past the end, up to 64 KiB. */
+  uint64_t rz = shared_bytes < 256 ? 256 : shared_bytes > 65536 ? 65536 : shared_bytes;
+  return (rz + CUBERT_CPU_LINE - 1) & ~(uint64_t)(CUBERT_CPU_LINE - 1);
+}
+
+int cubert_cpu_san_begin(cubert_cpu_san *s, const cubert_cpu_job *job, void *shared,
+                         uint64_t shared_bytes, uint32_t units, int fibers) {
+  memset(s, 0, sizeof *s);
+  s->job = job;
+  s->fibers = fibers;
+  s->phased = (job->kernel->flags & CUBERT_KERNEL_PHASED) != 0;
+  s->unit_form = !job->cube_mode;
+  s->units = units;
+  s->next = 1;
+  s->unit = CUBERT_CPU_SAN_ALL;
+  if (shared && shared_bytes) {
+    uint64_t rz = cubert_cpu_san_redzone(shared_bytes);
+    s->lo = (uintptr_t)shared;
+    s->bytes = shared_bytes;
+    s->zone_lo = (uintptr_t)shared - rz;
+    s->zone_bytes = shared_bytes + 2 * rz;
+    s->shadow = calloc(s->zone_bytes, sizeof *s->shadow);
+    if (!s->shadow) return 0;
+  }
+  if (fibers) {
+    s->syncs = calloc(units, sizeof *s->syncs);
+    s->lines = calloc(units, sizeof *s->lines);
+    if (!s->syncs || !s->lines) {
+      cubert_cpu_san_end(s);
+      return 0;
+    }
+  }
+  tls_san = s;
+  return 1;
+}
+
+void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit) {
+  s->cube_first = first_unit;
+  if (s->next > UINT32_MAX - 0x10000u) { /* epochs would wrap: start the shadow afresh */
+    if (s->shadow) memset(s->shadow, 0, s->zone_bytes * sizeof *s->shadow);
+    s->next = 1;
+  }
+  s->base = s->epoch = s->next++;
+  s->unit = CUBERT_CPU_SAN_ALL;
+  s->line = 0;
+  s->in_phase = 0;
+  if (s->fibers) {
+    memset(s->syncs, 0, s->units * sizeof *s->syncs);
+    memset(s->lines, 0, s->units * sizeof *s->lines);
+  }
+  /* Uninitialised shared memory reads the same bytes on every run (and the redzones too). */
+  if (s->zone_bytes) memset((void *)s->zone_lo, 0xfe, (size_t)s->zone_bytes);
+}
+
+void cubert_cpu_san_end(cubert_cpu_san *s) {
+  if (tls_san == s) tls_san = NULL;
+  free(s->shadow);
+  free(s->syncs);
+  free(s->lines);
+  s->shadow = NULL;
+  s->syncs = s->lines = NULL;
+}
+
+/* ---- where the kernel is (the sanitize copy) ---------------------------------------------- */
+
+void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t flags) {
+  cubert_cpu_san *s = tls_san;
+  if (!s) {
+    fn(ctx);
+    return;
+  }
+  s->ctx = ctx;
+  if (flags & CUBERT_KERNEL_PHASED) {
+    s->unit = CUBERT_CPU_SAN_ALL;
+    s->in_phase = 0;
+    fn(ctx);
+    if (s->in_phase && !s->done) {
+      /* A `return` inside a PHASE leaves the body: the units after this one never ran the
+         rest of it, and no barrier after it was reached by any unit. */
+      char what[192];
+      snprintf(what, sizeof what,
+               "barrier divergence: the unit returned inside the PHASE at line %" PRIu32
+               ", so the units after it skip the rest of the kernel and its barriers",
+               s->line);
+      s->done = 1;
+      cubert_cpu_report_sanitizer(ctx, s->cube_first + s->unit, what);
+    }
+    return;
+  }
+  if (flags & CUBERT_KERNEL_SYNC_CUBE) {
+    cubert_san_resume(ctx);
+    fn(ctx);
+    return;
+  }
+  /* A unit kernel: one unit per call, so a finding names its unit. */
+  cubert_cpu_ctx one = *ctx;
+  for (uint64_t id = ctx->unit_begin; id < ctx->unit_end; ++id) {
+    one.unit_begin = id;
+    one.unit_end = id + 1;
+    s->unit_global = id;
+    s->ctx = &one;
+    fn(&one);
+  }
+  s->ctx = ctx;
+}
+
+void cubert_san_barrier(const cubert_cpu_ctx *ctx, uint32_t line) {
+  cubert_cpu_san *s = tls_san;
+  if (!s) return;
+  if (s->phased) {
+    if (s->in_phase) return; /* reported by the barrier itself (cube.h's cubert_sync_) */
+    s->epoch = s->next++;
+    s->line = line;
+    return;
+  }
+  if (s->fibers) {
+    uint32_t u = (uint32_t)(ctx->unit_begin - s->cube_first);
+    if (u < s->units) {
+      ++s->syncs[u];
+      s->lines[u] = line;
+    }
+  }
+}
+
+void cubert_san_resume(const cubert_cpu_ctx *ctx) {
+  cubert_cpu_san *s = tls_san;
+  if (!s || s->phased) return;
+  s->ctx = ctx;
+  uint32_t u = (uint32_t)(ctx->unit_begin - s->cube_first);
+  if (!s->fibers || u >= s->units) {
+    s->unit = u < s->units ? u : CUBERT_CPU_SAN_ALL;
+    return;
+  }
+  s->unit = u;
+  /* A unit's interval is the cube's first epoch plus the barriers it passed; units that passed
+     as many barriers are in the same interval. */
+  s->epoch = s->base + s->syncs[u];
+  if (s->epoch >= s->next) s->next = s->epoch + 1;
+}
+
+void cubert_san_phase_begin(uint32_t line) {
+  cubert_cpu_san *s = tls_san;
+  if (!s) return;
+  s->in_phase = 1;
+  s->line = line;
+}
+
+void cubert_san_phase_end(void) {
+  cubert_cpu_san *s = tls_san;
+  if (!s) return;
+  s->in_phase = 0;
+  s->unit = CUBERT_CPU_SAN_ALL;
+}
+
+int cubert_san_phase_unit(uint32_t unit) {
+  cubert_cpu_san *s = tls_san;
+  if (s) s->unit = unit;
+  return 1;
+}
+
+/* ---- reports ------------------------------------------------------------------------------ */
+
+/* "unit (x, y, z)" of linear position `u` in the running cube. */
+static void unit_name(const cubert_cpu_san *s, uint32_t u, char *out, size_t size) {
+  if (u == CUBERT_CPU_SAN_ALL) {
+    snprintf(out, size, "every unit (outside a PHASE)");
+    return;
+  }
+  uint32_t p[3];
+  cubert_cpu_unit_pos(s->ctx, s->cube_first + u, p);
+  snprintf(out, size, "unit (%" PRIu32 ", %" PRIu32 ", %" PRIu32 ")", p[0], p[1], p[2]);
+}
+
+/* Where the access is: the interval's barrier or PHASE line, and the code address as
+   `module+offset` (addr2line -e module offset gives the exact line). */
+static void place(const cubert_cpu_san *s, const void *pc, char *out, size_t size) {
+  const cubert_kernel_signature *sig = s->job->kernel->signature;
+  const char *file = sig && sig->file ? sig->file : "?";
+  const char *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  uint32_t line = 0;
+  const char *how = "";
+  if (s->phased) {
+    line = s->line;
+    how = s->in_phase ? "in the PHASE at" : "after the barrier at";
+  } else if (s->fibers && s->unit < s->units) {
+    line = s->lines[s->unit];
+    how = line ? "after the barrier at" : "before the first barrier, kernel at";
+  }
+  if (!line && sig) {
+    line = sig->line;
+    how = "in the kernel at";
+  }
+  Dl_info info;
+  if (pc && dladdr(pc, &info) && info.dli_fname) {
+    const char *mod = strrchr(info.dli_fname, '/');
+    snprintf(out, size, "%s %s:%" PRIu32 " (code at %s+0x%" PRIxPTR ")", how, base, line,
+             mod ? mod + 1 : info.dli_fname, (uintptr_t)pc - (uintptr_t)info.dli_fbase);
+  } else {
+    snprintf(out, size, "%s %s:%" PRIu32, how, base, line);
+  }
+}
+
+static void report(cubert_cpu_san *s, const char *what) {
+  s->done = 1;
+  uint64_t unit = s->unit_form                    ? s->unit_global
+                  : s->unit == CUBERT_CPU_SAN_ALL ? s->cube_first
+                                                  : s->cube_first + s->unit;
+  cubert_cpu_report_sanitizer(s->ctx, unit, what);
+}
+
+/* ---- the shadow --------------------------------------------------------------------------- */
+
+static void report_shared(cubert_cpu_san *s, const char *kind, uint64_t offset, uint32_t other,
+                          const char *other_did, const void *pc) {
+  char me[64], them[64], where[256], what[640];
+  unit_name(s, s->unit, me, sizeof me);
+  unit_name(s, other, them, sizeof them);
+  place(s, pc, where, sizeof where);
+  snprintf(what, sizeof what,
+           "%s on shared memory byte %" PRIu64 " (of %" PRIu64
+           "): %s %s it in the same "
+           "barrier interval, %s",
+           kind, offset, s->bytes, them, other_did, where);
+  report(s, what);
+}
+
+static void report_zone(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, const void *pc) {
+  char where[256], what[512];
+  place(s, pc, where, sizeof where);
+  if (a < s->lo)
+    snprintf(what, sizeof what,
+             "out-of-bounds shared memory: a %" PRIu64 "-byte %s %" PRIu64
+             " bytes before the %" PRIu64 "-byte shared memory, %s",
+             size, write ? "write" : "read", (uint64_t)(s->lo - a), s->bytes, where);
+  else
+    snprintf(what, sizeof what,
+             "out-of-bounds shared memory: a %" PRIu64 "-byte %s at byte offset %" PRIu64
+             " of the %" PRIu64 "-byte shared memory, %s",
+             size, write ? "write" : "read", (uint64_t)(a - s->lo), s->bytes, where);
+  report(s, what);
+}
+
+/* The access [a, a + size) of the running unit, `a` inside the zone. */
+static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, int atomic,
+                          const void *pc) {
+  uint64_t off = a - s->zone_lo;
+  if (a < s->lo || a + size > s->lo + s->bytes) {
+    report_zone(s, a, size, write, pc);
+    return;
+  }
+  if (s->unit == CUBERT_CPU_SAN_ALL && !write) return; /* every unit reads: no finding alone */
+  const uint32_t e = s->epoch, u = s->unit;
+  for (uint64_t i = 0; i < size; ++i) {
+    cubert_cpu_san_shadow *h = &s->shadow[off + i];
+    uint64_t byte = a + i - s->lo;
+    if (write) {
+      if (u != CUBERT_CPU_SAN_ALL) {
+        if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
+            !(atomic && (h->flags & W_ATOMIC))) {
+          report_shared(s, "data race (write after write)", byte, h->w_unit, "wrote", pc);
+          return;
+        }
+        if (h->r_epoch == e && !(atomic && (h->flags & R_ATOMIC))) {
+          uint32_t other = h->r_unit != u ? h->r_unit : h->r_unit2;
+          if (other != u && other != CUBERT_CPU_SAN_ALL) {
+            report_shared(s, "data race (write after read)", byte, other, "read", pc);
+            return;
+          }
+        }
+      }
+      h->w_epoch = e;
+      h->w_unit = (uint16_t)u;
+      h->flags = (uint8_t)((h->flags & ~W_ATOMIC) | (atomic ? W_ATOMIC : 0));
+      continue;
+    }
+    if (h->w_epoch < s->base) {
+      char where[256], what[512];
+      place(s, pc, where, sizeof where);
+      snprintf(what, sizeof what,
+               "uninitialised shared memory: read of byte %" PRIu64 " (of %" PRIu64
+               "), which no unit of the cube wrote, %s",
+               byte, s->bytes, where);
+      report(s, what);
+      return;
+    }
+    if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
+        !(atomic && (h->flags & W_ATOMIC))) {
+      report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", pc);
+      return;
+    }
+    if (h->r_epoch != e) {
+      h->r_epoch = e;
+      h->r_unit = h->r_unit2 = (uint16_t)u;
+      h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
+    } else {
+      if (h->r_unit != u) h->r_unit2 = (uint16_t)u;
+      if (!atomic) h->flags &= (uint8_t)~R_ATOMIC;
+    }
+  }
+}
+
+static inline void check(const volatile void *p, uint64_t size, int write, int atomic,
+                         const void *pc) {
+  cubert_cpu_san *s = tls_san;
+  if (__builtin_expect(!s, 0)) return;
+  uintptr_t a = (uintptr_t)p;
+  if (a - s->zone_lo >= s->zone_bytes || s->done) return;
+  access_shared(s, a, size, write, atomic, pc);
+}
+
+/* ---- the renamed instrumentation callbacks ------------------------------------------------ */
+
+#define PC_ __builtin_return_address(0)
+#define SAN_RW_(n)                                             \
+  CUBERT_API void cubert_san_tsan_read##n(void *p);            \
+  CUBERT_API void cubert_san_tsan_write##n(void *p);           \
+  CUBERT_API void cubert_san_tsan_unaligned_read##n(void *p);  \
+  CUBERT_API void cubert_san_tsan_unaligned_write##n(void *p); \
+  CUBERT_API void cubert_san_tsan_volatile_read##n(void *p);   \
+  CUBERT_API void cubert_san_tsan_volatile_write##n(void *p);  \
+  void cubert_san_tsan_read##n(void *p) {                      \
+    check(p, n, 0, 0, PC_);                                    \
+  }                                                            \
+  void cubert_san_tsan_write##n(void *p) {                     \
+    check(p, n, 1, 0, PC_);                                    \
+  }                                                            \
+  void cubert_san_tsan_unaligned_read##n(void *p) {            \
+    check(p, n, 0, 0, PC_);                                    \
+  }                                                            \
+  void cubert_san_tsan_unaligned_write##n(void *p) {           \
+    check(p, n, 1, 0, PC_);                                    \
+  }                                                            \
+  void cubert_san_tsan_volatile_read##n(void *p) {             \
+    check(p, n, 0, 0, PC_);                                    \
+  }                                                            \
+  void cubert_san_tsan_volatile_write##n(void *p) {            \
+    check(p, n, 1, 0, PC_);                                    \
+  }
+SAN_RW_(1)
+SAN_RW_(2)
+SAN_RW_(4)
+SAN_RW_(8)
+SAN_RW_(16)
+
+CUBERT_API void cubert_san_tsan_read_range(void *p, unsigned long size);
+CUBERT_API void cubert_san_tsan_write_range(void *p, unsigned long size);
+void cubert_san_tsan_read_range(void *p, unsigned long size) {
+  check(p, size, 0, 0, PC_);
+}
+void cubert_san_tsan_write_range(void *p, unsigned long size) {
+  check(p, size, 1, 0, PC_);
+}
+
+CUBERT_API void cubert_san_tsan_init(void);
+CUBERT_API void cubert_san_tsan_func_entry(void *pc);
+CUBERT_API void cubert_san_tsan_func_exit(void);
+CUBERT_API void cubert_san_tsan_atomic_thread_fence(int mo);
+CUBERT_API void cubert_san_tsan_atomic_signal_fence(int mo);
+void cubert_san_tsan_init(void) {}
+void cubert_san_tsan_func_entry(void *pc) {
+  (void)pc;
+}
+void cubert_san_tsan_func_exit(void) {}
+/* A sequentially consistent read-modify-write is a full fence (and, unlike
+   __atomic_thread_fence, one that a TSan build of the library understands). */
+static int fence_word;
+void cubert_san_tsan_atomic_thread_fence(int mo) {
+  (void)mo;
+  __atomic_fetch_add(&fence_word, 0, __ATOMIC_SEQ_CST);
+}
+void cubert_san_tsan_atomic_signal_fence(int mo) {
+  (void)mo;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Atomics: checked as atomic accesses, then done (sequentially consistent: at least as strong as
+   any order the kernel asked for). */
+#define SAN_ATOMIC_OP_(n, T, op)                                                   \
+  CUBERT_API T cubert_san_tsan_atomic##n##_fetch_##op(volatile T *p, T v, int mo); \
+  T cubert_san_tsan_atomic##n##_fetch_##op(volatile T *p, T v, int mo) {           \
+    (void)mo;                                                                      \
+    check(p, n / 8, 0, 1, PC_);                                                    \
+    check(p, n / 8, 1, 1, PC_);                                                    \
+    return __atomic_fetch_##op(p, v, __ATOMIC_SEQ_CST);                            \
+  }
+#define SAN_ATOMIC_(n, T)                                                                        \
+  SAN_ATOMIC_OP_(n, T, add)                                                                      \
+  SAN_ATOMIC_OP_(n, T, sub)                                                                      \
+  SAN_ATOMIC_OP_(n, T, and)                                                                      \
+  SAN_ATOMIC_OP_(n, T, or)                                                                       \
+  SAN_ATOMIC_OP_(n, T, xor)                                                                      \
+  SAN_ATOMIC_OP_(n, T, nand)                                                                     \
+  CUBERT_API T cubert_san_tsan_atomic##n##_load(const volatile T *p, int mo);                    \
+  CUBERT_API void cubert_san_tsan_atomic##n##_store(volatile T *p, T v, int mo);                 \
+  CUBERT_API T cubert_san_tsan_atomic##n##_exchange(volatile T *p, T v, int mo);                 \
+  CUBERT_API int cubert_san_tsan_atomic##n##_compare_exchange_strong(volatile T *p, T *e, T v,   \
+                                                                     int mo, int fmo);           \
+  CUBERT_API int cubert_san_tsan_atomic##n##_compare_exchange_weak(volatile T *p, T *e, T v,     \
+                                                                   int mo, int fmo);             \
+  CUBERT_API T cubert_san_tsan_atomic##n##_compare_exchange_val(volatile T *p, T e, T v, int mo, \
+                                                                int fmo);                        \
+  T cubert_san_tsan_atomic##n##_load(const volatile T *p, int mo) {                              \
+    (void)mo;                                                                                    \
+    check(p, n / 8, 0, 1, PC_);                                                                  \
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                 \
+  }                                                                                              \
+  void cubert_san_tsan_atomic##n##_store(volatile T *p, T v, int mo) {                           \
+    (void)mo;                                                                                    \
+    check(p, n / 8, 1, 1, PC_);                                                                  \
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                    \
+  }                                                                                              \
+  T cubert_san_tsan_atomic##n##_exchange(volatile T *p, T v, int mo) {                           \
+    (void)mo;                                                                                    \
+    check(p, n / 8, 1, 1, PC_);                                                                  \
+    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                          \
+  }                                                                                              \
+  int cubert_san_tsan_atomic##n##_compare_exchange_strong(volatile T *p, T *e, T v, int mo,      \
+                                                          int fmo) {                             \
+    (void)mo, (void)fmo;                                                                         \
+    check(p, n / 8, 0, 1, PC_);                                                                  \
+    check(p, n / 8, 1, 1, PC_);                                                                  \
+    return __atomic_compare_exchange_n(p, e, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);          \
+  }                                                                                              \
+  int cubert_san_tsan_atomic##n##_compare_exchange_weak(volatile T *p, T *e, T v, int mo,        \
+                                                        int fmo) {                               \
+    (void)mo, (void)fmo;                                                                         \
+    check(p, n / 8, 0, 1, PC_);                                                                  \
+    check(p, n / 8, 1, 1, PC_);                                                                  \
+    return __atomic_compare_exchange_n(p, e, v, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);          \
+  }                                                                                              \
+  T cubert_san_tsan_atomic##n##_compare_exchange_val(volatile T *p, T e, T v, int mo, int fmo) { \
+    (void)mo, (void)fmo;                                                                         \
+    check(p, n / 8, 0, 1, PC_);                                                                  \
+    check(p, n / 8, 1, 1, PC_);                                                                  \
+    __atomic_compare_exchange_n(p, &e, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                \
+    return e;                                                                                    \
+  }
+SAN_ATOMIC_(8, uint8_t)
+SAN_ATOMIC_(16, uint16_t)
+SAN_ATOMIC_(32, uint32_t)
+SAN_ATOMIC_(64, uint64_t)
+
+/* ---- bounds-strict's handler (GCC's UBSan data layout) ------------------------------------ */
+
+typedef struct san_source_location {
+  const char *file;
+  uint32_t line, column;
+} san_source_location;
+typedef struct san_type_descriptor {
+  uint16_t kind, info; /* kind 0: integer; info: bit 0 signed, the rest log2 of the width */
+  char name[];
+} san_type_descriptor;
+typedef struct san_out_of_bounds {
+  san_source_location loc;
+  const san_type_descriptor *array_type, *index_type;
+} san_out_of_bounds;
+
+static void out_of_bounds(const san_out_of_bounds *d, uintptr_t index) {
+  cubert_cpu_san *s = tls_san;
+  if (!s || s->done) return;
+  char value[32];
+  const san_type_descriptor *it = d->index_type;
+  unsigned width = it && it->kind == 0 ? 1u << (it->info >> 1) : 64;
+  if (it && it->kind == 0 && (it->info & 1) && width <= 64) {
+    int64_t v = (int64_t)(index << (64 - width)) >> (64 - width);
+    snprintf(value, sizeof value, "%" PRId64, v);
+  } else {
+    snprintf(value, sizeof value, "%" PRIu64, (uint64_t)index);
+  }
+  const char *file = d->loc.file ? d->loc.file : "?";
+  const char *base = strrchr(file, '/');
+  char what[512];
+  snprintf(what, sizeof what,
+           "out-of-bounds array index: index %s past the bounds of %s (a private, EXCLUSIVE or "
+           "shared array) at %s:%" PRIu32,
+           value, d->array_type ? d->array_type->name : "an array", base ? base + 1 : file,
+           d->loc.line);
+  report(s, what);
+}
+
+CUBERT_API void cubert_san_ubsan_handle_out_of_bounds(const san_out_of_bounds *d, uintptr_t i);
+CUBERT_API void cubert_san_ubsan_handle_out_of_bounds_abort(const san_out_of_bounds *d,
+                                                            uintptr_t i);
+void cubert_san_ubsan_handle_out_of_bounds(const san_out_of_bounds *d, uintptr_t i) {
+  out_of_bounds(d, i);
+}
+void cubert_san_ubsan_handle_out_of_bounds_abort(const san_out_of_bounds *d, uintptr_t i) {
+  out_of_bounds(d, i);
+}

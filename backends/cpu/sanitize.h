@@ -1,0 +1,61 @@
+/* cubert CPU server — the kernel sanitizer's state on the thread that runs a launch's chunk
+   (sanitize.c; docs/debugging.md). The scheduler sets it up around the chunk's cubes; the
+   renamed instrumentation callbacks of the kernel's sanitize copy find it in a thread-local. */
+#ifndef CUBERT_CPU_SANITIZE_H
+#define CUBERT_CPU_SANITIZE_H
+
+#include <stdint.h>
+
+#include "cubert/kernel.h"
+
+struct cubert_cpu_job;
+
+/* Per byte of shared memory: the last writer and up to two readers, with the barrier interval
+   (epoch) of each. Epochs only grow on a thread, so an epoch below the cube's first one means
+   "not written since the cube started". */
+typedef struct cubert_cpu_san_shadow {
+  uint32_t w_epoch, r_epoch;
+  uint16_t w_unit, r_unit, r_unit2;
+  uint8_t flags; /* CUBERT_CPU_SAN_W_ATOMIC, CUBERT_CPU_SAN_R_ATOMIC */
+  uint8_t pad_;
+} cubert_cpu_san_shadow;
+
+typedef struct cubert_cpu_san {
+  const struct cubert_cpu_job *job;
+  const cubert_cpu_ctx *ctx; /* the running unit's (or cube's) context, for reports */
+  int fibers, phased, unit_form;
+  int done;          /* reported (the launch keeps its first report): checks stop */
+  uintptr_t lo;      /* shared memory [lo, lo + bytes) ... */
+  uint64_t bytes;    /* ... of the kernel's declared size */
+  uintptr_t zone_lo; /* with its redzones [zone_lo, zone_lo + zone_bytes) */
+  uint64_t zone_bytes;
+  uint64_t cube_first;  /* global id of the cube's first unit */
+  uint64_t unit_global; /* unit kernels: the running unit */
+  uint32_t units;       /* per cube */
+  uint32_t unit;        /* the running unit's linear position; CUBERT_CPU_SAN_ALL: the cube */
+  uint32_t epoch, base, next;
+  uint32_t line;     /* phased: the PHASE running (or the barrier that began the interval) */
+  uint32_t in_phase; /* phased: inside a PHASE block */
+  uint32_t *syncs;   /* fibers: barriers passed per unit */
+  uint32_t *lines;   /* fibers: the line of each unit's last barrier (0: none yet) */
+  cubert_cpu_san_shadow *shadow; /* zone_bytes entries */
+} cubert_cpu_san;
+
+#define CUBERT_CPU_SAN_ALL 0xffffu
+
+/* True when `job` runs sanitized: validate mode, a kernel with a sanitize copy, the sanitizer
+   on (CUBERT_SANITIZER). */
+int cubert_cpu_san_wanted(const struct cubert_cpu_job *job);
+/* Bytes of redzone on each side of a cube's `shared_bytes` of shared memory. */
+uint64_t cubert_cpu_san_redzone(uint64_t shared_bytes);
+/* Starts sanitizing on this thread: `shared` (NULL for none) is the kernel's shared memory with
+   cubert_cpu_san_redzone bytes on each side. Returns 0 without memory for the shadow (the chunk
+   then runs unsanitized). */
+int cubert_cpu_san_begin(cubert_cpu_san *s, const struct cubert_cpu_job *job, void *shared,
+                         uint64_t shared_bytes, uint32_t units, int fibers);
+/* A new cube, whose first unit is `first_unit`: a new barrier interval, nothing written. */
+void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit);
+/* Stops sanitizing on this thread and frees the shadow. */
+void cubert_cpu_san_end(cubert_cpu_san *s);
+
+#endif /* CUBERT_CPU_SANITIZE_H */

@@ -1,0 +1,229 @@
+/* Planted bugs for the kernel sanitizer (tests/sanitizer/sanitizer_bugs.c): each bug class in
+   each kernel form, and its corrected twin (`_ok`). A comment `@name` marks the line a report
+   must name (the test finds it in this file). Bugs happen only in cube (0, 1, 0) of a launch of
+   (1, 2, 1) cubes of 8 units, so the report's cube is known; `out` has one float per unit. */
+#include "cubert/cube.h"
+
+#define UNITS 8
+
+typedef struct shared8 {
+  float v[UNITS];
+} shared8;
+
+/* ---- CUBE_KERNEL (fibers) ---- */
+
+/* Write after write: every unit writes v[0] in one barrier interval. */
+CUBE_KERNEL(ww_fiber, (shared8, sh), (float, out)) {
+  if (CUBE_POS_Y == 1 || UNIT_POS == 0) sh->v[0] = (float)UNIT_POS; /* @ww_fiber */
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+CUBE_KERNEL(ww_fiber_ok, (shared8, sh), (float, out)) {
+  if (UNIT_POS == 0) sh->v[0] = (float)UNIT_POS;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+
+/* Read after write: a unit reads its left neighbour's slot with no barrier between. */
+CUBE_KERNEL(rw_fiber_ok, (shared8, sh), (float, out)) {
+  sh->v[UNIT_POS] = (float)UNIT_POS;
+  if (CUBE_POS_Y == 0) SYNC_CUBE();
+  if (CUBE_POS_Y == 1) SYNC_CUBE();
+  STORE(out, UNIT_ID, UNIT_POS ? sh->v[UNIT_POS - 1] : 0.0f);
+}
+CUBE_KERNEL(rw_fiber, (shared8, sh), (float, out)) {
+  sh->v[UNIT_POS] = (float)UNIT_POS;
+  if (CUBE_POS_Y == 0) SYNC_CUBE();
+  STORE(out, UNIT_ID, UNIT_POS ? sh->v[UNIT_POS - 1] : 0.0f); /* @rw_fiber */
+}
+
+/* Write after read: the scan step that overwrites a slot its right neighbour still reads. */
+CUBE_KERNEL(war_fiber, (shared8, sh), (float, out)) {
+  sh->v[UNIT_POS] = 1.0f;
+  SYNC_CUBE();
+  float left = UNIT_POS ? sh->v[UNIT_POS - 1] : 0.0f; /* @war_fiber */
+  if (CUBE_POS_Y == 0) SYNC_CUBE();
+  sh->v[UNIT_POS] += left;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[UNIT_POS]);
+}
+
+/* Atomics on one shared word by every unit: no race. */
+typedef struct shared_counter {
+  int32_t count;
+} shared_counter;
+CUBE_KERNEL(atomic_fiber_ok, (shared_counter, sh), (float, out)) {
+  if (UNIT_POS == 0) sh->count = 0;
+  SYNC_CUBE();
+  SHARED_ATOMIC_ADD(&sh->count, 1);
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, (float)sh->count);
+}
+
+/* Index one past the shared array (bounds-strict names the line). */
+CUBE_KERNEL(oob_index_fiber, (shared8, sh), (float, out)) {
+  sh->v[UNIT_POS + (CUBE_POS_Y == 1)] = 1.0f; /* @oob_index_fiber */
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, 0.0f);
+}
+/* Through a pointer: the redzone after the shared memory catches it. */
+CUBE_KERNEL(oob_ptr_fiber, (shared8, sh), (float, out)) {
+  float *p = (float *)sh;
+  p[UNIT_POS + 2 * UNITS * (CUBE_POS_Y == 1 && UNIT_POS == 3)] = 1.0f;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, 0.0f);
+}
+CUBE_KERNEL(oob_fiber_ok, (shared8, sh), (float, out)) {
+  float *p = (float *)sh;
+  p[UNIT_POS] = 1.0f;
+  sh->v[UNIT_POS] = 2.0f;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, 0.0f);
+}
+
+/* Reads a slot nobody wrote (cube 1 writes only the even ones). */
+CUBE_KERNEL(uninit_fiber, (shared8, sh), (float, out)) {
+  if (CUBE_POS_Y == 0 || UNIT_POS % 2 == 0) sh->v[UNIT_POS] = 1.0f;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[UNIT_POS ^ 1]); /* @uninit_fiber */
+}
+CUBE_KERNEL(uninit_fiber_ok, (shared8, sh), (float, out)) {
+  sh->v[UNIT_POS] = 1.0f;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[UNIT_POS ^ 1]);
+}
+
+/* Barrier divergence: an early return before a barrier. */
+CUBE_KERNEL(return_fiber, (shared8, sh), (float, out)) {
+  if (CUBE_POS_Y == 1 && UNIT_POS == 5) return;
+  sh->v[UNIT_POS] = 1.0f;
+  SYNC_CUBE(); /* @return_fiber */
+  STORE(out, UNIT_ID, sh->v[UNIT_POS]);
+}
+CUBE_KERNEL(return_fiber_ok, (shared8, sh), (float, out)) {
+  sh->v[UNIT_POS] = 1.0f;
+  SYNC_CUBE();
+  if (CUBE_POS_Y == 1 && UNIT_POS == 5) return;
+  STORE(out, UNIT_ID, sh->v[UNIT_POS]);
+}
+
+/* Private array indexed past its end. */
+CUBE_KERNEL(private_fiber, NO_SHARED, (float, out)) {
+  float a[4];
+  for (int i = 0; i < 4; ++i) a[i] = (float)i;
+  STORE(out, UNIT_ID, a[INFO_U32(0) + (CUBE_POS_Y == 1 && UNIT_POS == 6)]); /* @private_fiber */
+}
+
+/* ---- PHASED_KERNEL ---- */
+
+/* A missing SYNC_CUBE between two phases: the second reads what the first wrote. */
+PHASED_KERNEL(rw_phased, (shared8, sh), (float, out)) {
+  PHASE {
+    sh->v[UNIT_POS] = (float)UNIT_POS;
+  }
+  if (CUBE_POS_Y == 0) SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, sh->v[(UNIT_POS + 1) % UNITS]); /* @rw_phased */
+  }
+}
+PHASED_KERNEL(rw_phased_ok, (shared8, sh), (float, out)) {
+  PHASE {
+    sh->v[UNIT_POS] = (float)UNIT_POS;
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, sh->v[(UNIT_POS + 1) % UNITS]);
+  }
+}
+
+/* Every unit writes v[0] in one phase. */
+PHASED_KERNEL(ww_phased, (shared8, sh), (float, out)) {
+  PHASE {
+    if (CUBE_POS_Y == 1 || UNIT_POS == 0) sh->v[0] = (float)UNIT_POS; /* @ww_phased */
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, sh->v[0]);
+  }
+}
+
+PHASED_KERNEL(oob_index_phased, (shared8, sh), (float, out)) {
+  PHASE {
+    sh->v[UNIT_POS + (CUBE_POS_Y == 1)] = 1.0f; /* @oob_index_phased */
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, 0.0f);
+  }
+}
+PHASED_KERNEL(oob_ptr_phased, (shared8, sh), (float, out)) {
+  PHASE {
+    float *p = sh->v;
+    p[UNIT_POS + (CUBE_POS_Y == 1 && UNIT_POS == 2 ? UNITS * 3 : 0)] = 1.0f;
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, 0.0f);
+  }
+}
+PHASED_KERNEL(oob_phased_ok, (shared8, sh), (float, out)) {
+  PHASE {
+    float *p = sh->v;
+    p[UNIT_POS] = 1.0f;
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, sh->v[UNIT_POS]);
+  }
+}
+
+PHASED_KERNEL(uninit_phased, (shared8, sh), (float, out)) {
+  PHASE {
+    if (CUBE_POS_Y == 0 || UNIT_POS != 4) sh->v[UNIT_POS] = 1.0f;
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, sh->v[(UNIT_POS + 1) % UNITS]); /* @uninit_phased */
+  }
+}
+
+/* Barrier divergence: a `return` inside a PHASE does not compile (the PHASE is an `omp simd`
+   loop); a SYNC_CUBE() inside one is reported. */
+/* A barrier inside a PHASE (reported by the phased form itself). */
+PHASED_KERNEL(sync_in_phase, (shared8, sh), (float, out)) {
+  PHASE {
+    sh->v[UNIT_POS] = 1.0f;
+    if (CUBE_POS_Y == 1) SYNC_CUBE(); /* @sync_in_phase */
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, sh->v[UNIT_POS]);
+  }
+}
+
+/* EXCLUSIVE_ARRAY indexed past its size. */
+PHASED_KERNEL(private_phased, NO_SHARED, (float, out)) {
+  EXCLUSIVE_ARRAY(float, acc, 4);
+  PHASE {
+    for (int i = 0; i < 4; ++i) MY_AT(acc, i) = (float)i;
+  }
+  PHASE {
+    const uint32_t i = INFO_U32(0) + (CUBE_POS_Y == 1 && UNIT_POS == 6);
+    STORE(out, UNIT_ID, MY_AT(acc, i)); /* @private_phased */
+  }
+}
+
+/* ---- UNIT_KERNEL ---- */
+
+UNIT_KERNEL(private_unit, LEN(out), (float, out)) {
+  float a[4];
+  for (int i = 0; i < 4; ++i) a[i] = (float)i;
+  STORE_UNIT(out, a[INFO_U32(0) + (UNIT_ID == 13)]); /* @private_unit */
+}
+
+/* A private array read before it is written: the sanitize copy fills it with 0xfe bytes. */
+UNIT_KERNEL(uninit_private_unit, LEN(out), (float, out)) {
+  float a[4];
+  a[0] = 1.0f;
+  STORE_UNIT(out, a[INFO_U32(0)]);
+}

@@ -1,0 +1,235 @@
+/* The kernel sanitizer's planted-bug suite: every bug of tests/sanitizer/bugs.cube.c is launched
+   in validate mode on the CPU server and must be reported with its category, kernel, line, unit
+   and cube; every corrected twin must run clean, and so must each bug in checked mode (the
+   sanitizer runs in validate mode only). Plain C, so that it also runs under TSan.
+   Exit 0: all as expected; 1: a check failed; 77: no CPU server. */
+#include <cubert/cubert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The kernels of bugs.cube.c. */
+extern const cubert_kernel_def ww_fiber, ww_fiber_ok, rw_fiber, rw_fiber_ok, war_fiber,
+    atomic_fiber_ok, oob_index_fiber, oob_ptr_fiber, oob_fiber_ok, uninit_fiber, uninit_fiber_ok,
+    return_fiber, return_fiber_ok, private_fiber, rw_phased, rw_phased_ok, ww_phased,
+    oob_index_phased, oob_ptr_phased, oob_phased_ok, uninit_phased, sync_in_phase, private_phased,
+    private_unit, uninit_private_unit;
+
+enum { UNITS = 8, CUBES_Y = 2, N = UNITS * CUBES_Y };
+
+/* How a report names its line. */
+typedef enum {
+  LINE_AT,      /* "bugs.cube.c:<line>" in the text (bounds-strict, and the barrier checks) */
+  LINE_CODE,    /* "code at <module>+0x<offset>", which addr2line maps to <line> */
+  LINE_BARRIER, /* "(line <line>)": the fiber runner's barrier report */
+} line_kind;
+
+typedef struct bug {
+  const cubert_kernel_def *kernel;
+  const char *category; /* text the report must hold */
+  const char *marker;   /* "@name" in bugs.cube.c: the line */
+  line_kind line;
+  int unit;           /* x of the reported unit (cube (0, 1, 0)); -1: not checked */
+  int other;          /* x of the other side of a race; -1: none */
+  const char *memory; /* text naming the memory, or NULL */
+  uint32_t info;
+} bug;
+
+static const bug bugs[] = {
+    {&ww_fiber, "data race (write after write)", "@ww_fiber", LINE_CODE, 1, 0,
+     "shared memory byte 0 (of 32)", 3},
+    {&rw_fiber, "data race (read after write)", "@rw_fiber", LINE_CODE, 1, 0,
+     "shared memory byte 0 (of 32)", 3},
+    {&war_fiber, "data race (read after write)", "@war_fiber", LINE_CODE, 1, 0,
+     "shared memory byte 0 (of 32)", 3},
+    {&oob_index_fiber, "out-of-bounds array index: index 8 past the bounds of 'float [8]'",
+     "@oob_index_fiber", LINE_AT, 7, -1, NULL, 3},
+    {&oob_ptr_fiber,
+     "out-of-bounds shared memory: a 4-byte write at byte offset 76 of the "
+     "32-byte shared memory",
+     NULL, LINE_CODE, 3, -1, NULL, 3},
+    {&uninit_fiber, "uninitialised shared memory: read of byte 4 (of 32)", "@uninit_fiber",
+     LINE_CODE, 0, -1, NULL, 3},
+    {&return_fiber, "passed 0 cube barriers where other units of its cube passed 1",
+     "@return_fiber", LINE_BARRIER, 5, -1, NULL, 3},
+    {&private_fiber, "index 4 past the bounds of 'float [4]'", "@private_fiber", LINE_AT, 6, -1,
+     NULL, 3},
+    {&rw_phased, "data race (read after write)", "@rw_phased", LINE_CODE, 0, 1,
+     "shared memory byte 4 (of 32)", 3},
+    {&ww_phased, "data race (write after write)", "@ww_phased", LINE_CODE, 1, 0,
+     "shared memory byte 0 (of 32)", 3},
+    {&oob_index_phased, "index 8 past the bounds of 'float [8]'", "@oob_index_phased", LINE_AT, 7,
+     -1, NULL, 3},
+    {&oob_ptr_phased, "a 4-byte write at byte offset 104 of the 32-byte shared memory", NULL,
+     LINE_CODE, 2, -1, NULL, 3},
+    {&uninit_phased, "uninitialised shared memory: read of byte 16 (of 32)", "@uninit_phased",
+     LINE_CODE, 3, -1, NULL, 3},
+    {&sync_in_phase, "SYNC_CUBE() inside a PHASE block", "@sync_in_phase", LINE_BARRIER, -1, -1,
+     NULL, 3},
+    {&private_phased, "index 4 past the bounds of 'float [4][1024]'", "@private_phased", LINE_AT, 6,
+     -1, NULL, 3},
+    {&private_unit, "index 4 past the bounds of 'float [4]'", "@private_unit", LINE_AT, 5, -1, NULL,
+     3},
+};
+
+static const cubert_kernel_def *const twins[] = {
+    &ww_fiber_ok,     &rw_fiber_ok,     &atomic_fiber_ok, &oob_fiber_ok,
+    &uninit_fiber_ok, &return_fiber_ok, &rw_phased_ok,    &oob_phased_ok,
+};
+
+static int failures;
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fputc('\n', stderr);                                 \
+      ++failures;                                          \
+    }                                                      \
+  } while (0)
+
+/* The line of `marker` in bugs.cube.c, 0 if absent. */
+static int marker_line(const char *marker) {
+  FILE *f = fopen(CUBERT_SANITIZER_BUGS_SOURCE, "r");
+  if (!f) return 0;
+  char text[512];
+  int line = 0, found = 0;
+  while (fgets(text, sizeof text, f)) {
+    ++line;
+    const char *at = strstr(text, marker);
+    size_t n = strlen(marker);
+    if (at && (at[n] == ' ' || at[n] == '\n')) {
+      found = line;
+      break;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+/* The source line addr2line gives for "code at <module>+0x<offset>" in `msg` (this program),
+   0 if there is none, -1 if addr2line is not there. */
+static int code_line(const char *msg) {
+  const char *at = strstr(msg, "code at ");
+  if (!at) return 0;
+  const char *plus = strstr(at, "+0x");
+  if (!plus) return 0;
+  unsigned long long offset = strtoull(plus + 3, NULL, 16);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "addr2line -e /proc/%d/exe 0x%llx 2>/dev/null", (int)getpid(), offset);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  char out[512] = "";
+  if (!fgets(out, sizeof out, p)) out[0] = '\0';
+  if (pclose(p) != 0) return -1;
+  const char *colon = strrchr(out, ':');
+  return colon && strstr(out, "bugs.cube.c") ? atoi(colon + 1) : 0;
+}
+
+static cubert_status run(cubert_client *client, const cubert_kernel_def *k, uint32_t info,
+                         cubert_execution_mode mode, float *out) {
+  cubert_handle *h = NULL;
+  cubert_status s = cubert_client_create_buffer(client, out, N * sizeof *out, &h);
+  if (!s) {
+    const uint64_t words[1] = {info};
+    const cubert_kernel_args args = {&h, 1, words, 1};
+    s = cubert_client_launch_mode(client, k, cubert_cube_count_new_3d(1, CUBES_Y, 1),
+                                  cubert_cube_dim_new_3d(UNITS, 1, 1), &args, mode);
+  }
+  if (!s) s = cubert_client_read(client, h, out, N * sizeof *out);
+  cubert_handle_release(h);
+  return s;
+}
+
+static void check_bug(cubert_client *client, const bug *b) {
+  float out[N] = {0};
+  cubert_status s = run(client, b->kernel, b->info, CUBERT_EXECUTION_VALIDATE, out);
+  const char *name = b->kernel->name;
+  CHECK(s, "%s: no report in validate mode", name);
+  if (!s) return;
+  const char *msg = cubert_status_message(s);
+  char want[160];
+  CHECK(strstr(msg, b->category), "%s: no \"%s\" in: %s", name, b->category, msg);
+  snprintf(want, sizeof want, "kernel \"%s\" (validate mode", name);
+  CHECK(strstr(msg, want), "%s: the report does not name the kernel: %s", name, msg);
+  if (b->unit >= 0) {
+    snprintf(want, sizeof want, "unit (%d, 0, 0) of cube (0, 1, 0)", b->unit);
+    CHECK(strstr(msg, want), "%s: no \"%s\" in: %s", name, want, msg);
+  } else {
+    CHECK(strstr(msg, "of cube (0, 1, 0)"), "%s: not cube (0, 1, 0): %s", name, msg);
+  }
+  if (b->other >= 0) {
+    snprintf(want, sizeof want, "unit (%d, 0, 0) wrote", b->other);
+    char want_read[64];
+    snprintf(want_read, sizeof want_read, "unit (%d, 0, 0) read", b->other);
+    CHECK(strstr(msg, want) || strstr(msg, want_read), "%s: the other unit (%d) is not named: %s",
+          name, b->other, msg);
+  }
+  if (b->memory) CHECK(strstr(msg, b->memory), "%s: no \"%s\" in: %s", name, b->memory, msg);
+  int line = b->marker ? marker_line(b->marker) : 0;
+  CHECK(!b->marker || line > 0, "%s: marker %s not found", name, b->marker);
+  if (line > 0) {
+    switch (b->line) {
+      case LINE_AT:
+        snprintf(want, sizeof want, "bugs.cube.c:%d", line);
+        CHECK(strstr(msg, want), "%s: no \"%s\" in: %s", name, want, msg);
+        break;
+      case LINE_BARRIER:
+        snprintf(want, sizeof want, "(line %d)", line);
+        CHECK(strstr(msg, want), "%s: no \"%s\" in: %s", name, want, msg);
+        break;
+      case LINE_CODE: {
+        int got = code_line(msg);
+        if (got < 0)
+          printf("note: no addr2line; %s's line not checked\n", name);
+        else
+          CHECK(got == line, "%s: the access is at line %d, the report's code at line %d: %s", name,
+                line, got, msg);
+        break;
+      }
+    }
+  }
+  printf("%s: %s\n", name, msg);
+  cubert_status_free(s);
+  /* Checked mode runs the plain copy: no report (a barrier inside a PHASE is reported in
+     every mode). */
+  if (b->kernel == &sync_in_phase) return;
+  /* An index past an array is undefined behaviour in the plain copy (and fatal in an ASan or
+     UBSan build of this test): only the sanitize copy runs those. */
+  if (strstr(b->category, "out-of-bounds") || strstr(b->category, "past the bounds")) return;
+  s = run(client, b->kernel, b->info, CUBERT_EXECUTION_CHECKED, out);
+  CHECK(!s, "%s: checked mode reported: %s", name, cubert_status_message(s));
+  cubert_status_free(s);
+}
+
+int main(void) {
+  cubert_client *client = NULL;
+  cubert_status s = cubert_client_create("cpu", &client);
+  if (s) {
+    fprintf(stderr, "no CPU server: %s\n", cubert_status_message(s));
+    cubert_status_free(s);
+    return 77;
+  }
+  for (size_t i = 0; i < sizeof bugs / sizeof bugs[0]; ++i) check_bug(client, &bugs[i]);
+  for (size_t i = 0; i < sizeof twins / sizeof twins[0]; ++i) {
+    float out[N] = {0};
+    s = run(client, twins[i], 3, CUBERT_EXECUTION_VALIDATE, out);
+    CHECK(!s, "%s: a correct kernel was reported: %s", twins[i]->name, cubert_status_message(s));
+    cubert_status_free(s);
+  }
+  /* The atomic twin counted every unit; the uninitialised private value is the fill pattern. */
+  float out[N] = {0};
+  s = run(client, &atomic_fiber_ok, 0, CUBERT_EXECUTION_VALIDATE, out);
+  CHECK(!s && out[0] == UNITS && out[N - 1] == UNITS, "atomic_fiber_ok counted %g", out[0]);
+  cubert_status_free(s);
+  s = run(client, &uninit_private_unit, 2, CUBERT_EXECUTION_VALIDATE, out);
+  uint32_t bits;
+  memcpy(&bits, &out[5], sizeof bits);
+  CHECK(!s && bits == 0xfefefefeu, "an uninitialised private float reads 0x%08x, not the pattern",
+        (unsigned)bits);
+  cubert_status_free(s);
+  cubert_client_release(client);
+  if (failures) fprintf(stderr, "%d checks failed\n", failures);
+  return failures ? 1 : 0;
+}
