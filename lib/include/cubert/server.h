@@ -386,6 +386,14 @@ typedef struct cubert_config {
   /* CUBERT_OPENCL_BINARY_CACHE: CUBERT_BINARY_CACHE_AUTO (default: on, except on drivers that
      keep their own kernel cache, PoCL), _OFF or _ON. */
   int opencl_binary_cache;
+  /* CUBERT_POOLS_EXCLUSIVE=1: every reservation is a storage allocation of its own, of exactly
+     its size, freed when released (no pages shared, nothing reused), so that ASan and Oclgrind
+     see where each buffer ends. */
+  int pools_exclusive;
+  /* CUBERT_VALIDATE_SEED=n (0..4294967295): validate-mode launches on the CPU server run the
+     cubes of a launch and the units of a cube in an order shuffled by the seed. */
+  int validate_shuffle; /* 1 when CUBERT_VALIDATE_SEED is set (and valid) */
+  uint32_t validate_seed;
 } cubert_config;
 enum { CUBERT_BINARY_CACHE_AUTO = 0, CUBERT_BINARY_CACHE_OFF = 1, CUBERT_BINARY_CACHE_ON = 2 };
 enum { CUBERT_AUTOTUNE_OFF = 0, CUBERT_AUTOTUNE_MINIMAL = 1, CUBERT_AUTOTUNE_FULL = 2 };
