@@ -7,7 +7,7 @@ CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps configure build run test test-asan test-tsan test-fuzz bench format clean
+.PHONY: all deps configure build run test test-asan test-tsan test-fuzz test-oclgrind bench format clean
 
 all: build
 
@@ -43,6 +43,11 @@ test-asan: deps
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+# The reduced conformance suite on Oclgrind's simulated OpenCL device with its race and
+# uninitialised-value checks on (tests/oclgrind.sh); any Oclgrind diagnostic fails it.
+test-oclgrind: build
+	cd $(BUILD) && CUBERT_OCLGRIND_TESTS=1 ctest --output-on-failure -L oclgrind $(CTEST_FLAGS)
 
 # The stress programs under ThreadSanitizer (Criterion does not run under TSan).
 test-tsan: deps

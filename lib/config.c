@@ -156,6 +156,27 @@ static int parse_flag(const char *name, int fallback) {
   return fallback;
 }
 
+/* Any 32-bit number is a seed, so "unset" is a flag of its own; a bad value leaves the order
+   plain rather than shuffling with a seed the user did not ask for. */
+static void parse_validate_seed(void) {
+  const char *value = env("CUBERT_VALIDATE_SEED");
+  config.validate_shuffle = 0;
+  config.validate_seed = 0;
+  if (!value) return;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long parsed = isdigit((unsigned char)value[0]) ? strtoull(value, &end, 10) : 0;
+  if (!isdigit((unsigned char)value[0]) || errno || *end || parsed > UINT32_MAX) {
+    add_warning(
+        "CUBERT_VALIDATE_SEED=\"%s\" is not valid: expected an integer in 0..%u; "
+        "validate-mode launches run in the plain order",
+        value, (unsigned)UINT32_MAX);
+    return;
+  }
+  config.validate_shuffle = 1;
+  config.validate_seed = (uint32_t)parsed;
+}
+
 static void config_load(void) {
   free(owned_device);
   free(owned_cache_dir);
@@ -192,6 +213,8 @@ static void config_load(void) {
   static const char *const binary_cache_names[] = {"auto", "off", "on"};
   config.opencl_binary_cache =
       env_choice("CUBERT_OPENCL_BINARY_CACHE", binary_cache_names, 3, CUBERT_BINARY_CACHE_AUTO);
+  config.pools_exclusive = parse_flag("CUBERT_POOLS_EXCLUSIVE", 0);
+  parse_validate_seed();
 }
 
 const cubert_config *cubert_config_get(void) {

@@ -448,7 +448,8 @@ cubert_status cubert_cpu_runner_prepare(cubert_cpu_runner *r, uint32_t units, ui
 
 cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel_fn fn,
                                          const cubert_cpu_ctx *tmpl, struct cubert_cpu_job *job,
-                                         uint64_t first_unit, uint32_t units) {
+                                         uint64_t first_unit, uint32_t units,
+                                         const uint16_t *order) {
   if (units > r->ready)
     return cubert_status_make(CUBERT_CODE_GENERIC,
                               "internal: a cube of %u units on a runner prepared for %u", units,
@@ -468,12 +469,22 @@ cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel
     f->prev = &fibers[i == 0 ? units - 1 : i - 1];
     fiber_prepare(r, f);
   }
+  cubert_cpu_fiber *start = &fibers[0];
+  if (order) {
+    /* CUBERT_VALIDATE_SEED: the ring, and so every round between barriers, in the seeded
+       order. */
+    for (uint32_t k = 0; k < units; ++k) {
+      fibers[order[k]].next = &fibers[order[k + 1 == units ? 0 : k + 1]];
+      fibers[order[k]].prev = &fibers[order[k == 0 ? units - 1 : k - 1]];
+    }
+    start = &fibers[order[0]];
+  }
   r->live = units;
   r->arrived = 0;
 #ifdef CUBERT_CPU_TSAN
   r->main.tsan = __tsan_get_current_fiber();
 #endif
-  fiber_switch(r, &r->main, &fibers[0].context, 0);
+  fiber_switch(r, &r->main, &start->context, 0);
   /* Validate mode: a unit that passed fewer barriers than another skipped one (it returned
      while others waited, which a GPU leaves undefined and PoCL does not survive). */
   if (tmpl->mode == CUBERT_EXECUTION_VALIDATE)

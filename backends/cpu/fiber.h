@@ -62,10 +62,13 @@ cubert_status cubert_cpu_runner_prepare(cubert_cpu_runner *runner, uint32_t unit
                                         void **out_shared);
 /* Runs one cube of `units` units (2 <= units, prepared by cubert_cpu_runner_prepare): unit i
    gets a copy of `tmpl` with unit_begin = first_unit + i, unit_end = unit_begin + 1, and runs on
-   its own fiber; the fibers take turns at each barrier in unit order. Allocates nothing. Returns
-   NULL, or an error after the fact when a stack without guard page overflowed. */
+   its own fiber; the fibers take turns at each barrier in unit order, or, when `order` is not
+   NULL (CUBERT_VALIDATE_SEED), in the order order[0], order[1], ... of unit positions.
+   Allocates nothing. Returns NULL, or an error after the fact when a stack without guard page
+   overflowed. */
 cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *runner, cubert_cpu_kernel_fn fn,
                                          const cubert_cpu_ctx *tmpl, struct cubert_cpu_job *job,
-                                         uint64_t first_unit, uint32_t units);
+                                         uint64_t first_unit, uint32_t units,
+                                         const uint16_t *order);
 
 #endif /* CUBERT_CPU_FIBER_H */

@@ -100,6 +100,9 @@ struct cubert_cpu_job {
   uint32_t cube_count[3], cube_dim[3];
   int cube_mode; /* each cube runs on one participant (SYNC_CUBE, PHASED or shared memory) */
   uint32_t mode; /* cubert_execution_mode of the launch */
+  /* Validate mode with CUBERT_VALIDATE_SEED: one chunk, its cubes and units in the seeded
+     order (order.h). */
+  int shuffle;
   uint64_t units_per_cube;
   uint64_t item_count;  /* units, or cubes in cube mode */
   uint64_t chunk_items; /* items per chunk, for chunks [0, head_chunks) */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu/internal.h"
+#include "cpu/order.h"
 #include "cpu/sanitize.h"
 
 /* How long a host thread in sync/event_sync polls before sleeping, in ns. Long enough that a
@@ -288,6 +289,8 @@ static uint32_t job_prepare(cubert_cpu_device *d, cubert_server_stream *s, cuber
     chunk = per_thread < CUBERT_CPU_MIN_CHUNK_UNITS ? per_thread : CUBERT_CPU_MIN_CHUNK_UNITS;
   }
   if (!job->cube_mode && chunk > 64) chunk = (chunk + 63) & ~(uint64_t)63;
+  /* A seeded order must repeat from run to run: one participant runs the whole launch. */
+  if (job->shuffle) chunk = items;
   uint64_t count = (items + chunk - 1) / chunk;
   job->item_count = items;
   job->chunk_items = chunk;
@@ -541,6 +544,20 @@ void cubert_cpu_participant_finish(cubert_cpu_participant *part) {
   part->helper_runner = -1;
 }
 
+/* Validate mode with CUBERT_VALIDATE_SEED, a kernel without cubes of its own (UNIT_KERNEL):
+   one call per unit, the launch's units in the seeded order, so units of one cube and of
+   different cubes interleave as they may on a GPU. */
+static void run_units_shuffled(const cubert_kernel_def *kernel, cubert_cpu_ctx *ctx, uint64_t begin,
+                               uint64_t end) {
+  cubert_cpu_order order;
+  cubert_cpu_order_init(&order, cubert_config_get()->validate_seed, 0, end - begin);
+  for (uint64_t k = 0; k < end - begin; ++k) {
+    ctx->unit_begin = begin + cubert_cpu_order_at(&order, k);
+    ctx->unit_end = ctx->unit_begin + 1;
+    kernel->cpu(ctx);
+  }
+}
+
 static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_t chunk) {
   uint64_t begin, end;
   if (chunk < job->head_chunks) {
@@ -573,6 +590,10 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       sanitize && kernel->shared_bytes ? cubert_cpu_san_redzone(kernel->shared_bytes) : 0;
   if (sanitize) fn = kernel->cpu_sanitize;
   if (!job->cube_mode) {
+    if (job->shuffle) {
+      run_units_shuffled(kernel, &ctx, begin, end);
+      return;
+    }
     ctx.unit_begin = begin;
     ctx.unit_end = end;
     if (sanitize && cubert_cpu_san_begin(&san, job, NULL, 0, 1, 0)) {
@@ -610,7 +631,18 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       return;
     }
   }
-  for (uint64_t cube = begin; cube < end; ++cube) {
+  cubert_cpu_order cubes = {0};
+  uint16_t unit_order[CUBERT_CPU_MAX_UNITS_PER_CUBE];
+  if (job->shuffle)
+    cubert_cpu_order_init(&cubes, cubert_config_get()->validate_seed, 0, end - begin);
+  for (uint64_t k = begin; k < end; ++k) {
+    uint64_t cube = k;
+    if (job->shuffle) {
+      /* The cube's units in the order of (seed, cube), for the fiber ring (fiber.c). */
+      cube = begin + cubert_cpu_order_at(&cubes, k - begin);
+      cubert_cpu_order_fill_u16(cubert_config_get()->validate_seed, cube + 1, (uint32_t)units,
+                                unit_order);
+    }
     uint64_t first = cube * units;
     if (sanitize) cubert_cpu_san_cube(&san, first);
     if (!fibers) {
@@ -620,7 +652,8 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       fn(&ctx);
       continue;
     }
-    s = cubert_cpu_runner_run_cube(part->runner, fn, &ctx, job, first, (uint32_t)units);
+    s = cubert_cpu_runner_run_cube(part->runner, fn, &ctx, job, first, (uint32_t)units,
+                                   job->shuffle ? unit_order : NULL);
     if (s) {
       cubert_cpu_job_fail(job, cubert_status_message(s));
       cubert_status_free(s);

@@ -58,14 +58,25 @@ static void *map_pages(uint64_t size) {
   return (void *)aligned;
 }
 
+/* Large pages are mapped (huge pages, no heap fragmentation), except under
+   CUBERT_POOLS_EXCLUSIVE, where every buffer comes from the heap so that AddressSanitizer sees
+   its end. The setting is read once per process, so a page is freed the way it was made. */
+static int mapped(uint64_t bytes) {
+  return bytes >= CUBERT_CPU_MAP_BYTES && !cubert_config_get()->pools_exclusive;
+}
+
 cubert_status cubert_cpu_storage_alloc(cubert_server *server, uint64_t size, cubert_storage *out) {
   cubert_cpu_device *d = cubert_cpu_device_of(server);
   /* A zero-size page still gets a distinct, valid address. */
   uint64_t bytes = size ? size : CUBERT_CPU_LINE;
   if (bytes > (uint64_t)SIZE_MAX - CUBERT_CPU_HUGE_ALIGN - page_bytes()) return out_of_memory(size);
-  void *p;
-  if (bytes >= CUBERT_CPU_MAP_BYTES) {
+  void *p = NULL;
+  if (mapped(bytes)) {
     p = map_pages(bytes);
+  } else if (cubert_config_get()->pools_exclusive) {
+    /* Exactly the bytes asked for, from the allocator AddressSanitizer watches, so that it
+       reports the first byte past the buffer (posix_memalign: any size is valid). */
+    if (posix_memalign(&p, CUBERT_CPU_LINE, (size_t)bytes) != 0) p = NULL;
   } else {
     uint64_t rounded = (bytes + CUBERT_CPU_LINE - 1) & ~(uint64_t)(CUBERT_CPU_LINE - 1);
     p = aligned_alloc(CUBERT_CPU_LINE, (size_t)rounded);
@@ -82,7 +93,7 @@ void cubert_cpu_storage_free(cubert_server *server, cubert_storage *storage) {
   (void)server;
   if (!storage || !storage->host_ptr) return;
   uint64_t bytes = storage->size ? storage->size : CUBERT_CPU_LINE;
-  if (bytes >= CUBERT_CPU_MAP_BYTES)
+  if (mapped(bytes))
     munmap(storage->host_ptr, (size_t)mapped_bytes(bytes));
   else
     free(storage->host_ptr);

@@ -126,6 +126,7 @@ cubert_status cubert_cpu_launch(cubert_server *server, cubert_server_stream *s,
   job->cube_mode = (kernel->flags & (CUBERT_KERNEL_SYNC_CUBE | CUBERT_KERNEL_PHASED)) ||
                    kernel->shared_bytes > 0;
   job->mode = (uint32_t)launch->mode;
+  job->shuffle = launch->mode == CUBERT_EXECUTION_VALIDATE && cubert_config_get()->validate_shuffle;
   for (uint32_t i = 0; i < launch->binding_count; ++i) {
     const cubert_binding *b = &launch->bindings[i];
     job->bindings[i] = *b;

@@ -1,8 +1,9 @@
 /* cubert — the on-disk cache of OpenCL program binaries.
 
    A program's binary is only valid for the exact device, driver and platform that produced it,
-   so the key text names all of them, the cubert version, the build options and a hash of the
-   source. File name: FNV-1a 64 of the key text in hex. File layout (little-endian):
+   so the key text names all of them, the cubert version, the build options in effect (cubert's
+   and those a driver adds from its environment) and a hash of the source. File name: FNV-1a 64 of
+   the key text in hex. File layout (little-endian):
 
      offset 0   8 bytes  magic "CUBRTCL\0"
             8   u32      format version (1)
@@ -72,13 +73,32 @@ char *cubert_ocl_default_cache_dir(void) {
   return cubert_cache_dir("opencl");
 }
 
+/* Variables through which a driver adds its own options to every clBuildProgram: a binary
+   built under one value is another program than one built under another (an Oclgrind run
+   with --build-options -cl-opt-disable must not load the optimised binary of an earlier run,
+   nor leave its own for the next), so their values are part of the key. */
+static const char *const kDriverOptionVariables[] = {"OCLGRIND_BUILD_OPTIONS",
+                                                     "POCL_EXTRA_BUILD_FLAGS"};
+enum { DRIVER_OPTION_VARIABLES = sizeof kDriverOptionVariables / sizeof kDriverOptionVariables[0] };
+
 char *cubert_ocl_disk_key(const cubert_ocl_server *server, uint64_t source_hash, size_t source_len,
                           const char *options) {
   const char *device = server->device_key ? server->device_key : "";
+  const char *values[DRIVER_OPTION_VARIABLES];
   size_t size = strlen(device) + strlen(options) + 128;
+  for (size_t i = 0; i < DRIVER_OPTION_VARIABLES; ++i) {
+    values[i] = getenv(kDriverOptionVariables[i]);
+    if (values[i] && !values[i][0]) values[i] = NULL; /* empty adds nothing */
+    if (values[i]) size += strlen(kDriverOptionVariables[i]) + strlen(values[i]) + 8;
+  }
   char *key = malloc(size);
   if (!key) return NULL;
-  snprintf(key, size, "%soptions %s\nsource-fnv1a64 %016llx\nsource-bytes %zu\n", device, options,
+  int used = snprintf(key, size, "%soptions %s\n", device, options);
+  for (size_t i = 0; i < DRIVER_OPTION_VARIABLES; ++i)
+    if (values[i])
+      used += snprintf(key + used, size - (size_t)used, "env %s=%s\n", kDriverOptionVariables[i],
+                       values[i]);
+  snprintf(key + used, size - (size_t)used, "source-fnv1a64 %016llx\nsource-bytes %zu\n",
            (unsigned long long)source_hash, source_len);
   return key;
 }

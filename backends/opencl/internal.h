@@ -255,6 +255,11 @@ struct cubert_ocl_server {
      into another (a failed wait followed by two launches is enough), so on PoCL commands
      queued behind an unresolved wait carry events (queue.c). */
   int events_behind_waits;
+  /* Build options this driver needs on top of cubert's (program.c): " -DCUBERT_NO_RESTRICT=1"
+     on Oclgrind, whose interpreter cannot run the llvm.experimental.noalias.scope.decl
+     intrinsic that LLVM's inliner emits for restrict parameters of inlined functions
+     (cube_prelude.cl); "" elsewhere. A string literal, never freed. */
+  const char *driver_options;
   /* Sync checks commands without events through a marker (queue.c, cubert_ocl_finish) only
      where clFinish is known to hide their failures: PoCL. Elsewhere (NVIDIA) clFinish reports
      them, and the marker would cost about 1 µs per sync (measured on the H200). */

@@ -187,6 +187,12 @@ static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_
                                  cubert_execution_mode mode, cubert_ocl_program **out) {
   *out = NULL;
   char *options = cubert_ocl_build_options(kernel, mode);
+  const char *driver = server->driver_options ? server->driver_options : "";
+  if (options && driver[0]) {
+    char *all = realloc(options, strlen(options) + strlen(driver) + 1);
+    if (all) strcat(all, driver);
+    options = all ? all : (free(options), NULL);
+  }
   if (!options) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   size_t len = strlen(kernel->opencl_source);
   uint64_t hash = cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, kernel->opencl_source, len);

@@ -143,6 +143,8 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
   int is_pocl = platform_name && strstr(platform_name, "Portable Computing Language") != NULL;
   server->events_behind_waits = is_pocl;
   server->sync_marker = server->events_behind_waits;
+  int is_oclgrind = platform_name && strstr(platform_name, "Oclgrind") != NULL;
+  server->driver_options = is_oclgrind ? " -DCUBERT_NO_RESTRICT=1" : "";
   free(platform_name);
   /* The disk cache of program binaries (disk_cache.c) stays off on PoCL unless asked for: PoCL
      keeps its own kernel cache (POCL_CACHE_DIR) keyed by source and options, so ours saves

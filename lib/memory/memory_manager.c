@@ -52,6 +52,21 @@ static cubert_status build_pools(cubert_memory_manager *mm, const cubert_memory_
   *out_count = 0;
   CUBERT_RETURN_IF_ERROR(cubert_pool_layout_resolve(config, mm->storage.alignment,
                                                     mm->storage.max_page_size, &layout));
+  if (mm->unpooled) {
+    /* CUBERT_POOLS_EXCLUSIVE: the layout was validated (an install still fails as it would
+       without the setting) but every reservation goes to one unpooled pool. */
+    mem_pool *pool = calloc(1, sizeof *pool);
+    cubert_pool_layout_free(&layout);
+    if (!pool) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host out of memory: pools");
+    cubert_pool_config direct;
+    memset(&direct, 0, sizeof direct);
+    direct.kind = CUBERT_POOL_DIRECT;
+    pool_init(mm, pool, &direct);
+    pool->ops = &cubert_unpooled_pool_ops;
+    *out_pools = pool;
+    *out_count = 1;
+    return NULL;
+  }
   mem_pool *pools = calloc(layout.count, sizeof *pools);
   if (!pools) {
     cubert_pool_layout_free(&layout);
@@ -87,6 +102,7 @@ cubert_status cubert_memory_manager_create(const cubert_storage_iface *storage,
   cubert_memory_manager *mm = calloc(1, sizeof *mm);
   if (!mm) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host out of memory: manager");
   mm->storage = *storage;
+  mm->unpooled = cubert_config_get()->pools_exclusive;
   atomic_init(&mm->freed, NULL);
   cubert_pool_config persistent;
   memset(&persistent, 0, sizeof persistent);
@@ -153,7 +169,7 @@ static cubert_status reserve_once(cubert_memory_manager *mm, uint64_t size, uint
                                   mem_block **out, int *storage_failed) {
   *out = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_mem_spares_ensure(mm, SPARES_PER_RESERVE));
-  if (mm->persistent_depth > 0) {
+  if (mm->persistent_depth > 0 && !mm->unpooled) {
     mem_pool *pool = &mm->persistent;
     mem_block *b = pool->ops->try_reserve(pool, size, eff);
     if (!b) {
@@ -228,7 +244,8 @@ cubert_status cubert_memory_reserve(cubert_memory_manager *mm, uint64_t size, cu
   drain(mm);
   tick_exclusive(mm);
   if (size > mm->storage.max_page_size) return too_big(mm, size);
-  uint64_t eff = cubert_align_up(size, mm->storage.alignment);
+  /* Unpooled, a buffer's allocation ends where the buffer does: no padding. */
+  uint64_t eff = mm->unpooled ? size : cubert_align_up(size, mm->storage.alignment);
   mem_block *b;
   int storage_failed = 0;
   cubert_status st = reserve_once(mm, size, eff, &b, &storage_failed);

@@ -103,6 +103,9 @@ struct cubert_memory_manager {
   size_t pool_count;
   mem_pool persistent;
   uint32_t persistent_depth;
+  /* CUBERT_POOLS_EXCLUSIVE=1 when the manager was made: `pools` is one unpooled pool
+     (unpooled_pool.c) and it serves the persistent window too. */
+  int unpooled;
   mem_block *spares;
   size_t spare_count;
   mem_chunk *chunks;
@@ -112,6 +115,7 @@ extern const mem_pool_ops cubert_sliced_pool_ops;
 extern const mem_pool_ops cubert_exclusive_pool_ops;
 extern const mem_pool_ops cubert_persistent_pool_ops;
 extern const mem_pool_ops cubert_direct_pool_ops;
+extern const mem_pool_ops cubert_unpooled_pool_ops;
 
 /* ---- services of the manager to its pools (pool.c) --------------------------------------- */
 

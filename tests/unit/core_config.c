@@ -10,9 +10,13 @@
 #include "cubert/server.h"
 
 static const char *const all_vars[] = {
-    "CUBERT_DEVICE",    "CUBERT_CPU_THREADS", "CUBERT_CACHE_DIR",      "CUBERT_LOG",
-    "CUBERT_PROFILE",   "CUBERT_TRACE",       "CUBERT_CHECK_MODE",     "CUBERT_MAX_STREAMS",
-    "CUBERT_BACKTRACE", "CUBERT_AUTOTUNE",    "CUBERT_AUTOTUNE_CACHE", "CUBERT_OPENCL_BINARY_CACHE",
+    "CUBERT_DEVICE",          "CUBERT_CPU_THREADS",
+    "CUBERT_CACHE_DIR",       "CUBERT_LOG",
+    "CUBERT_PROFILE",         "CUBERT_TRACE",
+    "CUBERT_CHECK_MODE",      "CUBERT_MAX_STREAMS",
+    "CUBERT_BACKTRACE",       "CUBERT_AUTOTUNE",
+    "CUBERT_AUTOTUNE_CACHE",  "CUBERT_OPENCL_BINARY_CACHE",
+    "CUBERT_POOLS_EXCLUSIVE", "CUBERT_VALIDATE_SEED",
 };
 
 static void clear_env(void) {
@@ -217,4 +221,34 @@ Test(core_config, warning_is_logged_once) {
   cr_assert_str_eq(out,
                    "cubert[warn][config]: CUBERT_MAX_STREAMS=\"0\" is not valid: expected an "
                    "integer in 1..4096; using 32\n");
+}
+
+Test(core_config, pools_exclusive_is_a_flag) {
+  cr_assert_eq(with_env("CUBERT_POOLS_EXCLUSIVE", "1")->pools_exclusive, 1);
+  cr_assert_eq(with_env("CUBERT_POOLS_EXCLUSIVE", "off")->pools_exclusive, 0);
+  cr_assert_eq(cubert_config_warning_count(), 0);
+  cr_assert_eq(with_env("CUBERT_POOLS_EXCLUSIVE", "2")->pools_exclusive, 0);
+  assert_one_warning("CUBERT_POOLS_EXCLUSIVE", "\"2\"", NULL);
+  clear_env();
+  cubert_config_reload_for_tests();
+  cr_assert_eq(cubert_config_get()->pools_exclusive, 0);
+}
+
+Test(core_config, validate_seed_takes_any_32_bit_number) {
+  const cubert_config *c = with_env("CUBERT_VALIDATE_SEED", "0");
+  cr_assert_eq(c->validate_shuffle, 1, "seed 0 is a seed, not \"off\"");
+  cr_assert_eq(c->validate_seed, 0);
+  c = with_env("CUBERT_VALIDATE_SEED", "4294967295");
+  cr_assert_eq(c->validate_shuffle, 1);
+  cr_assert_eq(c->validate_seed, 4294967295u);
+  cr_assert_eq(cubert_config_warning_count(), 0);
+  const char *bad[] = {"4294967296", "-1", "7x", " 7"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+    c = with_env("CUBERT_VALIDATE_SEED", bad[i]);
+    cr_assert_eq(c->validate_shuffle, 0, "\"%s\" must leave the order plain", bad[i]);
+    assert_one_warning("CUBERT_VALIDATE_SEED", "0..4294967295", "plain order");
+  }
+  clear_env();
+  cubert_config_reload_for_tests();
+  cr_assert_eq(cubert_config_get()->validate_shuffle, 0);
 }

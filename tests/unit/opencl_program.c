@@ -175,6 +175,78 @@ Test(opencl_program, disk_cache_hit_after_the_memory_cache_is_gone) {
   ocl_test_server_destroy(server);
 }
 
+/* The disk cache keys on the build options in effect: another execution mode (other -D
+   defines), other options of the definition (-cl-opt-disable) or options a driver adds from its
+   environment (OCLGRIND_BUILD_OPTIONS, POCL_EXTRA_BUILD_FLAGS) make another entry, never a hit
+   on the entry of a program built otherwise; each entry then serves its own program. */
+Test(opencl_program, disk_cache_never_serves_a_program_built_with_other_options) {
+  unsetenv("OCLGRIND_BUILD_OPTIONS");
+  unsetenv("POCL_EXTRA_BUILD_FLAGS");
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  cubert_kernel_def plain = fill_def(), opt_disable = fill_def();
+  opt_disable.opencl_options = "-cl-opt-disable";
+  cubert_ocl_kernel *k = NULL;
+  OCL_OK(cubert_ocl_kernel_get(s, &plain, CUBERT_EXECUTION_CHECKED, &k));
+  run_fill(server, &plain);
+  cr_assert_eq(cubert_ocl_server_cache_stats(server).disk_writes, 1);
+  /* Every variant below is looked up with an empty memory cache, as a new process would. */
+  struct {
+    const cubert_kernel_def *def;
+    cubert_execution_mode mode;
+    const char *env; /* OCLGRIND_BUILD_OPTIONS, or NULL */
+  } variants[] = {
+      {&plain, CUBERT_EXECUTION_VALIDATE, NULL},
+      {&plain, CUBERT_EXECUTION_UNCHECKED, NULL},
+      {&plain, CUBERT_EXECUTION_CHECKED | CUBERT_OCL_OWN_SAFE, NULL},
+      {&opt_disable, CUBERT_EXECUTION_CHECKED, NULL},
+      {&plain, CUBERT_EXECUTION_CHECKED, "-cl-opt-disable"},
+  };
+  const size_t n = sizeof variants / sizeof variants[0];
+  char paths[6][4096];
+  cache_path(server, &plain, CUBERT_EXECUTION_CHECKED, paths[n], sizeof paths[n]);
+  for (size_t i = 0; i < n; ++i) {
+    if (variants[i].env)
+      setenv("OCLGRIND_BUILD_OPTIONS", variants[i].env, 1);
+    else
+      unsetenv("OCLGRIND_BUILD_OPTIONS");
+    cubert_ocl_server_clear_program_cache(server);
+    cubert_ocl_cache_stats before = cubert_ocl_server_cache_stats(server);
+    OCL_OK(cubert_ocl_kernel_get(s, variants[i].def, variants[i].mode, &k));
+    cubert_ocl_cache_stats after = cubert_ocl_server_cache_stats(server);
+    cr_expect_eq(after.disk_hits, before.disk_hits, "variant %zu was served from another's entry",
+                 i);
+    cr_expect_eq(after.builds_from_source, before.builds_from_source + 1, "variant %zu", i);
+    cache_path(server, variants[i].def, variants[i].mode, paths[i], sizeof paths[i]);
+    for (size_t j = 0; j <= n; ++j)
+      if (j < i || j == n) cr_expect_str_neq(paths[i], paths[j], "variants %zu and %zu", i, j);
+  }
+  /* Each variant was written when the memory cache was cleared: now each one hits its own. */
+  for (size_t i = 0; i < n; ++i) {
+    if (variants[i].env)
+      setenv("OCLGRIND_BUILD_OPTIONS", variants[i].env, 1);
+    else
+      unsetenv("OCLGRIND_BUILD_OPTIONS");
+    cubert_ocl_server_clear_program_cache(server);
+    cubert_ocl_cache_stats before = cubert_ocl_server_cache_stats(server);
+    OCL_OK(cubert_ocl_kernel_get(s, variants[i].def, variants[i].mode, &k));
+    cubert_ocl_cache_stats after = cubert_ocl_server_cache_stats(server);
+    cr_expect_eq(after.disk_hits, before.disk_hits + 1, "variant %zu: no hit on its own entry", i);
+    cr_expect_eq(after.builds_from_source, before.builds_from_source, "variant %zu", i);
+  }
+  unsetenv("OCLGRIND_BUILD_OPTIONS");
+  /* The key text names the driver's variable and its value. */
+  char *key = cubert_ocl_disk_key(s, 1, 2, "-cl-std=CL1.2");
+  cr_expect_null(strstr(key, "OCLGRIND_BUILD_OPTIONS"));
+  free(key);
+  setenv("POCL_EXTRA_BUILD_FLAGS", "-g", 1);
+  key = cubert_ocl_disk_key(s, 1, 2, "-cl-std=CL1.2");
+  cr_expect(strstr(key, "env POCL_EXTRA_BUILD_FLAGS=-g\n"), "key: %s", key);
+  free(key);
+  unsetenv("POCL_EXTRA_BUILD_FLAGS");
+  ocl_test_server_destroy(server);
+}
+
 typedef void (*damage_fn)(unsigned char *data, size_t *size);
 static void truncate_half(unsigned char *data, size_t *size) {
   (void)data;

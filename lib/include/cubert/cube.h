@@ -582,22 +582,22 @@ typedef float16 f32x16;
 #define VSPLAT_F32X16(s) ((float16)(s))
 #define VFMA(a, b, c) fma((a), (b), (c))
 
-/* What every body is given: the info words (with the buffer sizes in front), the validate
-   record, and the mode. Units are the work-items themselves, so positions need no parameters. */
+/* Every body gets the info words, the validate record, the mode (CUBERT_CL_RESTRICT_: prelude). */
 #define CUBERT_CUBE_ENV_ cubert_info_, cubert_rec_
-#define CUBERT_CUBE_ENV_PARAMS_                                                     \
-  __global const ulong *restrict cubert_info_, __global uint *restrict cubert_rec_, \
-      const int cubert_mode_, const int cubert_own_safe_
+#define CUBERT_CUBE_ENV_PARAMS_                                               \
+  __global const ulong *CUBERT_CL_RESTRICT_ cubert_info_,                     \
+      __global uint *CUBERT_CL_RESTRICT_ cubert_rec_, const int cubert_mode_, \
+      const int cubert_own_safe_
 #define CUBERT_CUBE_RID_ const int cubert_rid_
 
 #define CUBERT_CUBE_KPARAM_0(i, T, n) , __global T *n
 #define CUBERT_CUBE_KPARAM_1(i, T, n)
 #define CUBERT_CUBE_BPARAM_0(i, T, n) \
-  , __global T *restrict n, const uint64_t n##_len_, const uint32_t n##_idx_
+  , __global T *CUBERT_CL_RESTRICT_ n, const uint64_t n##_len_, const uint32_t n##_idx_
 #define CUBERT_CUBE_BPARAM_1(i, T, n)
 #define CUBERT_CUBE_BARG_0(i, T, n) , n, cubert_info_[2 + (i)] / sizeof(T), (uint32_t)(i)
 #define CUBERT_CUBE_BARG_1(i, T, n)
-#define CUBERT_CUBE_SHARED_PARAM_(T, n) , __local T *restrict n
+#define CUBERT_CUBE_SHARED_PARAM_(T, n) , __local T *CUBERT_CL_RESTRICT_ n
 #define CUBERT_CUBE_SHARED_DECL_(T, n) \
   __local T cubert_shared_storage_;    \
   __local T *const n = &cubert_shared_storage_;

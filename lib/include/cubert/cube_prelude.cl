@@ -28,6 +28,17 @@
 #define CUBERT_OWN_SAFE 0
 #endif
 #define CUBERT_OWN_SAFE_ CUBERT_OWN_SAFE
+/* The bodies' pointer parameters are restrict (cube.h, CUBERT_CL_RESTRICT_), which lets the
+   compiler keep values in registers across stores. The server builds with
+   -DCUBERT_NO_RESTRICT=1 where the driver cannot take it: Oclgrind 21.10 fails every kernel at
+   clCreateKernel ("Undefined external function: llvm.experimental.noalias.scope.decl", the
+   intrinsic LLVM's inliner emits when it inlines a function with restrict parameters; only
+   -cl-opt-disable, which stops the inlining, avoided it). */
+#ifdef CUBERT_NO_RESTRICT
+#define CUBERT_CL_RESTRICT_
+#else
+#define CUBERT_CL_RESTRICT_ restrict
+#endif
 
 typedef uchar uint8_t;
 typedef char int8_t;

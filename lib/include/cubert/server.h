@@ -419,6 +419,14 @@ typedef struct cubert_config {
   /** CUBERT_SANITIZER: 1 (default) validate-mode launches on the CPU server run the kernel
      sanitizer where the kernel was built with it (docs/debugging.md), 0 not. */
   int sanitizer;
+  /** CUBERT_POOLS_EXCLUSIVE=1: every reservation is a storage allocation of its own, of exactly
+     its size, freed when released (no pages shared, nothing reused), so that ASan and Oclgrind
+     see where each buffer ends. */
+  int pools_exclusive;
+  /** CUBERT_VALIDATE_SEED=n (0..4294967295): validate-mode launches on the CPU server run the
+     cubes of a launch and the units of a cube in an order shuffled by the seed. */
+  int validate_shuffle; /**< 1 when CUBERT_VALIDATE_SEED is set (and valid) */
+  uint32_t validate_seed;
 } cubert_config;
 /** Values of cubert_config.opencl_binary_cache. */
 enum {
