@@ -425,8 +425,8 @@ typedef struct cubert_config {
   int pools_exclusive;
   /** CUBERT_VALIDATE_SEED=n (0..4294967295): validate-mode launches on the CPU server run the
      cubes of a launch and the units of a cube in an order shuffled by the seed. */
-  int validate_shuffle; /**< 1 when CUBERT_VALIDATE_SEED is set (and valid) */
-  uint32_t validate_seed;
+  int validate_shuffle;   /**< 1 when CUBERT_VALIDATE_SEED is set (and valid) */
+  uint32_t validate_seed; /**< the seed (CUBERT_VALIDATE_SEED) */
 } cubert_config;
 /** Values of cubert_config.opencl_binary_cache. */
 enum {
