@@ -68,13 +68,13 @@ CUBE_KERNEL(oob_index_fiber, (shared8, sh), (float, out)) {
 }
 /* Through a pointer: the redzone after the shared memory catches it. */
 CUBE_KERNEL(oob_ptr_fiber, (shared8, sh), (float, out)) {
-  float *p = (float *)sh;
+  CUBE_SHARED float *p = (CUBE_SHARED float *)sh;
   p[UNIT_POS + 2 * UNITS * (CUBE_POS_Y == 1 && UNIT_POS == 3)] = 1.0f;
   SYNC_CUBE();
   STORE(out, UNIT_ID, 0.0f);
 }
 CUBE_KERNEL(oob_fiber_ok, (shared8, sh), (float, out)) {
-  float *p = (float *)sh;
+  CUBE_SHARED float *p = (CUBE_SHARED float *)sh;
   p[UNIT_POS] = 1.0f;
   sh->v[UNIT_POS] = 2.0f;
   SYNC_CUBE();
@@ -158,7 +158,7 @@ PHASED_KERNEL(oob_index_phased, (shared8, sh), (float, out)) {
 }
 PHASED_KERNEL(oob_ptr_phased, (shared8, sh), (float, out)) {
   PHASE {
-    float *p = sh->v;
+    CUBE_SHARED float *p = sh->v;
     p[UNIT_POS + (CUBE_POS_Y == 1 && UNIT_POS == 2 ? UNITS * 3 : 0)] = 1.0f;
   }
   SYNC_CUBE();
@@ -168,7 +168,7 @@ PHASED_KERNEL(oob_ptr_phased, (shared8, sh), (float, out)) {
 }
 PHASED_KERNEL(oob_phased_ok, (shared8, sh), (float, out)) {
   PHASE {
-    float *p = sh->v;
+    CUBE_SHARED float *p = sh->v;
     p[UNIT_POS] = 1.0f;
   }
   SYNC_CUBE();
