@@ -187,19 +187,9 @@ PHASED_KERNEL(uninit_phased, (shared8, sh), (float, out)) {
   }
 }
 
-/* Barrier divergence: a `return` inside a PHASE does not compile (the PHASE is an `omp simd`
-   loop); a SYNC_CUBE() inside one is reported. */
-/* A barrier inside a PHASE (reported by the phased form itself). */
-PHASED_KERNEL(sync_in_phase, (shared8, sh), (float, out)) {
-  PHASE {
-    sh->v[UNIT_POS] = 1.0f;
-    if (CUBE_POS_Y == 1) SYNC_CUBE(); /* @sync_in_phase */
-  }
-  SYNC_CUBE();
-  PHASE {
-    STORE(out, UNIT_ID, sh->v[UNIT_POS]);
-  }
-}
+/* Barrier divergence in the phased form: a `return` inside a PHASE does not compile (the PHASE
+   is an `omp simd` loop), and neither does a SYNC_CUBE() inside one (a static assertion:
+   tests/compile_rules/sync_in_phase.cube.c). */
 
 /* EXCLUSIVE_ARRAY indexed past its size. */
 PHASED_KERNEL(private_phased, NO_SHARED, (float, out)) {
