@@ -42,7 +42,7 @@ static double best_of(double *t, int reps) {
 
 static double time_kernel(cubert_client *client, const cubert_kernel_def *k, cubert_cube_count c,
                           cubert_cube_dim d, const cubert_kernel_args *args, int reps) {
-  double t[16];
+  double t[16] = {0};
   for (int r = -1; r < reps; ++r) {
     uint64_t t0 = bench_now_ns();
     BENCH_CHECK(cubert_client_launch(client, k, c, d, args));
@@ -68,7 +68,7 @@ static cubert_tensor matrix(cubert_handle *h, uint32_t rows, uint32_t cols) {
 
 static double time_reduce(cubert_client *client, const cubert_tensor *in, uint32_t axis,
                           const cubert_tensor *out, int reps) {
-  double t[16];
+  double t[16] = {0};
   for (int r = -1; r < reps; ++r) {
     uint64_t t0 = bench_now_ns();
     BENCH_CHECK(cubert_op_reduce(client, CUBERT_REDUCE_SUM, in, axis, 0, out));
