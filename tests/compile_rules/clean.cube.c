@@ -39,6 +39,5 @@ PHASED_KERNEL(clean_phased, (tile, sh), (const float, x), (float, y)) {
 }
 
 PHASED_KERNEL(clean_phased_empty, NO_SHARED, NO_BUFFERS) {
-  PHASE {
-  }
+  PHASE {}
 }
