@@ -17,8 +17,8 @@ block() {
     inb && $0 == "```" { if (keep) { printf "%s", text; exit } inb = 0; keep = 0; text = ""; next }
     inb { if (n++ == 0) keep = index($0, head) == 1; text = text $0 "\n" }' "$root/README.md"
 }
-block c "/* examples/first.cube.c" >"$work/first.cube.c"
-block c "/* examples/first.c" >"$work/first.c"
+block c "/* examples/first.cube.c:" >"$work/first.cube.c"
+block c "/* examples/first.c:" >"$work/first.c"
 block cmake "add_executable(first" >"$work/snippet.cmake"
 for f in first.cube.c first.c snippet.cmake; do
   [ -s "$work/$f" ] || fail "README.md has no block for $f"
