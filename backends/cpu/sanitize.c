@@ -75,17 +75,29 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, const cubert_cpu_job *job, void *sha
       return 0;
     }
   }
+  if (!cubert_cpu_san_buffers_begin(s)) {
+    cubert_cpu_san_end(s);
+    return 0;
+  }
   tls_san = s;
   return 1;
 }
 
-void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit) {
-  s->cube_first = first_unit;
-  if (s->next > UINT32_MAX - 0x10000u) { /* epochs would wrap: start the shadow afresh */
+/* Epochs stay below 2^30 (san_buffers.c keeps two flag bits above them): start the shadows
+   afresh before they would pass it. */
+static void new_epoch_base(cubert_cpu_san *s) {
+  if (s->next > (1u << 30) - 0x10000u) {
     if (s->shadow) memset(s->shadow, 0, s->zone_bytes * sizeof *s->shadow);
+    cubert_cpu_san_buffers_clear(s);
     s->next = 1;
   }
   s->base = s->epoch = s->next++;
+}
+
+void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t *order) {
+  s->cube_first = first_unit;
+  s->order = order;
+  new_epoch_base(s);
   s->unit = CUBERT_CPU_SAN_ALL;
   s->line = 0;
   s->in_phase = 0;
@@ -99,6 +111,7 @@ void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit) {
 
 void cubert_cpu_san_end(cubert_cpu_san *s) {
   if (tls_san == s) tls_san = NULL;
+  cubert_cpu_san_buffers_end(s);
   free(s->shadow);
   free(s->syncs);
   free(s->lines);
@@ -144,6 +157,7 @@ void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t
     one.unit_end = id + 1;
     s->unit_global = id;
     s->ctx = &one;
+    new_epoch_base(s); /* no barrier orders two units of a unit kernel */
     fn(&one);
   }
   s->ctx = ctx;
@@ -203,6 +217,11 @@ int cubert_san_phase_unit(uint32_t unit) {
   return 1;
 }
 
+uint32_t cubert_san_phase_order(uint32_t k) {
+  cubert_cpu_san *s = tls_san;
+  return s && s->order ? s->order[k] : k;
+}
+
 /* ---- reports ------------------------------------------------------------------------------ */
 
 /* "unit (x, y, z)" of linear position `u` in the running cube. */
@@ -218,7 +237,7 @@ static void unit_name(const cubert_cpu_san *s, uint32_t u, char *out, size_t siz
 
 /* Where the access is: the interval's barrier or PHASE line, and the code address as
    `module+offset` (addr2line -e module offset gives the exact line). */
-static void place(const cubert_cpu_san *s, const void *pc, char *out, size_t size) {
+void cubert_cpu_san_place(const cubert_cpu_san *s, const void *pc, char *out, size_t size) {
   const cubert_kernel_signature *sig = s->job->kernel->signature;
   const char *file = sig && sig->file ? sig->file : "?";
   const char *base = strrchr(file, '/');
@@ -246,12 +265,15 @@ static void place(const cubert_cpu_san *s, const void *pc, char *out, size_t siz
   }
 }
 
-static void report(cubert_cpu_san *s, const char *what) {
+uint64_t cubert_cpu_san_unit_id(const cubert_cpu_san *s) {
+  return s->unit_form                    ? s->unit_global
+         : s->unit == CUBERT_CPU_SAN_ALL ? s->cube_first
+                                         : s->cube_first + s->unit;
+}
+
+void cubert_cpu_san_report(cubert_cpu_san *s, const char *what) {
   s->done = 1;
-  uint64_t unit = s->unit_form                    ? s->unit_global
-                  : s->unit == CUBERT_CPU_SAN_ALL ? s->cube_first
-                                                  : s->cube_first + s->unit;
-  cubert_cpu_report_sanitizer(s->ctx, unit, what);
+  cubert_cpu_report_sanitizer(s->ctx, cubert_cpu_san_unit_id(s), what);
 }
 
 /* ---- the shadow --------------------------------------------------------------------------- */
@@ -261,18 +283,18 @@ static void report_shared(cubert_cpu_san *s, const char *kind, uint64_t offset, 
   char me[64], them[64], where[256], what[640];
   unit_name(s, s->unit, me, sizeof me);
   unit_name(s, other, them, sizeof them);
-  place(s, pc, where, sizeof where);
+  cubert_cpu_san_place(s, pc, where, sizeof where);
   snprintf(what, sizeof what,
            "%s on shared memory byte %" PRIu64 " (of %" PRIu64
            "): %s %s it in the same "
            "barrier interval, %s",
            kind, offset, s->bytes, them, other_did, where);
-  report(s, what);
+  cubert_cpu_san_report(s, what);
 }
 
 static void report_zone(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, const void *pc) {
   char where[256], what[512];
-  place(s, pc, where, sizeof where);
+  cubert_cpu_san_place(s, pc, where, sizeof where);
   if (a < s->lo)
     snprintf(what, sizeof what,
              "out-of-bounds shared memory: a %" PRIu64 "-byte %s %" PRIu64
@@ -283,7 +305,7 @@ static void report_zone(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write
              "out-of-bounds shared memory: a %" PRIu64 "-byte %s at byte offset %" PRIu64
              " of the %" PRIu64 "-byte shared memory, %s",
              size, write ? "write" : "read", (uint64_t)(a - s->lo), s->bytes, where);
-  report(s, what);
+  cubert_cpu_san_report(s, what);
 }
 
 /* The access [a, a + size) of the running unit, `a` inside the zone. */
@@ -321,12 +343,12 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
     }
     if (h->w_epoch < s->base) {
       char where[256], what[512];
-      place(s, pc, where, sizeof where);
+      cubert_cpu_san_place(s, pc, where, sizeof where);
       snprintf(what, sizeof what,
                "uninitialised shared memory: read of byte %" PRIu64 " (of %" PRIu64
                "), which no unit of the cube wrote, %s",
                byte, s->bytes, where);
-      report(s, what);
+      cubert_cpu_san_report(s, what);
       return;
     }
     if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
@@ -350,8 +372,18 @@ static inline void check(const volatile void *p, uint64_t size, int write, int a
   cubert_cpu_san *s = tls_san;
   if (__builtin_expect(!s, 0)) return;
   uintptr_t a = (uintptr_t)p;
-  if (a - s->zone_lo >= s->zone_bytes || s->done) return;
-  access_shared(s, a, size, write, atomic, pc);
+  if (s->done) return;
+  if (a - s->zone_lo < s->zone_bytes) {
+    access_shared(s, a, size, write, atomic, pc);
+    return;
+  }
+  for (uint32_t i = 0; i < s->region_count; ++i) {
+    cubert_cpu_san_region *r = &s->regions[i];
+    if (a - r->lo < r->bytes) {
+      cubert_cpu_san_buffer_access(s, r, a, size, write, atomic, pc);
+      return;
+    }
+  }
 }
 
 /* ---- the renamed instrumentation callbacks ------------------------------------------------ */
@@ -521,7 +553,7 @@ static void out_of_bounds(const san_out_of_bounds *d, uintptr_t index) {
            "shared array) at %s:%" PRIu32,
            value, d->array_type ? d->array_type->name : "an array", base ? base + 1 : file,
            d->loc.line);
-  report(s, what);
+  cubert_cpu_san_report(s, what);
 }
 
 CUBERT_API void cubert_san_ubsan_handle_out_of_bounds(const san_out_of_bounds *d, uintptr_t i);

@@ -4,6 +4,7 @@
 #ifndef CUBERT_CPU_SANITIZE_H
 #define CUBERT_CPU_SANITIZE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cubert/kernel.h"
@@ -19,6 +20,26 @@ typedef struct cubert_cpu_san_shadow {
   uint8_t flags; /* CUBERT_CPU_SAN_W_ATOMIC, CUBERT_CPU_SAN_R_ATOMIC */
   uint8_t pad_;
 } cubert_cpu_san_shadow;
+
+/* Per element of a buffer a launch may write (san_buffers.c): the last write and two reads,
+   each as (epoch, global unit id). Epochs keep 30 bits; the top two say "atomic" and "every
+   unit of the cube" (a phased kernel outside its PHASEs). Epoch 0: no such access yet. */
+typedef struct cubert_cpu_san_access {
+  uint32_t epoch, unit;
+} cubert_cpu_san_access;
+typedef struct cubert_cpu_san_cell {
+  cubert_cpu_san_access w, r1, r2;
+} cubert_cpu_san_cell;
+
+/* A launch's buffer memory as the sanitizer sees it: bindings that overlap are one region. */
+typedef struct cubert_cpu_san_region {
+  uintptr_t lo;
+  uint64_t bytes;
+  uint32_t binding; /* the first binding over it: its name and element size name findings */
+  uint32_t shift;   /* log2 of the bytes per shadow cell (the smallest element size) */
+  int read_only;    /* every binding over it is `const`: no write, so no race, is possible */
+  cubert_cpu_san_cell *cells; /* (bytes >> shift) + 1 cells; NULL for read-only regions */
+} cubert_cpu_san_region;
 
 typedef struct cubert_cpu_san {
   const struct cubert_cpu_job *job;
@@ -39,6 +60,9 @@ typedef struct cubert_cpu_san {
   uint32_t *syncs;   /* fibers: barriers passed per unit */
   uint32_t *lines;   /* fibers: the line of each unit's last barrier (0: none yet) */
   cubert_cpu_san_shadow *shadow; /* zone_bytes entries */
+  const uint16_t *order;         /* CUBERT_VALIDATE_SEED: the units of a PHASE, in order */
+  uint32_t region_count;         /* the launch's buffer memory (san_buffers.c) */
+  cubert_cpu_san_region *regions;
 } cubert_cpu_san;
 
 #define CUBERT_CPU_SAN_ALL 0xffffu
@@ -53,9 +77,27 @@ uint64_t cubert_cpu_san_redzone(uint64_t shared_bytes);
    then runs unsanitized). */
 int cubert_cpu_san_begin(cubert_cpu_san *s, const struct cubert_cpu_job *job, void *shared,
                          uint64_t shared_bytes, uint32_t units, int fibers);
-/* A new cube, whose first unit is `first_unit`: a new barrier interval, nothing written. */
-void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit);
+/* A new cube, whose first unit is `first_unit`: a new barrier interval, nothing written.
+   `order` (NULL: ascending) is the order its PHASE loops run its units in. */
+void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t *order);
 /* Stops sanitizing on this thread and frees the shadow. */
 void cubert_cpu_san_end(cubert_cpu_san *s);
+
+/* ---- between sanitize.c and san_buffers.c ---- */
+
+/* The buffer regions of `s->job`'s launch; 0 without memory. */
+int cubert_cpu_san_buffers_begin(cubert_cpu_san *s);
+void cubert_cpu_san_buffers_end(cubert_cpu_san *s);
+/* Forgets every access (the epochs start again). */
+void cubert_cpu_san_buffers_clear(cubert_cpu_san *s);
+/* The access [a, a + size) of the running unit inside region `r`. */
+void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_t a,
+                                  uint64_t size, int write, int atomic, const void *pc);
+/* The running unit's global id (the cube's first unit outside a PHASE). */
+uint64_t cubert_cpu_san_unit_id(const cubert_cpu_san *s);
+/* "after the barrier at file:line (code at module+offset)": where the access is. */
+void cubert_cpu_san_place(const cubert_cpu_san *s, const void *pc, char *out, size_t size);
+/* Makes `what` the launch's finding; checks stop. */
+void cubert_cpu_san_report(cubert_cpu_san *s, const char *what);
 
 #endif /* CUBERT_CPU_SANITIZE_H */

@@ -289,8 +289,9 @@ static uint32_t job_prepare(cubert_cpu_device *d, cubert_server_stream *s, cuber
     chunk = per_thread < CUBERT_CPU_MIN_CHUNK_UNITS ? per_thread : CUBERT_CPU_MIN_CHUNK_UNITS;
   }
   if (!job->cube_mode && chunk > 64) chunk = (chunk + 63) & ~(uint64_t)63;
-  /* A seeded order must repeat from run to run: one participant runs the whole launch. */
-  if (job->shuffle) chunk = items;
+  /* A seeded order must repeat from run to run, and the sanitizer's buffer shadow is the
+     launch's (sanitize.c): one participant runs the whole launch. */
+  if (job->shuffle || cubert_cpu_san_wanted(job)) chunk = items;
   uint64_t count = (items + chunk - 1) / chunk;
   job->item_count = items;
   job->chunk_items = chunk;
@@ -545,16 +546,16 @@ void cubert_cpu_participant_finish(cubert_cpu_participant *part) {
 }
 
 /* Validate mode with CUBERT_VALIDATE_SEED, a kernel without cubes of its own (UNIT_KERNEL):
-   one call per unit, the launch's units in the seeded order, so units of one cube and of
-   different cubes interleave as they may on a GPU. */
-static void run_units_shuffled(const cubert_kernel_def *kernel, cubert_cpu_ctx *ctx, uint64_t begin,
+   one call of `fn` per unit, the launch's units in the seeded order, so units of one cube and
+   of different cubes interleave as they may on a GPU. */
+static void run_units_shuffled(cubert_cpu_kernel_fn fn, cubert_cpu_ctx *ctx, uint64_t begin,
                                uint64_t end) {
   cubert_cpu_order order;
   cubert_cpu_order_init(&order, cubert_config_get()->validate_seed, 0, end - begin);
   for (uint64_t k = 0; k < end - begin; ++k) {
     ctx->unit_begin = begin + cubert_cpu_order_at(&order, k);
     ctx->unit_end = ctx->unit_begin + 1;
-    kernel->cpu(ctx);
+    fn(ctx);
   }
 }
 
@@ -590,18 +591,18 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       sanitize && kernel->shared_bytes ? cubert_cpu_san_redzone(kernel->shared_bytes) : 0;
   if (sanitize) fn = kernel->cpu_sanitize;
   if (!job->cube_mode) {
-    if (job->shuffle) {
-      run_units_shuffled(kernel, &ctx, begin, end);
+    if (sanitize && !cubert_cpu_san_begin(&san, job, NULL, 0, 1, 0)) {
+      cubert_cpu_job_fail(job, "the kernel sanitizer could not allocate its shadow memory");
       return;
     }
-    ctx.unit_begin = begin;
-    ctx.unit_end = end;
-    if (sanitize && cubert_cpu_san_begin(&san, job, NULL, 0, 1, 0)) {
-      fn(&ctx);
-      cubert_cpu_san_end(&san);
+    if (job->shuffle) {
+      run_units_shuffled(fn, &ctx, begin, end);
     } else {
-      kernel->cpu(&ctx);
+      ctx.unit_begin = begin;
+      ctx.unit_end = end;
+      fn(&ctx);
     }
+    if (sanitize) cubert_cpu_san_end(&san);
     return;
   }
   /* A launch some participant could not get resources for is dropped as a whole from there on
@@ -644,7 +645,7 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
                                 unit_order);
     }
     uint64_t first = cube * units;
-    if (sanitize) cubert_cpu_san_cube(&san, first);
+    if (sanitize) cubert_cpu_san_cube(&san, first, job->shuffle ? unit_order : NULL);
     if (!fibers) {
       /* One call per cube: no barrier to honour, but shared memory is the cube's. */
       ctx.unit_begin = first;

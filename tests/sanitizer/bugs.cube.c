@@ -114,7 +114,65 @@ CUBE_KERNEL(private_fiber, NO_SHARED, (float, out)) {
   STORE(out, UNIT_ID, a[INFO_U32(0) + (CUBE_POS_Y == 1 && UNIT_POS == 6)]); /* @private_fiber */
 }
 
+/* Buffer race inside a cube: unit 3 also writes unit 2's element, no barrier between. */
+CUBE_KERNEL(ww_buffer_fiber, NO_SHARED, (float, out)) {
+  STORE(out, UNIT_ID, 1.0f);
+  if (CUBE_POS_Y == 1 && UNIT_POS == 3) STORE(out, UNIT_ID - 1, 2.0f); /* @ww_buffer_fiber */
+}
+/* The same with a barrier between: ordered. */
+CUBE_KERNEL(ww_buffer_fiber_ok, NO_SHARED, (float, out)) {
+  STORE(out, UNIT_ID, 1.0f);
+  SYNC_CUBE();
+  if (CUBE_POS_Y == 1 && UNIT_POS == 3) STORE(out, UNIT_ID - 1, 2.0f);
+}
+/* Buffer race between cubes: a barrier orders only the units of one cube. */
+CUBE_KERNEL(rw_buffer_fiber, NO_SHARED, (float, out)) {
+  STORE(out, UNIT_ID, 1.0f);
+  SYNC_CUBE();
+  float v = CUBE_POS_Y == 1 && UNIT_POS == 2 ? LOAD(out, 1) : 0.0f; /* @rw_buffer_fiber */
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, v);
+}
+CUBE_KERNEL(rw_buffer_fiber_ok, NO_SHARED, (float, out)) {
+  STORE(out, UNIT_ID, 1.0f);
+  SYNC_CUBE();
+  float v = CUBE_POS_Y == 1 && UNIT_POS == 2 ? LOAD(out, UNIT_ID - 1) : 0.0f;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, v);
+}
+/* Buffer atomics by every unit of every cube on one element: no race. */
+CUBE_KERNEL(atomic_buffer_fiber_ok, NO_SHARED, (int32_t, count)) {
+  ATOMIC_ADD(count, 0, 1);
+}
+
 /* ---- PHASED_KERNEL ---- */
+
+/* Buffer race inside a phase: unit 3 reads the element unit 4 then writes. */
+PHASED_KERNEL(war_buffer_phased, NO_SHARED, (float, out)) {
+  PHASE {
+    float v = CUBE_POS_Y == 1 && UNIT_POS == 3 ? LOAD(out, UNIT_ID + 1) : 0.0f;
+    STORE(out, UNIT_ID, v + 1.0f); /* @war_buffer_phased */
+  }
+}
+/* Each unit reads the next element in one phase and writes its own after a barrier. */
+PHASED_KERNEL(war_buffer_phased_ok, NO_SHARED, (float, out)) {
+  EXCLUSIVE(float, v);
+  PHASE {
+    MY(v) = UNIT_POS + 1 < UNITS ? LOAD(out, UNIT_ID + 1) : 0.0f;
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, MY(v) + 1.0f);
+  }
+}
+/* Every cube writes one element outside its phases (every unit of the cube does, on a GPU). */
+PHASED_KERNEL(ww_buffer_phased, NO_SHARED, (float, out)) {
+  PHASE {
+    STORE(out, UNIT_ID, 1.0f);
+  }
+  SYNC_CUBE();
+  STORE(out, 0, 2.0f); /* @ww_buffer_phased */
+}
 
 /* A missing SYNC_CUBE between two phases: the second reads what the first wrote. */
 PHASED_KERNEL(rw_phased, (shared8, sh), (float, out)) {
@@ -216,4 +274,17 @@ UNIT_KERNEL(uninit_private_unit, LEN(out), (float, out)) {
   float a[4];
   a[0] = 1.0f;
   STORE_UNIT(out, a[INFO_U32(0)]);
+}
+
+/* Two units write one element: unit 13 (unit 5 of cube (0, 1, 0)) also writes unit 12's. */
+UNIT_KERNEL(ww_buffer_unit, LEN(out), (float, out)) {
+  STORE(out, UNIT_ID == 13 ? 12 : UNIT_ID, 1.0f); /* @ww_buffer_unit */
+}
+UNIT_KERNEL(ww_buffer_unit_ok, LEN(out), (float, out)) {
+  STORE(out, UNIT_ID, 1.0f);
+}
+/* A unit reads an element another unit writes in the same launch. */
+UNIT_KERNEL(rw_buffer_unit, LEN(out), (float, out)) {
+  float v = UNIT_ID == 13 ? LOAD(out, 12) : 0.0f; /* @rw_buffer_unit */
+  STORE(out, UNIT_ID, v + 1.0f);
 }

@@ -14,7 +14,9 @@ extern const cubert_kernel_def ww_fiber, ww_fiber_ok, rw_fiber, rw_fiber_ok, war
     atomic_fiber_ok, oob_index_fiber, oob_ptr_fiber, oob_fiber_ok, uninit_fiber, uninit_fiber_ok,
     return_fiber, return_fiber_ok, private_fiber, rw_phased, rw_phased_ok, ww_phased,
     oob_index_phased, oob_ptr_phased, oob_phased_ok, uninit_phased, private_phased, private_unit,
-    uninit_private_unit;
+    uninit_private_unit, ww_buffer_fiber, ww_buffer_fiber_ok, rw_buffer_fiber, rw_buffer_fiber_ok,
+    atomic_buffer_fiber_ok, war_buffer_phased, war_buffer_phased_ok, ww_buffer_phased,
+    ww_buffer_unit, ww_buffer_unit_ok, rw_buffer_unit;
 
 enum { UNITS = 8, CUBES_Y = 2, N = UNITS * CUBES_Y };
 
@@ -34,46 +36,63 @@ typedef struct bug {
   int other;          /* x of the other side of a race; -1: none */
   const char *memory; /* text naming the memory, or NULL */
   uint32_t info;
+  int other_cube; /* buffer races: y of the other side's cube ("unit (x, 0, 0) of cube (0, y,
+                     0) wrote"); -1: a shared-memory race ("unit (x, 0, 0) wrote") */
 } bug;
 
 static const bug bugs[] = {
     {&ww_fiber, "data race (write after write)", "@ww_fiber", LINE_CODE, 1, 0,
-     "shared memory byte 0 (of 32)", 3},
+     "shared memory byte 0 (of 32)", 3, -1},
     {&rw_fiber, "data race (read after write)", "@rw_fiber", LINE_CODE, 1, 0,
-     "shared memory byte 0 (of 32)", 3},
+     "shared memory byte 0 (of 32)", 3, -1},
     {&war_fiber, "data race (read after write)", "@war_fiber", LINE_CODE, 1, 0,
-     "shared memory byte 0 (of 32)", 3},
+     "shared memory byte 0 (of 32)", 3, -1},
     {&oob_index_fiber, "out-of-bounds array index: index 8 past the bounds of 'float [8]'",
-     "@oob_index_fiber", LINE_AT, 7, -1, NULL, 3},
+     "@oob_index_fiber", LINE_AT, 7, -1, NULL, 3, -1},
     {&oob_ptr_fiber,
      "out-of-bounds shared memory: a 4-byte write at byte offset 76 of the "
      "32-byte shared memory",
-     NULL, LINE_CODE, 3, -1, NULL, 3},
+     NULL, LINE_CODE, 3, -1, NULL, 3, -1},
     {&uninit_fiber, "uninitialised shared memory: read of byte 4 (of 32)", "@uninit_fiber",
-     LINE_CODE, 0, -1, NULL, 3},
+     LINE_CODE, 0, -1, NULL, 3, -1},
     {&return_fiber, "passed 0 cube barriers where other units of its cube passed 1",
-     "@return_fiber", LINE_BARRIER, 5, -1, NULL, 3},
+     "@return_fiber", LINE_BARRIER, 5, -1, NULL, 3, -1},
     {&private_fiber, "index 4 past the bounds of 'float [4]'", "@private_fiber", LINE_AT, 6, -1,
-     NULL, 3},
+     NULL, 3, -1},
     {&rw_phased, "data race (read after write)", "@rw_phased", LINE_CODE, 0, 1,
-     "shared memory byte 4 (of 32)", 3},
+     "shared memory byte 4 (of 32)", 3, -1},
     {&ww_phased, "data race (write after write)", "@ww_phased", LINE_CODE, 1, 0,
-     "shared memory byte 0 (of 32)", 3},
+     "shared memory byte 0 (of 32)", 3, -1},
     {&oob_index_phased, "index 8 past the bounds of 'float [8]'", "@oob_index_phased", LINE_AT, 7,
-     -1, NULL, 3},
+     -1, NULL, 3, -1},
     {&oob_ptr_phased, "a 4-byte write at byte offset 104 of the 32-byte shared memory", NULL,
-     LINE_CODE, 2, -1, NULL, 3},
+     LINE_CODE, 2, -1, NULL, 3, -1},
     {&uninit_phased, "uninitialised shared memory: read of byte 16 (of 32)", "@uninit_phased",
-     LINE_CODE, 3, -1, NULL, 3},
+     LINE_CODE, 3, -1, NULL, 3, -1},
     {&private_phased, "index 4 past the bounds of 'float [4][1024]'", "@private_phased", LINE_AT, 6,
-     -1, NULL, 3},
+     -1, NULL, 3, -1},
     {&private_unit, "index 4 past the bounds of 'float [4]'", "@private_unit", LINE_AT, 5, -1, NULL,
      3},
+    {&ww_buffer_fiber, "data race (write after write)", "@ww_buffer_fiber", LINE_CODE, 3, 2,
+     "buffer 0 'out' element 10 (of 16)", 3, 1},
+    {&rw_buffer_fiber, "data race (read after write)", "@rw_buffer_fiber", LINE_CODE, 2, 1,
+     "buffer 0 'out' element 1 (of 16)", 3, 0},
+    {&war_buffer_phased, "data race (write after read)", "@war_buffer_phased", LINE_CODE, 4, 3,
+     "buffer 0 'out' element 12 (of 16)", 3, 1},
+    {&ww_buffer_phased, "data race (write after write)", "@ww_buffer_phased", LINE_CODE, 0, -1,
+     "buffer 0 'out' element 0 (of 16): every unit (outside a PHASE) of cube (0, 0, 0) wrote", 3,
+     -1},
+    {&ww_buffer_unit, "data race (write after write)", "@ww_buffer_unit", LINE_CODE, 5, 4,
+     "buffer 0 'out' element 12 (of 16)", 3, 1},
+    {&rw_buffer_unit, "data race (read after write)", "@rw_buffer_unit", LINE_CODE, 5, 4,
+     "buffer 0 'out' element 12 (of 16)", 3, 1},
 };
 
 static const cubert_kernel_def *const twins[] = {
-    &ww_fiber_ok,     &rw_fiber_ok,     &atomic_fiber_ok, &oob_fiber_ok,
-    &uninit_fiber_ok, &return_fiber_ok, &rw_phased_ok,    &oob_phased_ok,
+    &ww_fiber_ok,        &rw_fiber_ok,        &atomic_fiber_ok,        &oob_fiber_ok,
+    &uninit_fiber_ok,    &return_fiber_ok,    &rw_phased_ok,           &oob_phased_ok,
+    &ww_buffer_fiber_ok, &rw_buffer_fiber_ok, &atomic_buffer_fiber_ok, &war_buffer_phased_ok,
+    &ww_buffer_unit_ok,
 };
 
 static int failures;
@@ -158,9 +177,13 @@ static void check_bug(cubert_client *client, const bug *b) {
     CHECK(strstr(msg, "of cube (0, 1, 0)"), "%s: not cube (0, 1, 0): %s", name, msg);
   }
   if (b->other >= 0) {
-    snprintf(want, sizeof want, "unit (%d, 0, 0) wrote", b->other);
-    char want_read[64];
-    snprintf(want_read, sizeof want_read, "unit (%d, 0, 0) read", b->other);
+    char side[64], want_read[96];
+    if (b->other_cube >= 0)
+      snprintf(side, sizeof side, "unit (%d, 0, 0) of cube (0, %d, 0)", b->other, b->other_cube);
+    else
+      snprintf(side, sizeof side, "unit (%d, 0, 0)", b->other);
+    snprintf(want, sizeof want, "%s wrote", side);
+    snprintf(want_read, sizeof want_read, "%s read", side);
     CHECK(strstr(msg, want) || strstr(msg, want_read), "%s: the other unit (%d) is not named: %s",
           name, b->other, msg);
   }
@@ -214,8 +237,14 @@ int main(void) {
     CHECK(!s, "%s: a correct kernel was reported: %s", twins[i]->name, cubert_status_message(s));
     cubert_status_free(s);
   }
-  /* The atomic twin counted every unit; the uninitialised private value is the fill pattern. */
+  /* The atomic twins counted every unit; the uninitialised private value is the fill pattern. */
   float out[N] = {0};
+  s = run(client, &atomic_buffer_fiber_ok, 0, CUBERT_EXECUTION_VALIDATE, out);
+  int32_t count;
+  memcpy(&count, &out[0], sizeof count);
+  CHECK(!s && count == N, "atomic_buffer_fiber_ok counted %d, not %d", (int)count, N);
+  cubert_status_free(s);
+  memset(out, 0, sizeof out);
   s = run(client, &atomic_fiber_ok, 0, CUBERT_EXECUTION_VALIDATE, out);
   CHECK(!s && out[0] == UNITS && out[N - 1] == UNITS, "atomic_fiber_ok counted %g", out[0]);
   cubert_status_free(s);

@@ -1439,12 +1439,31 @@ typedef struct cubert_no_shared_ {
 #define CUBERT_CUBE_SWITCH_MODE_(CALL, name, ...) CALL(name, CUBERT_CUBE_VALIDATE, __VA_ARGS__);
 
 /* A PHASE tells where it starts and ends (a unit that returns inside it leaves it open), and
-   each unit of its loop. */
+   each unit of its loop. Its units run in the order the sanitizer gives (with
+   CUBERT_VALIDATE_SEED a seeded one, so a phased kernel whose result depends on the order of
+   its units changes too): one loop over the cube's units, each position derived from the
+   unit's linear one. */
 #undef PHASE
 #define PHASE                                                                            \
   for (int cubert_san_phase_ = (cubert_san_phase_begin(__LINE__), 1); cubert_san_phase_; \
        cubert_san_phase_ = 0, cubert_san_phase_end())                                    \
-  CUBERT_CUBE_PHASE_LOOPS_
+  CUBERT_CUBE_SAN_PHASE_LOOPS_
+#define CUBERT_CUBE_SAN_PHASE_LOOPS_                                                          \
+  for (uint32_t cubert_k_ = 0; cubert_k_ < cubert_dx_ * cubert_dy_ * cubert_dz_; ++cubert_k_) \
+    for (uint32_t cubert_pl_ = cubert_san_phase_order(cubert_k_),                             \
+                  cubert_ux_ = cubert_pl_ % cubert_dx_,                                       \
+                  cubert_uy_ = cubert_pl_ / cubert_dx_ % cubert_dy_,                          \
+                  cubert_uz_ = cubert_pl_ / cubert_dx_ / cubert_dy_, cubert_po_ = 1;          \
+         cubert_po_; cubert_po_ = 0)                                                          \
+      for (CUBERT_CUBE_UNUSED_ uint64_t cubert_ul_ = cubert_pl_,                              \
+                                        cubert_id_ = cubert_idb_ + cubert_ul_,                \
+                                        cubert_rid_ = cubert_id_, cubert_once_ = 1;           \
+           cubert_once_; cubert_once_ = 0)                                                    \
+        for (CUBERT_CUBE_UNUSED_ uint32_t cubert_ax_ = cubert_cx_ * cubert_dx_ + cubert_ux_,  \
+                                          cubert_ay_ = cubert_cy_ * cubert_dy_ + cubert_uy_,  \
+                                          cubert_az_ = cubert_cz_ * cubert_dz_ + cubert_uz_,  \
+                                          cubert_in_phase_ = CUBERT_CUBE_PU_(cubert_ul_);     \
+             cubert_in_phase_; cubert_in_phase_ = 0)
 #undef CUBERT_CUBE_PU_
 #define CUBERT_CUBE_PU_(ul) cubert_san_phase_unit((uint32_t)(ul))
 

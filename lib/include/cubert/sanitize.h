@@ -34,6 +34,9 @@ CUBERT_API void cubert_san_phase_begin(uint32_t line);
 CUBERT_API void cubert_san_phase_end(void);
 /** Unit `unit` (linear position in the cube) runs next inside the current PHASE; returns 1. */
 CUBERT_API int cubert_san_phase_unit(uint32_t unit);
+/** The linear position of the unit that runs `k`-th in each PHASE of the running cube: `k`
+   itself, or with CUBERT_VALIDATE_SEED the seeded order's k-th unit. */
+CUBERT_API uint32_t cubert_san_phase_order(uint32_t k);
 
 CUBERT_EXTERN_C_END
 

@@ -1,0 +1,201 @@
+/* cubert CPU server — the kernel sanitizer's race check on buffers (validate mode;
+   docs/debugging.md).
+
+   A GPU runs the cubes of a launch in any order and at once, and the units of a cube in any
+   order between two barriers; so two units that access one buffer element in the same launch,
+   at least one writing and not both atomically, race unless they are units of one cube with a
+   barrier between the accesses. A sanitized launch runs on one thread (scheduler.c), so this
+   shadow needs no locks: per element of each buffer the launch may write, the last write and
+   two reads, each as (epoch, unit). Epochs only grow: each cube (and each unit of a unit kernel)
+   starts a new one, each barrier interval of a cube another, so an access whose epoch is below
+   the running cube's first epoch is another cube's (unordered: a race if the kinds conflict),
+   and one of this cube is unordered only when it is in the same interval.
+
+   Buffers the kernel declares `const` cannot be written through, so when no other binding of
+   the launch overlaps them they get no shadow at all: the large inputs of matmul, reductions
+   and softmax cost one range test per load. Writes of the same value by several units are
+   reported too (the peer, Oclgrind, may exempt them; cubert does not look at the value). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/internal.h"
+#include "cpu/sanitize.h"
+
+#define EPOCH_BITS 0x3fffffffu
+#define F_ATOMIC 0x40000000u
+#define F_ALL 0x80000000u /* every unit of the cube (a phased kernel outside its PHASEs) */
+
+static int is_const(const char *type) {
+  return type && strncmp(type, "const", 5) == 0 && (type[5] == ' ' || type[5] == '\0');
+}
+
+static uint32_t log2_floor(uint32_t v) {
+  uint32_t s = 0;
+  while (v > 1 && (v & 1) == 0) v >>= 1, ++s;
+  return s; /* a size that is no power of two gets its lowest bit's cells */
+}
+
+static int cmp_lo(const void *a, const void *b) {
+  const cubert_cpu_san_region *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+int cubert_cpu_san_buffers_begin(cubert_cpu_san *s) {
+  const cubert_cpu_job *job = s->job;
+  const cubert_kernel_signature *sig = job->kernel->signature;
+  uint32_t n = job->binding_count;
+  s->regions = n ? calloc(n, sizeof *s->regions) : NULL;
+  if (n && !s->regions) return 0;
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!job->buffers[i] || !job->buffer_bytes[i]) continue;
+    const cubert_kernel_buffer_decl *d = sig && i < sig->buffer_count ? &sig->buffers[i] : NULL;
+    s->regions[count++] = (cubert_cpu_san_region){
+        .lo = (uintptr_t)job->buffers[i],
+        .bytes = job->buffer_bytes[i],
+        .binding = i,
+        .shift = log2_floor(d && d->elem_bytes ? d->elem_bytes : 1),
+        .read_only = d && is_const(d->type),
+    };
+  }
+  /* Bindings over the same memory become one region (the finest cells, written if any is). */
+  qsort(s->regions, count, sizeof *s->regions, cmp_lo);
+  uint32_t out = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    cubert_cpu_san_region *r = &s->regions[i];
+    cubert_cpu_san_region *last = out ? &s->regions[out - 1] : NULL;
+    if (last && r->lo < last->lo + last->bytes) {
+      uint64_t end =
+          r->lo + r->bytes > last->lo + last->bytes ? r->lo + r->bytes - last->lo : last->bytes;
+      last->bytes = end;
+      if (r->shift < last->shift) last->shift = r->shift;
+      last->read_only = last->read_only && r->read_only;
+      if (r->binding < last->binding) last->binding = r->binding;
+      continue;
+    }
+    s->regions[out++] = *r;
+  }
+  s->region_count = out;
+  for (uint32_t i = 0; i < out; ++i) {
+    cubert_cpu_san_region *r = &s->regions[i];
+    if (r->read_only) continue;
+    /* calloc of this size maps zero pages: only the cells a launch touches cost memory. */
+    r->cells = calloc((r->bytes >> r->shift) + 1, sizeof *r->cells);
+    if (!r->cells) {
+      cubert_cpu_san_buffers_end(s);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+void cubert_cpu_san_buffers_end(cubert_cpu_san *s) {
+  for (uint32_t i = 0; i < s->region_count; ++i) free(s->regions[i].cells);
+  free(s->regions);
+  s->regions = NULL;
+  s->region_count = 0;
+}
+
+void cubert_cpu_san_buffers_clear(cubert_cpu_san *s) {
+  for (uint32_t i = 0; i < s->region_count; ++i) {
+    cubert_cpu_san_region *r = &s->regions[i];
+    if (r->cells) memset(r->cells, 0, ((r->bytes >> r->shift) + 1) * sizeof *r->cells);
+  }
+}
+
+/* ---- reports ------------------------------------------------------------------------------ */
+
+/* "unit (x, y, z) of cube (a, b, c)" for a recorded access. */
+static void side_name(const cubert_cpu_san *s, cubert_cpu_san_access a, char *out, size_t size) {
+  uint32_t c[3], u[3];
+  cubert_cpu_cube_pos(s->ctx, a.unit, c);
+  cubert_cpu_unit_pos(s->ctx, a.unit, u);
+  if (a.epoch & F_ALL)
+    snprintf(out, size,
+             "every unit (outside a PHASE) of cube (%" PRIu32 ", %" PRIu32 ", %" PRIu32 ")", c[0],
+             c[1], c[2]);
+  else
+    snprintf(out, size,
+             "unit (%" PRIu32 ", %" PRIu32 ", %" PRIu32 ") of cube (%" PRIu32 ", %" PRIu32
+             ", %" PRIu32 ")",
+             u[0], u[1], u[2], c[0], c[1], c[2]);
+}
+
+static void report_race(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
+                        const char *kind, cubert_cpu_san_access other, const char *other_did,
+                        const void *pc) {
+  const cubert_kernel_signature *sig = s->job->kernel->signature;
+  const uint32_t b = r->binding;
+  const char *name = sig && b < sig->buffer_count ? sig->buffers[b].name : NULL;
+  uint64_t elem =
+      sig && b < sig->buffer_count && sig->buffers[b].elem_bytes ? sig->buffers[b].elem_bytes : 1;
+  uint64_t off = a - (uintptr_t)s->job->buffers[b];
+  char them[96], where[256], what[768];
+  side_name(s, other, them, sizeof them);
+  cubert_cpu_san_place(s, pc, where, sizeof where);
+  snprintf(what, sizeof what,
+           "%s on buffer %" PRIu32 " '%s' element %" PRIu64 " (of %" PRIu64
+           "): %s %s it in the same launch, %s",
+           kind, b, name ? name : "?", off / elem, s->job->buffer_bytes[b] / elem, them, other_did,
+           where);
+  cubert_cpu_san_report(s, what);
+}
+
+/* ---- the check ---------------------------------------------------------------------------- */
+
+/* Whether recorded access `x` may happen at the same time as the running unit's (`me`). */
+static int unordered(const cubert_cpu_san *s, cubert_cpu_san_access x, cubert_cpu_san_access me) {
+  if (!x.epoch) return 0;
+  uint32_t e = x.epoch & EPOCH_BITS;
+  if (e < s->base) return 1; /* another cube's, or another unit's of a unit kernel */
+  /* This cube's: unordered only in the same barrier interval, by another unit. */
+  if (e != (me.epoch & EPOCH_BITS)) return 0;
+  if ((x.epoch | me.epoch) & F_ALL) return 0; /* as on shared memory: no finding alone */
+  return x.unit != me.unit;
+}
+
+static int both_atomic(cubert_cpu_san_access x, cubert_cpu_san_access me) {
+  return (x.epoch & me.epoch & F_ATOMIC) != 0;
+}
+
+void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_t a,
+                                  uint64_t size, int write, int atomic, const void *pc) {
+  if (!r->cells || !size) return;
+  const uint64_t first = (a - r->lo) >> r->shift;
+  uint64_t last = (a + size - 1 - r->lo) >> r->shift;
+  if (last > r->bytes >> r->shift) last = r->bytes >> r->shift;
+  const int all = !s->unit_form && s->unit == CUBERT_CPU_SAN_ALL;
+  const cubert_cpu_san_access me = {
+      .epoch = s->epoch | (atomic ? F_ATOMIC : 0) | (all ? F_ALL : 0),
+      .unit = (uint32_t)cubert_cpu_san_unit_id(s),
+  };
+  for (uint64_t i = first; i <= last; ++i) {
+    cubert_cpu_san_cell *c = &r->cells[i];
+    const uintptr_t at = r->lo + (i << r->shift) > a ? r->lo + (i << r->shift) : a;
+    if (unordered(s, c->w, me) && !both_atomic(c->w, me)) {
+      report_race(s, r, at,
+                  write ? "data race (write after write)" : "data race (read after write)", c->w,
+                  "wrote", pc);
+      return;
+    }
+    if (!write) {
+      /* Keep two reads that may still race with a later write: replace one of this unit's, or
+         one ordered before this read, else the second. */
+      if (!unordered(s, c->r1, me) || c->r1.unit == me.unit)
+        c->r1 = me;
+      else
+        c->r2 = me;
+      continue;
+    }
+    for (int k = 0; k < 2; ++k) {
+      cubert_cpu_san_access rd = k ? c->r2 : c->r1;
+      if (unordered(s, rd, me) && !both_atomic(rd, me)) {
+        report_race(s, r, at, "data race (write after read)", rd, "read", pc);
+        return;
+      }
+    }
+    c->w = me;
+  }
+}
