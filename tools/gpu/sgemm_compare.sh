@@ -4,6 +4,7 @@
 # (tools/gpu/cublas_sgemm.py: PyTorch torch.mm, TF32 off, CUDA events) in one call on one GPU;
 # the FP32 peak from the OpenCL clock and SM count (bench_matmul's header); a plot (SVG).
 #   bash tools/gpu/sgemm_compare.sh [SIZES] [REPS]   (default 1024,2048,4096,8192 and 5)
+# Also runs the matmul conformance tests on the GPU first (the new candidates' results).
 # Writes $OUT/sgemm.log, $OUT/sgemm_cubert.csv, $OUT/sgemm_cublas.csv, $OUT/sgemm_h100.svg.
 LOG=sgemm
 . "$(dirname "$0")/common.sh"
@@ -12,7 +13,10 @@ REPS=${2:-5}
 step "build (Release)"
 CUBERT_SKIP_DEPS=1 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUBERT_CHECK_KERNELS=OFF \
   >/dev/null 2>&1
-cmake --build build-gpu -j16 --target bench_matmul 2>&1 | grep -E "error|warning" | log
+cmake --build build-gpu -j16 --target bench_matmul cts_opencl 2>&1 | grep -E "error|warning" | log
+step "matmul conformance on the GPU (every candidate, forced and direct)"
+CUBERT_TEST_DEVICE=opencl:gpu timeout 150 build-gpu/tests/cts_opencl --filter='ops_matmul/*' 2>&1 |
+  tail -8 | log
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw \
   --format=csv 2>&1 | log
 step "cubert (OpenCL server) $SIZES"
