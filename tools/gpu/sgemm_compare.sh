@@ -22,6 +22,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.g
 step "cubert (OpenCL server) $SIZES"
 timeout 420 build-gpu/bench/bench_matmul --device=opencl:gpu --sizes="$SIZES" --reps="$REPS" \
   --forms=at,bt,batched --csv="$OUT/sgemm_cubert.csv" 2>&1 | log
+step "the tuner's picks (set, checksum, candidate index and name, time in ns, key: M N K batches layouts dtype)"
+grep -h "^matmul_f32" "$CUBERT_CACHE_DIR"/tune/*.tune 2>&1 | log
 step "cuBLAS (PyTorch, TF32 off) $SIZES"
 PYTHONUNBUFFERED=1 timeout 240 python3 tools/gpu/cublas_sgemm.py "$SIZES" "$OUT/sgemm_cublas.csv" \
   "$REPS" 2>&1 | log
