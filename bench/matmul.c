@@ -11,13 +11,21 @@
    a spot check of the result against a double-precision host product, then REPS samples, each
    of enough back-to-back products (ending with a sync) to last about 0.2 s, for both.
 
+   With --forms, each size is also measured in other forms of the same product, cubert only:
+     at       C = A^T B, A a column-major view (transposed A)
+     bt       C = A B^T, B a column-major view (transposed B)
+     batched  4 products of N x N x N in one call (rank-3 operands, 2 N^3 each counted)
+   printed in a second table beside the plain form (issue 24: within 10% of it).
+
    Usage: bench_matmul [--device=SEL] [--sizes=N,N,...] [--reps=R] [--csv=PATH] [--no-peer]
+                       [--forms=at,bt,batched]
      --device=SEL  cubert device selector (default "cpu")
      --sizes=...   matrix sizes (default 128,256,512,1024,2048)
      --reps=R      samples per size and peer (default 5)
      --csv=PATH    also write rows "device,impl,n,gflops_median,gflops_min,gflops_max" to PATH
                    (tools/plot_sgemm.py draws them)
      --no-peer     skip the peer
+     --forms=...   also measure these forms (above); CSV rows impl "cubert-<form>"
    Example: bench_matmul --device=opencl:gpu --sizes=1024,2048,4096 --csv=sgemm_gpu.csv */
 #include <math.h>
 #include <stdio.h>
@@ -45,7 +53,11 @@ typedef struct config {
   int reps;
   const char *csv;
   int peer;
+  int forms; /* FORM_* bits */
 } config;
+
+enum { FORM_AT = 1, FORM_BT = 2, FORM_BATCHED = 4 };
+enum { BATCHES = 4 };
 
 static double gflops(uint32_t n, double seconds) {
   return 2.0 * (double)n * n * n / seconds * 1e-9;
@@ -107,6 +119,67 @@ static result bench_cubert(cubert_client *client, uint32_t n, int reps, const fl
   cubert_tensor_release(&ta);
   cubert_tensor_release(&tb);
   cubert_tensor_release(&tc);
+  return r;
+}
+
+/* One form (FORM_*) of the product through cubert_op_matmul: the same data as the plain form,
+   viewed transposed (A^T or B^T: the spot check uses the transposed host copy), or repeated
+   BATCHES times in rank-3 operands (every batch checked at its spot elements). */
+static result bench_cubert_form(cubert_client *client, uint32_t n, int reps, int form,
+                                const float *a, const float *b, float *c) {
+  result r = {{0, 0, 0, 0}, 0};
+  const size_t elems = (size_t)n * n;
+  const uint32_t batches = form == FORM_BATCHED ? BATCHES : 1;
+  float *ha = malloc(elems * batches * sizeof(float)),
+        *hb = malloc(elems * batches * sizeof(float));
+  float *ref = malloc(elems * sizeof(float)), *hc = malloc(elems * batches * sizeof(float));
+  if (!ha || !hb || !ref || !hc) exit(1);
+  for (uint32_t bt = 0; bt < batches; ++bt) {
+    memcpy(ha + bt * elems, a, elems * sizeof(float));
+    memcpy(hb + bt * elems, b, elems * sizeof(float));
+  }
+  cubert_layout_desc desc = {.rank = 2, .shape = {n, n}, .dtype = CUBERT_DTYPE_F32};
+  if (batches > 1)
+    desc = (cubert_layout_desc){.rank = 3, .shape = {batches, n, n}, .dtype = CUBERT_DTYPE_F32};
+  cubert_tensor ta, tb, tc;
+  BENCH_CHECK(cubert_client_create_tensor(client, ha, &desc, &ta));
+  BENCH_CHECK(cubert_client_create_tensor(client, hb, &desc, &tb));
+  BENCH_CHECK(cubert_client_empty_tensor(client, &desc, &tc));
+  cubert_tensor *tr = form == FORM_AT ? &ta : form == FORM_BT ? &tb : NULL;
+  if (tr) { /* the stored matrix read column-major: its transpose */
+    tr->strides[0] = 1;
+    tr->strides[1] = n;
+  }
+  BENCH_CHECK(cubert_op_matmul(client, 1.0, &ta, &tb, 0.0, &tc)); /* tunes the key */
+  BENCH_CHECK(cubert_client_sync(client));
+  uint64_t t0 = bench_now_ns();
+  BENCH_CHECK(cubert_op_matmul(client, 1.0, &ta, &tb, 0.0, &tc));
+  BENCH_CHECK(cubert_client_sync(client));
+  const int ops = ops_for(bench_seconds_since(t0), 0.2);
+  BENCH_CHECK(cubert_client_read(client, tc.handle, hc, elems * batches * sizeof(float)));
+  const float *src = form == FORM_AT ? a : b;
+  if (tr)
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t j = 0; j < n; ++j) ref[(size_t)i * n + j] = src[(size_t)j * n + i];
+  r.ok = 1;
+  for (uint32_t bt = 0; bt < batches; ++bt)
+    r.ok &= spot_check(form == FORM_AT ? ref : a, form == FORM_BT ? ref : b, hc + bt * elems, n);
+  double samples[64];
+  for (int s = 0; s < reps; ++s) {
+    t0 = bench_now_ns();
+    for (int i = 0; i < ops; ++i) BENCH_CHECK(cubert_op_matmul(client, 1.0, &ta, &tb, 0.0, &tc));
+    BENCH_CHECK(cubert_client_sync(client));
+    samples[s] = batches * gflops(n, bench_seconds_since(t0) / ops);
+  }
+  r.gflops = bench_stats_of(samples, (size_t)reps);
+  cubert_tensor_release(&ta);
+  cubert_tensor_release(&tb);
+  cubert_tensor_release(&tc);
+  free(ha);
+  free(hb);
+  free(ref);
+  free(hc);
+  (void)c;
   return r;
 }
 
@@ -196,6 +269,7 @@ static void parse(int argc, char **argv, config *cfg) {
   cfg->reps = 5;
   cfg->csv = NULL;
   cfg->peer = 1;
+  cfg->forms = 0;
   for (int i = 1; i < argc; ++i) {
     if (strncmp(argv[i], "--device=", 9) == 0) {
       cfg->device = argv[i] + 9;
@@ -213,6 +287,20 @@ static void parse(int argc, char **argv, config *cfg) {
       if (cfg->reps < 1 || cfg->reps > 64) usage(argv[0]);
     } else if (strncmp(argv[i], "--csv=", 6) == 0) {
       cfg->csv = argv[i] + 6;
+    } else if (strncmp(argv[i], "--forms=", 8) == 0) {
+      for (const char *f = argv[i] + 8; *f;) {
+        const size_t len = strcspn(f, ",");
+        if (len == 2 && strncmp(f, "at", 2) == 0) {
+          cfg->forms |= FORM_AT;
+        } else if (len == 2 && strncmp(f, "bt", 2) == 0) {
+          cfg->forms |= FORM_BT;
+        } else if (len == 7 && strncmp(f, "batched", 7) == 0) {
+          cfg->forms |= FORM_BATCHED;
+        } else {
+          usage(argv[0]);
+        }
+        f += len + (f[len] == ',');
+      }
     } else if (strcmp(argv[i], "--no-peer") == 0) {
       cfg->peer = 0;
     } else {
@@ -279,6 +367,7 @@ int main(int argc, char **argv) {
   printf("| --- | --- | --- | --- | --- | --- |\n");
   const char *dev_label = is_cpu ? "cpu" : p->name;
   int all_ok = 1;
+  double plain[MAX_SIZES] = {0};
   for (int s = 0; s < cfg.size_count; ++s) {
     const uint32_t n = cfg.sizes[s];
     const size_t elems = (size_t)n * n;
@@ -295,6 +384,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "matmul %u^3: cubert...\n", n);
     const result mine = bench_cubert(client, n, cfg.reps, a, b, c);
     all_ok &= mine.ok;
+    plain[s] = mine.gflops.median;
     result peer = {{0, 0, 0, 0}, 1};
     if (cfg.peer) {
 #ifdef BENCH_HAVE_OPENBLAS
@@ -327,6 +417,38 @@ int main(int argc, char **argv) {
     free(a);
     free(b);
     free(c);
+  }
+  static const char *const form_names[] = {"at", "bt", "batched"};
+  if (cfg.forms) {
+    printf(
+        "\n| N | form | cubert GFLOP/s | min–max | ÷ plain |\n| --- | --- | --- | --- | --- |\n");
+    for (int s = 0; s < cfg.size_count; ++s) {
+      const uint32_t n = cfg.sizes[s];
+      const size_t elems = (size_t)n * n;
+      float *a = malloc(elems * sizeof(float)), *b = malloc(elems * sizeof(float));
+      if (!a || !b) return 1;
+      uint64_t x = 54321;
+      for (size_t i = 0; i < elems; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = (float)((double)(x >> 40) / (double)(1ull << 24) - 0.5);
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        b[i] = (float)((double)(x >> 40) / (double)(1ull << 24) - 0.5);
+      }
+      for (int f = 0; f < 3; ++f) {
+        if (!(cfg.forms & (1 << f))) continue;
+        fprintf(stderr, "matmul %u^3 %s: cubert...\n", n, form_names[f]);
+        const result r = bench_cubert_form(client, n, cfg.reps, 1 << f, a, b, NULL);
+        all_ok &= r.ok;
+        printf("| %u | %s | %s | %s | %.2f× |\n", n, form_names[f], bench_fmt_median(r.gflops).s,
+               bench_fmt_range(r.gflops).s, plain[s] > 0 ? r.gflops.median / plain[s] : 0.0);
+        fflush(stdout);
+        if (csv)
+          fprintf(csv, "%s,cubert-%s,%u,%.4g,%.4g,%.4g\n", dev_label, form_names[f], n,
+                  r.gflops.median, r.gflops.min, r.gflops.max);
+      }
+      free(a);
+      free(b);
+    }
   }
   if (csv) fclose(csv);
   if (!all_ok) printf("\n**a result failed its spot check** (see stderr)\n");

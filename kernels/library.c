@@ -20,6 +20,8 @@ const cubert_kernel_def *const cubert_kernel_library[] = {
     &cubert_kernel_matmul_tile128x64_f32,
     &cubert_kernel_matmul_tile128x256c_f32,
     &cubert_kernel_matmul_vec8x32_f32,
+    &cubert_kernel_matmul_big128k8_f32,
+    &cubert_kernel_matmul_big128k16_f32,
     &cubert_kernel_matmul_beta_f32,
     &cubert_kernel_matmul_simple_f64,
     &cubert_kernel_matmul_tile32x32_f64,

@@ -115,3 +115,13 @@ UNIT_KERNEL(matmul_vec8x32_f32, INFO_U64(3) * ((INFO_U64(0) + 7) / 8) * ((INFO_U
 #undef MV_STEP
 #undef MV_DECL
 #undef MV_ROWS
+
+/* matmul_big128k8_f32, matmul_big128k16_f32: PHASED_KERNEL (f32 only), cube dim (16, 16, 1),
+   cube count (ceil(N / 128), ceil(M / 128), batches): 128 x 128 blocks of C, 8 x 8 outputs per
+   unit, double-buffered shared tiles of K depth 8 or 16 (kernels/matmul_big.h), for GPUs. */
+#define MB_NAME matmul_big128k8_f32
+#define MB_TK 8
+#include "matmul_big.h"
+#define MB_NAME matmul_big128k16_f32
+#define MB_TK 16
+#include "matmul_big.h"

@@ -28,6 +28,8 @@ extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile64x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x256c_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_vec8x32_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_big128k8_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_big128k16_f32;
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_simple_f32;
@@ -36,14 +38,26 @@ extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile64x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x64_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x256c_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_vec8x32_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_big128k8_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_big128k16_f32;
 #endif
 
-enum { MM_SIMPLE, MM_TILE32, MM_TILE64, MM_TILE128, MM_TILE128C, MM_VEC, MM_KINDS };
+enum {
+  MM_SIMPLE,
+  MM_TILE32,
+  MM_TILE64,
+  MM_TILE128,
+  MM_TILE128C,
+  MM_VEC,
+  MM_BIG8,
+  MM_BIG16,
+  MM_KINDS
+};
 enum { MM_INFO_WORDS = 20 };
 
 /* Block of C per cube (tiled kinds) or per unit (MM_VEC). */
-static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 128, 8};
-static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 256, 32};
+static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 128, 8, 128, 128};
+static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 256, 32, 128, 128};
 
 /* What a candidate launches with. */
 typedef struct mm_args {
@@ -59,7 +73,8 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
     static const cubert_kernel_def *const f64[MM_KINDS] = {
         &cubert_kernel_matmul_simple_f64,       &cubert_kernel_matmul_tile32x32_f64,
         &cubert_kernel_matmul_tile64x64_f64,    &cubert_kernel_matmul_tile128x64_f64,
-        &cubert_kernel_matmul_tile128x256c_f64, NULL /* MM_VEC: f32 only */};
+        &cubert_kernel_matmul_tile128x256c_f64, NULL /* MM_VEC: f32 only */,
+        NULL /* MM_BIG8: f32 only */,           NULL /* MM_BIG16: f32 only */};
     return f64[kind];
   }
   /* Only the CPU server runs the C side; on OpenCL every build is the same program, so the
@@ -72,7 +87,8 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
       static const cubert_kernel_def *const v4[MM_KINDS] = {
           &cubert_kernel_x86v4_matmul_simple_f32,       &cubert_kernel_x86v4_matmul_tile32x32_f32,
           &cubert_kernel_x86v4_matmul_tile64x64_f32,    &cubert_kernel_x86v4_matmul_tile128x64_f32,
-          &cubert_kernel_x86v4_matmul_tile128x256c_f32, &cubert_kernel_x86v4_matmul_vec8x32_f32};
+          &cubert_kernel_x86v4_matmul_tile128x256c_f32, &cubert_kernel_x86v4_matmul_vec8x32_f32,
+          &cubert_kernel_x86v4_matmul_big128k8_f32,     &cubert_kernel_x86v4_matmul_big128k16_f32};
       return v4[kind];
     }
 #endif
@@ -81,7 +97,8 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
       static const cubert_kernel_def *const v3[MM_KINDS] = {
           &cubert_kernel_x86v3_matmul_simple_f32,       &cubert_kernel_x86v3_matmul_tile32x32_f32,
           &cubert_kernel_x86v3_matmul_tile64x64_f32,    &cubert_kernel_x86v3_matmul_tile128x64_f32,
-          &cubert_kernel_x86v3_matmul_tile128x256c_f32, &cubert_kernel_x86v3_matmul_vec8x32_f32};
+          &cubert_kernel_x86v3_matmul_tile128x256c_f32, &cubert_kernel_x86v3_matmul_vec8x32_f32,
+          &cubert_kernel_x86v3_matmul_big128k8_f32,     &cubert_kernel_x86v3_matmul_big128k16_f32};
       return v3[kind];
     }
 #endif
@@ -89,7 +106,8 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
   static const cubert_kernel_def *const f32[MM_KINDS] = {
       &cubert_kernel_matmul_simple_f32,       &cubert_kernel_matmul_tile32x32_f32,
       &cubert_kernel_matmul_tile64x64_f32,    &cubert_kernel_matmul_tile128x64_f32,
-      &cubert_kernel_matmul_tile128x256c_f32, &cubert_kernel_matmul_vec8x32_f32};
+      &cubert_kernel_matmul_tile128x256c_f32, &cubert_kernel_matmul_vec8x32_f32,
+      &cubert_kernel_matmul_big128k8_f32,     &cubert_kernel_matmul_big128k16_f32};
   return f32[kind];
 }
 
@@ -128,11 +146,17 @@ static cubert_status mm_tile128c(cubert_client *c, const void *a) {
 static cubert_status mm_vec(cubert_client *c, const void *a) {
   return mm_launch(c, a, MM_VEC);
 }
+static cubert_status mm_big8(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_BIG8);
+}
+static cubert_status mm_big16(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_BIG16);
+}
 
 /* A tiled candidate needs a 16 x 16 cube and its cube count within the device's limits; the
    larger tiles only where the product fills at least one of their blocks in each direction
    (smaller products would compute mostly zeros). */
-static int mm_tile_valid(const cubert_client *client, const mm_args *args, int kind) {
+static int mm_tile_valid_limits(const cubert_client *client, const mm_args *args, int kind) {
   const cubert_device_properties *p = cubert_client_properties(client);
   if (!p || p->hardware.max_units_per_cube < 256 || p->hardware.max_cube_dim[0] < 16 ||
       p->hardware.max_cube_dim[1] < 16)
@@ -144,6 +168,10 @@ static int mm_tile_valid(const cubert_client *client, const mm_args *args, int k
   if (cx > p->hardware.max_cube_count[0] || cy > p->hardware.max_cube_count[1] ||
       args->batches > p->hardware.max_cube_count[2])
     return 0;
+  return 1;
+}
+static int mm_tile_valid(const cubert_client *client, const mm_args *args, int kind) {
+  if (!mm_tile_valid_limits(client, args, kind)) return 0;
   if (kind == MM_TILE32) return 1;
   /* On the CPU server (GCC vectorises each phase across the units) the 128 x 64 block spills
      its 32 accumulators and the consecutive-column block turns B reads into gathers: both run
@@ -183,6 +211,28 @@ static int mm_vec_valid(const cubert_client *c, const cubert_tune_key *k, const 
   return p && p->type == CUBERT_DEVICE_TYPE_OPENCL_CPU && args->dtype == CUBERT_DTYPE_F32 &&
          args->m >= 8 && args->n >= 32;
 }
+static _Thread_local int forced = -1;
+
+/* The 128 x 128 kernels (8 x 8 outputs per unit, double-buffered shared tiles) are for GPUs:
+   on CPUs their 64 vector accumulators per unit spill (CPU server) or run near scalar speed
+   (PoCL, which vectorises inside a unit only where a unit's work is one contiguous run), so
+   the tuner measures them only on GPU devices and on products that fill at least one block
+   in each direction. A forced candidate (tests) runs anywhere and at any size. */
+static int mm_big_valid(const cubert_client *client, const mm_args *args, int kind) {
+  if (args->dtype != CUBERT_DTYPE_F32 || !mm_tile_valid_limits(client, args, kind)) return 0;
+  if (forced >= 0) return 1;
+  const cubert_device_properties *p = cubert_client_properties(client);
+  return !args->cpu_server && p->type == CUBERT_DEVICE_TYPE_OPENCL_GPU &&
+         args->m >= mm_tile_m[kind] && args->n >= mm_tile_n[kind];
+}
+static int mm_big8_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
+  return mm_big_valid(c, a, MM_BIG8);
+}
+static int mm_big16_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
+  return mm_big_valid(c, a, MM_BIG16);
+}
 /* The simple kernel reads every A and B element from memory K times over: it is a candidate
    only for small products (at most 2^22 multiply-adds, or a thin C), where a tiled cube would
    mostly idle; measuring it on large ones would take seconds. */
@@ -202,14 +252,14 @@ static const cubert_tune_candidate mm_candidates[] = {
     {"tile32x32", mm_tile32, mm_tile32_valid, 0},
     {"simple", mm_simple, mm_simple_valid, 0},
     {"vec8x32", mm_vec, mm_vec_valid, 0},
+    {"big128k8", mm_big8, mm_big8_valid, 0},
+    {"big128k16", mm_big16, mm_big16_valid, 0},
 };
 enum { MM_CANDIDATES = sizeof mm_candidates / sizeof mm_candidates[0] };
 /* One set per dtype: their winners differ (f64 halves the vector width). Bump the checksum
    when the kernels change in ways that move the winners. */
-static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0003};
-static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, MM_CANDIDATES, 0x6d6d0003};
-
-static _Thread_local int forced = -1;
+static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0004};
+static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, MM_CANDIDATES, 0x6d6d0004};
 
 void cubert_ops_matmul_force_candidate(int index) {
   forced = index;

@@ -77,7 +77,8 @@ void cubert_ops_reduce_force_candidate(int index);
 const struct cubert_tune_set *cubert_ops_softmax_tune_set(void);
 void cubert_ops_softmax_force_candidate(int index);
 /* The same for cubert_op_matmul (tune sets "matmul_f32" / "matmul_f64", one candidate list:
-   0 tile64x64, 1 tile128x64, 2 tile128x256c, 3 tile32x32, 4 simple, 5 vec8x32). */
+   0 tile64x64, 1 tile128x64, 2 tile128x256c, 3 tile32x32, 4 simple, 5 vec8x32, 6 big128k8,
+   7 big128k16). */
 void cubert_ops_matmul_force_candidate(int index);
 
 /* As cubert_ops_launch_1d, with the cube dim chosen by autotune (cubert/tune.h; set

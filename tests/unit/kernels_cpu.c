@@ -86,6 +86,8 @@ Test(kernels_cpu, library_table_lists_every_kernel_once) {
       &cubert_kernel_matmul_tile128x64_f32,
       &cubert_kernel_matmul_tile128x256c_f32,
       &cubert_kernel_matmul_vec8x32_f32,
+      &cubert_kernel_matmul_big128k8_f32,
+      &cubert_kernel_matmul_big128k16_f32,
       &cubert_kernel_matmul_beta_f32,
       &cubert_kernel_matmul_simple_f64,
       &cubert_kernel_matmul_tile32x32_f64,
@@ -108,7 +110,8 @@ Test(kernels_cpu, library_table_lists_every_kernel_once) {
     cr_assert_str_eq(k->opencl_entry, entry);
     cr_assert(strstr(k->opencl_source, entry) != NULL, "%s's source defines its entry", k->name);
     const int reduce = k == &cubert_kernel_reduce_sum_f32;
-    const int tiled = strncmp(k->name, "matmul_tile", 11) == 0;
+    const int tiled =
+        strncmp(k->name, "matmul_tile", 11) == 0 || strncmp(k->name, "matmul_big", 10) == 0;
     cr_assert_eq(!!(k->flags & CUBERT_KERNEL_PHASED), reduce || tiled, "%s flags", k->name);
     cr_assert_eq(!!(k->flags & CUBERT_KERNEL_NEEDS_FP64), strstr(k->name, "_f64") != NULL,
                  "%s needs fp64 exactly when it is an f64 kernel", k->name);

@@ -202,6 +202,9 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_online_f32,
    (16, 16, 1), cube count (ceil(N / BN), ceil(M / BM), batches), BM x BN outputs per cube.
    `vec8x32_f32`: one unit per 8 x 32 block of C in vector registers (for CPUs behind OpenCL),
    any 1-D launch of at least batches * ceil(M / 8) * ceil(N / 32) units.
+   `big128k<TK>_f32`: phased, cube dim (16, 16, 1), cube count (ceil(N / 128), ceil(M / 128),
+   batches): 128 x 128 blocks, 8 x 8 outputs per unit, double-buffered shared tiles of K depth
+   TK (8 or 16), for GPUs.
    `beta`: buffers t, c; c = t + beta * c (t dense), or beta * c. The f64 kernels need
    CUBERT_FEATURE_FP64 (CUBERT_KERNEL_NEEDS_FP64). Prefer cubert_op_matmul. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_simple_f32;
@@ -210,6 +213,8 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile64x64_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x64_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x256c_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_vec8x32_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_big128k8_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_big128k16_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_beta_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_simple_f64;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile32x32_f64;
