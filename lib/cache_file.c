@@ -123,11 +123,19 @@ int cubert_cache_file_write(const char *path, const void *const *parts, const si
                             size_t count) {
   static atomic_uint counter;
   char tmp[4200];
-  int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
-                   atomic_fetch_add(&counter, 1u));
-  if (n < 0 || (size_t)n >= sizeof(tmp)) return ENAMETOOLONG;
-  FILE *f = fopen(tmp, "wbx");
-  if (!f) return errno;
+  FILE *f = NULL;
+  /* A name taken already belongs to no writer of this process (the counter never repeats):
+     it is the leftover of a killed process that had this pid (pids are reused, and in a
+     container the same few come round often), or a live one with this pid in another pid
+     namespace sharing the folder. Neither may be removed here; the next name is tried, so a
+     leftover never stops the cache from being written. */
+  for (int attempt = 0; !f; ++attempt) {
+    int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
+                     atomic_fetch_add(&counter, 1u));
+    if (n < 0 || (size_t)n >= sizeof(tmp)) return ENAMETOOLONG;
+    f = fopen(tmp, "wbx");
+    if (!f && (errno != EEXIST || attempt >= 1000)) return errno;
+  }
   int ok = 1, error = 0;
   for (size_t i = 0; ok && i < count; ++i) ok = fwrite(parts[i], 1, sizes[i], f) == sizes[i];
   if (!ok) error = errno ? errno : EIO;

@@ -151,6 +151,33 @@ void cubert_parked_free(cubert_device *device);
 cubert_status cubert_stream_errors_create(cubert_stream_errors **out);
 void cubert_stream_errors_destroy(cubert_stream_errors *errors);
 cubert_status cubert_stream_errors_take(cubert_stream_errors *errors);
+/* Moves the queue's errors out, as they are (no SERVER_UNHEALTHY around them): *out_items
+   (malloc'd, NULL when none), their count and the pushes that were lost for want of memory. */
+void cubert_stream_errors_detach(cubert_stream_errors *errors, cubert_status **out_items,
+                                 size_t *out_count, size_t *out_dropped);
+/* Puts errors detached earlier back in FRONT of those pushed since (ownership of `items` and
+   each error moves in), so that the queue reads as if they had never left. */
+void cubert_stream_errors_reattach(cubert_stream_errors *errors, cubert_status *items, size_t count,
+                                   size_t dropped);
+
+/* Errors of the calling stream set aside while the core runs work of its own on the stream
+   and reads that work's errors (autotune's measurements, tune/tuner.c), so that the stream's
+   earlier errors neither fail that work nor get lost: stream/aside.c. */
+typedef struct cubert_errors_aside {
+  cubert_stream_id stream;
+  cubert_status *queued; /* the slot queue's errors, in order */
+  size_t queued_count, dropped;
+  cubert_status *parked; /* errors parked for the stream, in order */
+  size_t parked_count;
+} cubert_errors_aside;
+/* Waits for the calling stream's work, then moves its pending errors (slot queue and parked)
+   into *out. Errors: those of taking the slot (nothing set aside then). */
+cubert_status cubert_client_errors_set_aside(cubert_client *client, cubert_errors_aside *out);
+/* Gives the stream its set-aside errors back, ahead of any raised since: the next
+   flush/sync/read returns them as if they had never been set aside, and the backend skips work
+   queued behind them. Frees `aside`'s arrays. Returns nothing: when host memory runs out,
+   the queue counts the errors it cannot keep as lost (still reported, as one error). */
+void cubert_client_errors_put_back(cubert_client *client, cubert_errors_aside *aside);
 
 /* handles (handle.c) */
 cubert_status cubert_handle_new(cubert_device *device, cubert_slice *slice, uint64_t offset,

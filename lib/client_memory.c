@@ -91,22 +91,18 @@ static cubert_status install_pools(cubert_device *device, const cubert_memory_co
   CUBERT_RETURN_IF_ERROR(config_copy(config, &copy));
 
   cubert_device_lock(device);
-  /* All or nothing: refuse before touching any slot if one still has live dynamic memory. */
+  /* All or nothing: refuse before touching any slot if one still has live dynamic memory,
+     with the same check the per-slot install makes (so that the install below cannot refuse
+     once this passed). */
   cubert_status s = NULL;
   for (uint32_t i = 0; i < device->max_streams && !s; ++i) {
     if (!device->slots[i]) continue;
-    cubert_memory_cleanup(device->slots[i]->memory, 1);
-    cubert_memory_report report = {0};
-    cubert_memory_report_get(device->slots[i]->memory, &report);
-    for (size_t p = 0; p < report.pool_count && !s; ++p)
-      if (report.pools[p].config.kind != CUBERT_POOL_PERSISTENT &&
-          report.pools[p].usage.bytes_in_use)
-        s = cubert_status_set_size(
-            cubert_status_make(CUBERT_CODE_POOLS_IN_USE,
-                               "memory pools are in use: stream slot %u still holds %llu bytes in "
-                               "its pools; release them before installing a new layout",
-                               i, (unsigned long long)report.pools[p].usage.bytes_in_use),
-            report.pools[p].usage.bytes_in_use);
+    cubert_status in_use = cubert_memory_pools_in_use(device->slots[i]->memory);
+    if (in_use)
+      s = cubert_status_wrap(CUBERT_CODE_POOLS_IN_USE, in_use,
+                             "cubert_client_install_memory_pools: nothing was installed: stream "
+                             "slot %u (stream %llu)",
+                             i, (unsigned long long)device->slots[i]->owner);
   }
   /* Build every slot's pools first and install them only when all were built, so a failure
      (out of memory, say) leaves every stream, and the saved layout, as they were. */
@@ -119,12 +115,10 @@ static cubert_status install_pools(cubert_device *device, const cubert_memory_co
     if (device->slots[i]) s = cubert_memory_pools_build(device->slots[i]->memory, copy, &built[i]);
   for (uint32_t i = 0; i < device->max_streams && !s; ++i) {
     if (!device->slots[i]) continue;
-    /* Cannot fail: no slot holds live dynamic memory (checked above, under the lock). */
-    cubert_status in_use = cubert_memory_pools_install(device->slots[i]->memory, built[i]);
-    if (in_use)
-      cubert_status_free(in_use);
-    else
-      built[i] = NULL;
+    /* Cannot fail: no slot holds a live dynamic slice (checked above with the same test,
+       under the lock); should it, the error is reported, not dropped. */
+    s = cubert_memory_pools_install(device->slots[i]->memory, built[i]);
+    if (!s) built[i] = NULL;
   }
   if (!s) {
     free(device->pool_override_list);

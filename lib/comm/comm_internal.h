@@ -87,6 +87,10 @@ typedef struct comm_job {
   comm_leg *legs;      /* [local_count] */
   cubert_status error; /* the first failure (comm->mu) */
   _Atomic int failed;  /* set with `error`; read without the lock to stop early */
+  /* Holders of the job: the worker (until it opened the gates) and the submitting call (until
+     it placed the gates, which it does after queuing the job: submit.c says why). The last
+     one frees the gates, events, slices and the job (cubert_comm_job_put). */
+  _Atomic int holds;
   struct comm_job *next;
 } comm_job;
 
@@ -128,8 +132,11 @@ struct cubert_comm {
 void cubert_comm_enqueue(cubert_comm *comm, comm_job *job);
 /* Records `error` as the job's failure (keeps the first; ownership moves in). */
 void cubert_comm_job_fail(cubert_comm *comm, comm_job *job, cubert_status error);
-/* Opens every leg's gate (with a copy of the job's error), frees the job. No lock held. */
+/* Opens every leg's gate (with a copy of the job's error), then drops the worker's hold on the
+   job. No lock held. */
 void cubert_comm_job_finish(cubert_comm *comm, comm_job *job);
+/* Drops one hold on the job; the last frees its gates, events and slices, and the job. */
+void cubert_comm_job_put(cubert_comm *comm, comm_job *job);
 
 /* member.c: the member thread's work on one job. */
 void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m);

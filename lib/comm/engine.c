@@ -20,13 +20,27 @@ void cubert_comm_job_fail(cubert_comm *comm, comm_job *job, cubert_status error)
 }
 
 void cubert_comm_job_finish(cubert_comm *comm, comm_job *job) {
+  /* A gate not placed yet (its call is still placing the gates) opens now and lets the later
+     gate_wait pass at once, with the error (server.h). */
   for (size_t i = 0; i < comm->local_count; ++i) {
     comm_leg *leg = &job->legs[i];
     cubert_server *server = comm->members[i].server;
     if (leg->gate) {
+      /* comm->mu: the submitting call may still record a failure (submit.c). */
+      pthread_mutex_lock(&comm->mu);
       cubert_status error = job->error ? cubert_status_clone(job->error) : NULL;
+      pthread_mutex_unlock(&comm->mu);
       server->vtable->gate_open(server, leg->gate, error);
     }
+  }
+  cubert_comm_job_put(comm, job);
+}
+
+void cubert_comm_job_put(cubert_comm *comm, comm_job *job) {
+  if (atomic_fetch_sub(&job->holds, 1) != 1) return;
+  for (size_t i = 0; i < comm->local_count; ++i) {
+    comm_leg *leg = &job->legs[i];
+    cubert_server *server = comm->members[i].server;
     /* Without the device lock (legs.c says why): gates and events hold no server state. */
     if (leg->gate) server->vtable->gate_release(server, leg->gate);
     if (leg->ready) server->vtable->event_release(server, leg->ready);

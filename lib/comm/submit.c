@@ -3,10 +3,10 @@
    Every argument is checked for every member before anything is queued, so a call that fails
    changed nothing. Then, member after member, under its device lock and on the calling
    stream's slot: the stream waits for other streams that used src/dst (the core's
-   cross-stream order, stream/resolve.c), an event "src ready" is recorded on it, a gate is
-   queued on it (server.h) and src/dst are marked as used by it at the gate, so that later work
-   of any stream on them comes after the collective. The job then goes to the worker; the call
-   returns. */
+   cross-stream order, stream/resolve.c) and an event "src ready" is recorded on it. The job
+   then goes to the worker, and only then, member after member, a gate is queued on each
+   stream (server.h) and src/dst are marked as used by it at the gate, so that later work of
+   any stream on them comes after the collective (order_leg says why in this order). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,10 +190,18 @@ static void legs_drop(comm_job *job, size_t n) {
 }
 
 /* Orders member i's leg on the calling stream of its client, in two steps over all members
-   (device lock held inside each): first every member's stream waits for the other streams
-   that used src/dst and records "src ready"; then every member's stream gets its gate. All
+   (device lock held inside each). Step 0: the member's stream waits for the other streams that
+   used src/dst, records "src ready", and the leg's gate is made (not placed). Step 1, after the
+   job was queued: the gate is placed on the stream and src/dst are marked as used there. All
    "ready" events come before all gates, so members that share a stream (one client twice)
-   never wait for each other's gate. */
+   never wait for each other's gate.
+
+   Why the job is queued before any gate is placed: placing a gate may first have to take the
+   stream's slot over from another stream id (stream/slots.c), which syncs the slot under the
+   device lock, and so does any other thread's submit to that slot. A gate whose job is not
+   queued yet never opens, so such a sync waited for ever (two members of one call on ids 5 and
+   37 of 32 slots, or CUBERT_MAX_STREAMS=1 with several threads). With every placed gate's job
+   queued, a sync only waits for a collective in progress, whose threads take no device lock. */
 static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int step) {
   comm_member *m = &comm->members[i];
   cubert_client_obj *c = NULL;
@@ -211,28 +219,21 @@ static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int s
   if (step == 0) {
     if (!s) s = cubert_slot_resolve(device, index, b, nb);
     if (!s) s = server->vtable->event_record(server, slot->stream, &leg->ready);
-  } else {
     if (!s) s = server->vtable->gate_create(server, &leg->gate);
+  } else {
     if (!s) s = server->vtable->gate_wait(server, slot->stream, leg->gate);
-    if (!s) {
-      cubert_slot_mark_used(device, index, b, nb);
-    } else if (leg->gate) {
-      server->vtable->gate_release(server, leg->gate);
-      leg->gate = NULL;
-    }
+    if (!s) cubert_slot_mark_used(device, index, b, nb);
   }
   cubert_device_unlock(device);
   cubert_client_release(m->client);
   return s;
 }
 
-/* Undoes order_leg for members [0, n): opens and frees their gates (nothing ran behind them),
-   frees their events. */
+/* Undoes step 0 of order_leg for members [0, n): frees their gates (never placed) and events. */
 static void unorder(cubert_comm *comm, comm_job *job, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     comm_leg *leg = &job->legs[i];
     comm_member *m = &comm->members[i];
-    if (leg->gate) m->server->vtable->gate_open(m->server, leg->gate, NULL);
     cubert_device_lock(m->device);
     if (leg->gate) m->server->vtable->gate_release(m->server, leg->gate);
     if (leg->ready) m->server->vtable->event_release(m->server, leg->ready);
@@ -333,11 +334,8 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
 
   pthread_mutex_lock(&comm->submit_mu);
   size_t ordered = 0;
-  for (int step = 0; step < 2 && !s; ++step)
-    for (ordered = 0; ordered < n; ++ordered) {
-      s = order_leg(comm, &job->legs[ordered], ordered, step);
-      if (s) break;
-    }
+  for (ordered = 0; ordered < n && !s; ++ordered)
+    s = order_leg(comm, &job->legs[ordered], ordered, 0);
   if (s) {
     unorder(comm, job, n);
     pthread_mutex_unlock(&comm->submit_mu);
@@ -345,11 +343,25 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
     free(job->legs);
     free(job);
     return cubert_status_wrap(cubert_status_code(s), s, "%s: ordering on member %zu's stream",
-                              c->fn, comm->rank + ordered);
+                              c->fn, comm->rank + ordered - 1);
   }
+  atomic_init(&job->holds, 2); /* the worker's and this call's */
   cubert_comm_enqueue(comm, job);
+  for (ordered = 0; ordered < n && !s; ++ordered)
+    s = order_leg(comm, &job->legs[ordered], ordered, 1);
   pthread_mutex_unlock(&comm->submit_mu);
-  return NULL;
+  if (s) {
+    /* The job runs already and cannot be taken back: it fails instead, so that every member
+       stream whose gate is placed reports the failure too and none uses a half-written dst
+       unawares (host allocation failures only, in practice). */
+    s = cubert_status_wrap(cubert_status_code(s), s,
+                           "%s: placing the collective on member %zu's stream; the collective "
+                           "was cancelled and its dst buffers are undefined",
+                           c->fn, comm->rank + ordered - 1);
+    cubert_comm_job_fail(comm, job, cubert_status_clone(s));
+  }
+  cubert_comm_job_put(comm, job);
+  return s;
 }
 
 /* ---- the public calls -------------------------------------------------------------------- */

@@ -348,20 +348,25 @@ void cubert_memory_pools_free(cubert_memory_pools *built) {
   free(built);
 }
 
-cubert_status cubert_memory_pools_install(cubert_memory_manager *mm, cubert_memory_pools *built) {
+cubert_status cubert_memory_pools_in_use(cubert_memory_manager *mm) {
   cubert_memory_cleanup(mm, 1);
+  /* Slices, not bytes: a live 0-byte slice holds no bytes but still points into a pool. */
   uint64_t live = 0, in_use = 0;
   for (size_t i = 0; i < mm->pool_count; i++) {
     live += mm->pools[i].usage.number_allocs;
     in_use += mm->pools[i].usage.bytes_in_use;
   }
-  if (live)
-    return cubert_status_set_size(
-        cubert_status_make(CUBERT_CODE_POOLS_IN_USE,
-                           "cannot install memory pools: %llu slices (%llu bytes) are still in "
-                           "use; release them first",
-                           (unsigned long long)live, (unsigned long long)in_use),
-        in_use);
+  if (!live) return NULL;
+  return cubert_status_set_size(
+      cubert_status_make(CUBERT_CODE_POOLS_IN_USE,
+                         "cannot install memory pools: %llu allocations (%llu bytes; 0-byte "
+                         "buffers count too) are still live; release them first",
+                         (unsigned long long)live, (unsigned long long)in_use),
+      in_use);
+}
+
+cubert_status cubert_memory_pools_install(cubert_memory_manager *mm, cubert_memory_pools *built) {
+  CUBERT_RETURN_IF_ERROR(cubert_memory_pools_in_use(mm));
   for (size_t i = 0; i < mm->pool_count; i++) pool_free_pages(&mm->pools[i]);
   free(mm->pools);
   mm->pools = built->pools;

@@ -56,6 +56,9 @@ cubert_status cubert_memory_install_pools(cubert_memory_manager *mm,
    only with POOLS_IN_USE (the built pools then stay with the caller) and takes them over on
    success. Free unused built pools with cubert_memory_pools_free (accepts NULL). */
 typedef struct cubert_memory_pools cubert_memory_pools;
+/* POOLS_IN_USE (with the bytes in use) when a dynamic pool still has a live slice, 0-byte ones
+   included (after an explicit cleanup); NULL when cubert_memory_pools_install would succeed. */
+cubert_status cubert_memory_pools_in_use(cubert_memory_manager *mm);
 cubert_status cubert_memory_pools_build(cubert_memory_manager *mm,
                                         const cubert_memory_config *config,
                                         cubert_memory_pools **out);

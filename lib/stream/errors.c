@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "client_internal.h"
 
@@ -93,4 +94,45 @@ cubert_status cubert_stream_errors_take(cubert_stream_errors *e) {
   cubert_status s = cubert_status_unhealthy(items, count);
   free(items);
   return s;
+}
+
+void cubert_stream_errors_detach(cubert_stream_errors *e, cubert_status **out_items,
+                                 size_t *out_count, size_t *out_dropped) {
+  *out_items = NULL;
+  *out_count = *out_dropped = 0;
+  if (!cubert_stream_errors_pending(e)) return;
+  pthread_mutex_lock(&e->mu);
+  *out_items = e->items;
+  *out_count = e->count;
+  *out_dropped = e->dropped;
+  e->items = NULL;
+  e->count = e->capacity = e->dropped = 0;
+  atomic_store_explicit(&e->pending, 0, memory_order_release);
+  pthread_mutex_unlock(&e->mu);
+}
+
+void cubert_stream_errors_reattach(cubert_stream_errors *e, cubert_status *items, size_t count,
+                                   size_t dropped) {
+  if (!count && !dropped) {
+    free(items);
+    return;
+  }
+  pthread_mutex_lock(&e->mu);
+  cubert_status *all = count ? malloc((count + e->count) * sizeof(*all)) : NULL;
+  if (count && !all) {
+    /* Keep what the queue has; what comes back is counted as lost, never reported as none. */
+    for (size_t i = 0; i < count; ++i) cubert_status_free(items[i]);
+    dropped += count;
+  } else if (count) {
+    memcpy(all, items, count * sizeof(*all));
+    if (e->count) memcpy(all + count, e->items, e->count * sizeof(*all));
+    free(e->items);
+    e->items = all;
+    e->count += count;
+    e->capacity = e->count;
+  }
+  free(items);
+  e->dropped += dropped;
+  atomic_store_explicit(&e->pending, 1, memory_order_release);
+  pthread_mutex_unlock(&e->mu);
 }

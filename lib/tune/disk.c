@@ -19,12 +19,19 @@
    process with the same identity) tuning at once both keep their entries; the write itself is
    temp + rename (cache_file.c), so a reader never needs the lock and a writer killed at any
    moment leaves the old file. flock is advisory and released by the kernel when the holder
-   dies, so a killed writer cannot wedge the cache. When the lock file cannot be opened the
-   update goes ahead unlocked: an entry may then be lost to a concurrent writer, never
-   corrupted. */
+   dies, so a killed writer cannot wedge the cache. A live process may still hold the lock for
+   ever (stopped, or a program that holds it on purpose): the wait is bounded
+   (cubert_tune_disk_lock_timeout_ms), after which the update is given up with ETIMEDOUT and the
+   winner stays in memory. When the lock file cannot be opened the update goes ahead unlocked:
+   an entry may then be lost to a concurrent writer, never corrupted.
+
+   Size. A file holds at most MAX_RECORDS (65,536) entries. An update that would exceed it
+   evicts the oldest entries (records are kept in the order they were written, a replaced one
+   moving to the end), so a full file keeps recording new winners. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +46,22 @@
 #define FILE_MAGIC "cubert-tune 1\n"
 #define MAX_FILE_BYTES (16u << 20)
 #define MAX_RECORDS 65536u
+
+_Atomic uint32_t cubert_tune_disk_lock_timeout_ms = 10000;
+
+/* flock(LOCK_EX) with a deadline: polls with LOCK_NB (flock has no timed form). 0 or an errno
+   value (ETIMEDOUT). */
+static int lock_with_timeout(int fd) {
+  uint64_t timeout_ns = (uint64_t)atomic_load(&cubert_tune_disk_lock_timeout_ms) * 1000000u;
+  uint64_t start = cubert_now_ns();
+  for (unsigned pause_us = 100;;) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
+    if (errno != EWOULDBLOCK && errno != EINTR) return errno;
+    if (cubert_now_ns() - start >= timeout_ns) return ETIMEDOUT;
+    usleep(pause_us);
+    if (pause_us < 20000) pause_us *= 2; /* a writer holds it for milliseconds */
+  }
+}
 
 static void append_clean(char *out, size_t capacity, const char *text) {
   size_t len = strlen(out);
@@ -246,8 +269,12 @@ int cubert_tune_disk_update(const char *dir, const char *path, const char *ident
   snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
   int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (lock_fd >= 0) {
-    while (flock(lock_fd, LOCK_EX) != 0 && errno == EINTR) {
+    error = lock_with_timeout(lock_fd);
+    if (error == ETIMEDOUT) {
+      close(lock_fd);
+      return error;
     }
+    error = 0; /* another failure to lock: go ahead unlocked, as without a lock file */
   }
   cubert_tune_record *records = NULL;
   size_t count = 0;
@@ -262,6 +289,12 @@ int cubert_tune_disk_update(const char *dir, const char *path, const char *ident
     if (!replaced && !dropped) records[kept++] = *r;
   }
   count = kept;
+  if (put && count >= MAX_RECORDS) {
+    /* Full: the oldest entries go, so that the file keeps recording new winners. */
+    size_t evict = count - (MAX_RECORDS - 1);
+    memmove(records, records + evict, (count - evict) * sizeof(*records));
+    count -= evict;
+  }
   if (put) {
     cubert_tune_record *grown = realloc(records, (count + 1) * sizeof(*grown));
     if (!grown) {

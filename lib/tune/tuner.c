@@ -9,6 +9,7 @@
    An entry is PENDING while one thread measures its key; other threads asking for the key
    wait on `done` (see tune.h for why they wait) and the measuring thread is recorded so a
    candidate re-entering with the same key gets the default instead of waiting for itself. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -162,6 +163,14 @@ static cubert_status set_check(const cubert_tune_set *set) {
                                 "candidate %u of tunable set \"%s\" needs a launch function and "
                                 "a name of 1..63 printable characters without spaces",
                                 i, set->name);
+    /* The disk file and the logs name a winner by its name: two candidates of one name would
+       make a recorded winner ambiguous. */
+    for (uint32_t j = 0; j < i; ++j)
+      if (strcmp(set->candidates[j].name, c->name) == 0)
+        return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                  "candidates %u and %u of tunable set \"%s\" are both named "
+                                  "\"%s\"; candidate names must be unique in a set",
+                                  j, i, set->name, c->name);
   }
   return NULL;
 }
@@ -277,7 +286,14 @@ static void disk_update(cubert_tuner *t, const cubert_tune_record *put,
     cubert_log(CUBERT_LOG_WARN, "tune", "autotune cache file '%s' ignored (%s); rewritten", path,
                rejected);
   }
-  if (error) {
+  if (error == ETIMEDOUT) {
+    /* Another process holds the file lock (stopped, or holding it on purpose): this change
+       stays in memory, the file is tried again at the next one. */
+    cubert_log(CUBERT_LOG_WARN, "tune",
+               "the autotune cache file lock '%s.lock' stayed taken for %u ms; this change is "
+               "kept in memory only",
+               path, (unsigned)atomic_load(&cubert_tune_disk_lock_timeout_ms));
+  } else if (error) {
     if (!t->disk_warned)
       cubert_log(CUBERT_LOG_WARN, "tune",
                  "the autotune cache folder '%s' is not usable (%s); tuning results are kept in "
@@ -328,9 +344,9 @@ static int disk_lookup(cubert_tuner *t, const cubert_tune_set *set, uint64_t che
 
 /* Measures the valid candidates (all but `excluded`, UINT32_MAX for none) of an entry this
    thread marked PENDING, publishes the verdict, then launches the winner. */
-static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
-                                  const cubert_tune_set *set, const cubert_tune_key *key,
-                                  const void *args, uint64_t checksum, uint32_t excluded) {
+static cubert_status measure(cubert_client *client, cubert_tuner *t, const cubert_tune_set *set,
+                             const cubert_tune_key *key, const void *args, uint64_t checksum,
+                             uint32_t excluded, uint32_t *out_winner) {
   int minimal = cubert_config_get()->autotune == CUBERT_AUTOTUNE_MINIMAL;
   uint8_t *eligible = calloc(set->candidate_count, 1);
   if (!eligible) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
@@ -423,7 +439,37 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
   cubert_tune_record record;
   record_fill(&record, set, checksum, key, best, best_ns);
   disk_update(t, &record, NULL);
-  return set->candidates[best].launch(client, args);
+  *out_winner = best;
+  return NULL;
+}
+
+/* Measures an entry this thread marked PENDING (measure), then launches the winner. */
+static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
+                                  const cubert_tune_set *set, const cubert_tune_key *key,
+                                  const void *args, uint64_t checksum, uint32_t excluded) {
+  /* The caller's earlier errors are not the candidates': they are kept apart while the
+     candidates run and given back before the winner's launch, which then meets them exactly
+     as with a warm cache (stream/aside.c says why). */
+  cubert_errors_aside aside;
+  cubert_status s = cubert_client_errors_set_aside(client, &aside);
+  if (s) {
+    /* Publish "nothing measured" so that waiters on the PENDING entry measure themselves. */
+    pthread_mutex_lock(&t->lock);
+    tune_entry **at = find(t, set, key);
+    if (*at) {
+      tune_entry *e = *at;
+      *at = e->next;
+      free(e);
+    }
+    pthread_cond_broadcast(&t->done);
+    pthread_mutex_unlock(&t->lock);
+    return s;
+  }
+  uint32_t winner = UINT32_MAX;
+  s = measure(client, t, set, key, args, checksum, excluded, &winner);
+  cubert_client_errors_put_back(client, &aside);
+  if (s) return s;
+  return set->candidates[winner].launch(client, args);
 }
 
 cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,

@@ -115,3 +115,47 @@ Test(core_install_pools, a_failed_install_changes_no_stream) {
   for (int v = 0; v < VIEWS; ++v) cubert_client_release(views[v]);
   cubert_client_release(root);
 }
+
+/* A live 0-byte buffer on one stream holds a slice of its pools but no bytes: the pre-check
+   counted bytes and passed, the per-stream install refused on the slice, and that refusal was
+   dropped, so the call returned OK while that stream kept its old pools (issue 22, item 6).
+   Now the call fails as a whole, naming the stream, and changes nothing. */
+Test(core_install_pools, a_live_zero_byte_buffer_refuses_the_whole_install) {
+  cubert_client *root = NULL, *views[VIEWS];
+  OK(cubert_client_create("cpu", &root));
+  char before[VIEWS][1024], now[1024];
+  for (int v = 0; v < VIEWS; ++v) {
+    OK(cubert_client_with_stream(root, 300 + (cubert_stream_id)v, &views[v]));
+    cubert_handle *h = NULL;
+    OK(cubert_client_empty(views[v], 64, &h)); /* creates the stream's slot */
+    cubert_handle_release(h);
+    OK(cubert_client_sync(views[v]));
+    layout_of(views[v], before[v], sizeof before[v]);
+  }
+  cubert_handle *zero = NULL;
+  OK(cubert_client_empty(views[2], 0, &zero));
+  cubert_pool_config pools[2] = {
+      {.kind = CUBERT_POOL_SLICED, .page_size = 1 << 16},
+      {.kind = CUBERT_POOL_EXCLUSIVE, .max_alloc_size = 1 << 28},
+  };
+  cubert_memory_config config = {.preset = CUBERT_POOLS_EXPLICIT, .pools = pools, .pool_count = 2};
+  cubert_status s = cubert_client_install_memory_pools(root, &config);
+  cr_assert_not_null(s, "install returned OK with a live 0-byte buffer on stream 302");
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_POOLS_IN_USE, "%s", cubert_status_message(s));
+  cr_assert(strstr(cubert_status_message(s), "stream 302"), "%s", cubert_status_message(s));
+  cr_assert(strstr(cubert_status_message(s), "0-byte"), "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  for (int v = 0; v < VIEWS; ++v) {
+    layout_of(views[v], now, sizeof now);
+    cr_assert_str_eq(now, before[v], "stream %d changed layout after a refused install", v);
+  }
+  cubert_handle_release(zero);
+  OK(cubert_client_sync(views[2]));
+  OK(cubert_client_install_memory_pools(root, &config));
+  for (int v = 0; v < VIEWS; ++v) {
+    layout_of(views[v], now, sizeof now);
+    cr_assert(strstr(now, "0:65536 1:"), "stream %d: %s", v, now);
+  }
+  for (int v = 0; v < VIEWS; ++v) cubert_client_release(views[v]);
+  cubert_client_release(root);
+}

@@ -7,6 +7,7 @@
    spin is a slower candidate. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -693,4 +695,188 @@ Test(tune, concurrent_processes_keep_each_others_entries, .timeout = 120) {
     free(records);
     free(identity);
   }
+}
+
+/* ---- issue 22, item 2: tuning never swallows or misplaces an error ----------------------- */
+
+static void failing_cpu(const cubert_cpu_ctx *ctx) {
+  if (ctx->unit_begin == 0) cubert_cpu_fail(ctx, "injected kernel failure 4711");
+}
+static const cubert_kernel_def failing_kernel = {
+    .name = "failing", .cpu = failing_cpu, .opencl_source = NULL};
+
+/* The caller's earlier asynchronous error reaches its next sync whether the key was tuned just
+   now or found in the cache, and no candidate is blamed for it. Before the fix the warm-up sync
+   of the first candidate collected the error, the candidate was dropped and the error lost. */
+Test(tune, an_earlier_async_error_is_left_to_the_callers_next_sync) {
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.spin_ns = {600000, 100000, 300000}};
+  cubert_tune_key key = key1(77);
+  for (int warm = 0; warm < 2; ++warm) {
+    expect_ok(cubert_client_launch(client, &failing_kernel, cubert_cube_count_new_3d(1, 1, 1),
+                                   cubert_cube_dim_new_3d(1, 1, 1), NULL));
+    expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+    cubert_status s = cubert_client_sync(client);
+    cr_assert_not_null(s, "%s cache: the earlier kernel failure was lost", warm ? "warm" : "cold");
+    cr_expect_eq(cubert_status_code(s), CUBERT_CODE_SERVER_UNHEALTHY, "%s",
+                 cubert_status_message(s));
+    cr_expect(strstr(cubert_status_message(s), "4711"), "%s", cubert_status_message(s));
+    cr_expect_eq(cubert_status_error_count(s), 1, "%s", cubert_status_message(s));
+    cubert_status_free(s);
+    expect_ok(cubert_client_sync(client)); /* reported once */
+  }
+  cubert_tune_stats st = stats_of(client);
+  cr_expect_eq(st.tunings, 1);
+  cr_expect_eq(st.candidates_measured, 3);
+  cr_expect_eq(st.candidates_failed, 0, "a candidate was blamed for the caller's error");
+  cr_expect_eq(st.memory_hits, 1);
+  cubert_client_release(client);
+}
+
+Test(tune, duplicate_candidate_names_are_invalid_argument) {
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  static const cubert_tune_candidate dup[] = {
+      {"spin0", c0, NULL, 0}, {"spin1", c1, NULL, 0}, {"spin0", c2, NULL, 0}};
+  static const cubert_tune_set dup_set = {"test.dup", dup, 3, 0};
+  spin_args args = {0};
+  cubert_tune_key key = key1(5);
+  cubert_status s = cubert_tune_execute(client, &dup_set, &key, &args);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT, "%s",
+               s ? cubert_status_message(s) : "OK");
+  cr_expect(strstr(cubert_status_message(s), "candidates 0 and 2") &&
+                strstr(cubert_status_message(s), "\"spin0\""),
+            "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  cr_expect_eq(atomic_load(&args.calls[0]) + atomic_load(&args.calls[2]), 0, "a candidate ran");
+  cubert_client_release(client);
+}
+
+/* The cache file of `client`, its folder made. */
+static void cache_file_of(cubert_client *client, char *path, size_t capacity) {
+  expect_ok(cubert_tune_cache_path(client, path, capacity));
+  char dir[4096];
+  snprintf(dir, sizeof(dir), "%s", path);
+  *strrchr(dir, '/') = 0;
+  mkdir(dir, 0755);
+}
+
+/* A process that holds the file lock for ever (stopped, or on purpose) used to block every new
+   key of every process; now the update gives up after the timeout, the winner stays in memory,
+   and the file is used again once the lock is free. */
+Test(tune, a_held_cache_lock_times_out, .timeout = 60) {
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  atomic_store(&cubert_tune_disk_lock_timeout_ms, 300);
+  char path[4096], lock_path[4200];
+  cache_file_of(client, path, sizeof(path));
+  snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+  /* flock locks belong to the open file: this descriptor excludes the tuner's own. */
+  int fd = open(lock_path, O_RDWR | O_CREAT, 0644);
+  cr_assert_geq(fd, 0);
+  cr_assert_eq(flock(fd, LOCK_EX), 0);
+  spin_args args = {.spin_ns = {0, 0, 0}};
+  cubert_tune_key key = key1(11);
+  uint64_t start = cubert_now_ns();
+  expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+  uint64_t took_ms = (cubert_now_ns() - start) / 1000000u;
+  cr_expect_lt(took_ms, 20000, "tuning waited %llu ms for the held lock",
+               (unsigned long long)took_ms);
+  cubert_tune_stats st = stats_of(client);
+  cr_expect_eq(st.tunings, 1);
+  cr_expect_eq(st.disk_writes, 0);
+  flock(fd, LOCK_UN);
+  close(fd);
+  key = key1(100000);
+  expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+  st = stats_of(client);
+  cr_expect_eq(st.disk_writes, 1, "the cache file was not used again after the timeout");
+  char again[4096];
+  expect_ok(cubert_tune_cache_path(client, again, sizeof(again)));
+  cubert_client_release(client);
+}
+
+/* A temporary file left by a killed process whose pid this process has now (pids are reused)
+   used to make the write fail (O_EXCL), which turned the cache off for the process. */
+Test(tune, a_leftover_temp_file_of_a_dead_process_keeps_the_cache_on) {
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  char path[4096], tmp[4300];
+  cache_file_of(client, path, sizeof(path));
+  for (unsigned i = 0; i < 16; ++i) {
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), i);
+    write_file(tmp, "half-written", 12);
+  }
+  spin_args args = {.spin_ns = {0, 0, 0}};
+  cubert_tune_key key = key1(3);
+  expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+  cubert_tune_stats st = stats_of(client);
+  cr_expect_eq(st.disk_writes, 1, "the winner was not written");
+  char again[4096];
+  cubert_status s = cubert_tune_cache_path(client, again, sizeof(again));
+  cr_expect_null(s, "the cache was turned off: %s", s ? cubert_status_message(s) : "");
+  cubert_status_free(s);
+  cubert_client_release(client);
+}
+
+/* A file at the 65,536-entry limit: a new winner is still recorded (the oldest entry goes).
+   Before the fix the new entry was written past the limit, and every reader stopped before
+   it. */
+Test(tune, a_full_cache_file_still_records_new_winners, .timeout = 120) {
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.spin_ns = {0, 0, 0}};
+  cubert_tune_key key = key1(1);
+  expect_ok(cubert_tune_execute(client, &set3, &key, &args)); /* a real file: its header */
+  char path[4096];
+  expect_ok(cubert_tune_cache_path(client, path, sizeof(path)));
+  char *identity = cubert_tune_disk_identity(client);
+  cr_assert_not_null(identity);
+  size_t size = 0;
+  const char *reason = NULL;
+  int missing = 0;
+  unsigned char *good = cubert_cache_file_read(path, 1, 1 << 20, &size, &reason, &missing);
+  cr_assert_not_null(good, "%s", reason);
+  char *end = strstr((char *)good, "\nend ");
+  cr_assert_not_null(end);
+  size_t head = (size_t)(end + 1 - (char *)good); /* header + the one entry */
+  enum { FULL = 65536 };
+  size_t capacity = head + (size_t)FULL * 64 + 64;
+  char *text = malloc(capacity);
+  cr_assert_not_null(text);
+  memcpy(text, good, head);
+  size_t len = head;
+  for (unsigned i = 1; i < FULL; ++i)
+    len += (size_t)snprintf(text + len, capacity - len, "test.fill 0000000000000001 0 f %u 1 %u\n",
+                            i, i);
+  uint64_t sum = cubert_fnv1a64(CUBERT_FNV1A64_SEED, text, len);
+  len += (size_t)snprintf(text + len, capacity - len, "end %016llx\n", (unsigned long long)sum);
+  write_file(path, text, len);
+  cubert_tune_record *records = NULL;
+  size_t count = 0;
+  cr_assert_null(cubert_tune_disk_load(path, identity, &records, &count));
+  cr_assert_eq(count, FULL, "the test's file is not full");
+  free(records);
+
+  key = key1(1 << 20);
+  expect_ok(cubert_tune_execute(client, &set3, &key, &args));
+  cr_assert_null(cubert_tune_disk_load(path, identity, &records, &count));
+  cr_expect_eq(count, FULL);
+  int found = 0;
+  for (size_t i = 0; i < count; ++i)
+    found |= strcmp(records[i].set_name, "test.spin") == 0 && records[i].key.count == 1 &&
+             records[i].key.fields[0] == key.fields[0];
+  cr_expect(found, "the new winner is not in the full file");
+  cr_expect(strcmp(records[0].set_name, "test.fill") == 0, "the oldest entry was not evicted");
+  free(records);
+  free(text);
+  free(good);
+  free(identity);
+  cubert_client_release(client);
 }

@@ -366,7 +366,8 @@ CUBERT_API cubert_status cubert_client_allocation_mode(cubert_client *client,
                                                        cubert_allocation_mode mode);
 /** Replaces the pool layout of every stream (and of streams created later), all or nothing:
    on any error every stream keeps its pools and later streams the previous layout.
-   POOLS_IN_USE when a pool still holds live allocations; OUT_OF_MEMORY; the layout's own
+   POOLS_IN_USE when a pool of any stream still holds a live allocation (a 0-byte buffer
+   counts), naming the stream, and nothing is installed; OUT_OF_MEMORY; the layout's own
    errors (EMPTY_POOL_LIST, ZERO_SIZE, SLICE_LARGER_THAN_PAGE, CAP_SMALLER_THAN_PAGE,
    TOO_MANY_PAGES, TOO_MANY_POOLS). */
 CUBERT_API cubert_status cubert_client_install_memory_pools(cubert_client *client,

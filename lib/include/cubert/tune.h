@@ -105,7 +105,10 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    each run is synchronised, other streams keep their work and results); the median decides. A
    candidate that fails is skipped and logged at info; the winner is cached and then launched once
    more, and that launch's status is returned. When every candidate fails, the last failure is
-   returned and nothing is cached.
+   returned and nothing is cached. Errors the calling stream's earlier asynchronous work raised
+   are not the candidates': they are kept apart while the candidates run and returned by the
+   stream's next flush/sync/read, as when the key is cached (work queued behind them, the
+   winner's launch included, is skipped as usual).
 
    Thread-safety: any number of threads may call this for one client or device. When several
    threads ask for the same unknown key, one measures it and the others wait for its verdict
@@ -117,7 +120,8 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    gets the default candidate instead of a deadlock. Do not call this for an untuned key from
    inside cubert_client_exclusive(): the measuring thread needs the device lock.
 
-   Returns INVALID_ARGUMENT (NULL client/set/key, bad set name or candidate), UNAVAILABLE when
+   Returns INVALID_ARGUMENT (NULL client/set/key, bad set name or candidate, two candidates of
+   one name), UNAVAILABLE when
    no candidate is valid for the key, OUT_OF_MEMORY, or a candidate's status. */
 CUBERT_API cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
                                              const cubert_tune_key *key, const void *args);
