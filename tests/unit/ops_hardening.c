@@ -200,6 +200,50 @@ static void copy_rank_above_the_maximum(cubert_client *c, const cubert_kernel_de
   cubert_handle_release(src);
 }
 
+/* reduce_inner / reduce_outer (kernels.h) over 1 output and 1 split, with in of 1000 floats
+   and in_idx of 10 ints: the reduced length R, its stride and the flags as given. */
+static cubert_status reduce_axis_launch(cubert_client *c, const cubert_kernel_def *k, uint64_t R,
+                                        uint64_t stride, uint64_t flags) {
+  float x[1000];
+  for (int i = 0; i < 1000; ++i) x[i] = 1.0f;
+  int32_t idx[10] = {0};
+  cubert_handle *in = upload(c, x, sizeof x), *in_idx = upload(c, idx, sizeof idx), *part = NULL,
+                *part_idx = NULL, *out = NULL;
+  OK(cubert_client_empty(c, 64, &part));
+  OK(cubert_client_empty(c, 64, &part_idx));
+  OK(cubert_client_empty(c, 64, &out));
+  cubert_handle *bufs[5] = {in, in_idx, part, part_idx, out};
+  /* kr 1 (one kept axis of length 1), R, stride, offsets 0, 1 split of R, flags, divisor R,
+     1 row, then the kept length 1 and its strides 0 */
+  uint64_t info[13] = {1, R, stride, 0, 0, 1, R, flags, R, 1, 1, 0, 0};
+  cubert_kernel_args args = {bufs, 5, info, 13};
+  OK(cubert_client_launch_mode(c, k, cubert_cube_count_new_1d(1), cubert_cube_dim_new_3d(64, 1, 1),
+                               &args, CUBERT_EXECUTION_VALIDATE));
+  cubert_status s = cubert_client_sync(c);
+  cubert_handle_release(out);
+  cubert_handle_release(part_idx);
+  cubert_handle_release(part);
+  cubert_handle_release(in_idx);
+  cubert_handle_release(in);
+  return s;
+}
+
+/* The axis kernels' own bound hid two launches from validate mode: a walk whose last element
+   lies past 2^64 (its wrapped index fell inside `in`) and an in_idx shorter than the walk. */
+static void reduce_axis_hidden_violations(cubert_client *c) {
+  const uint64_t huge = (uint64_t)1 << 63; /* 3 elements 2^63 apart: the last wraps to 0 */
+  ERR(reduce_axis_launch(c, &cubert_kernel_reduce_inner_sum_f32, 3, huge, 0),
+      CUBERT_CODE_SERVER_UNHEALTHY, "reduce_inner_sum_f32", "validate mode",
+      "element 18446744073709551615 of buffer 0");
+  ERR(reduce_axis_launch(c, &cubert_kernel_reduce_outer_sum_f32, 3, huge, 0),
+      CUBERT_CODE_SERVER_UNHEALTHY, "reduce_outer_sum_f32", "element 18446744073709551615");
+  ERR(reduce_axis_launch(c, &cubert_kernel_reduce_inner_argmax_f32, 100, 1, 1),
+      CUBERT_CODE_SERVER_UNHEALTHY, "reduce_inner_argmax_f32", "element 99 of buffer 1", "in_idx",
+      "holds 10 elements");
+  /* within bounds: no report */
+  OK(reduce_axis_launch(c, &cubert_kernel_reduce_inner_argmax_f32, 10, 1, 1));
+}
+
 static cubert_client *opencl_or_skip(void) {
   cubert_client *c = NULL;
   cubert_status s = cubert_client_create("opencl", &c);
@@ -217,6 +261,16 @@ Test(ops_hardening, reduce_past_its_input_is_reported_in_validate_mode_cpu) {
 Test(ops_hardening, reduce_past_its_input_is_reported_in_validate_mode_opencl) {
   cubert_client *c = opencl_or_skip();
   reduce_past_its_input(c);
+  cubert_client_release(c);
+}
+
+Test(ops_hardening, reduce_axis_walks_past_2_64_or_in_idx_are_reported_in_validate_mode_cpu) {
+  reduce_axis_hidden_violations(client);
+}
+
+Test(ops_hardening, reduce_axis_walks_past_2_64_or_in_idx_are_reported_in_validate_mode_opencl) {
+  cubert_client *c = opencl_or_skip();
+  reduce_axis_hidden_violations(c);
   cubert_client_release(c);
 }
 
