@@ -124,8 +124,8 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
         CUBERT_CODE_INVALID_ARGUMENT,
         OP
         ": out (bytes %llu..%llu of its allocation) overlaps in (bytes "
-        "%llu..%llu of the same allocation) without being the very same "
-        "view; in place needs the same first byte, shape and strides",
+        "%llu..%llu of the same allocation); in place needs the very same view (the "
+        "same first byte, shape and strides)",
         (unsigned long long)out_ext.first_byte, (unsigned long long)out_ext.end_byte,
         (unsigned long long)in_ext.first_byte, (unsigned long long)in_ext.end_byte);
   const cubert_device_properties *props = cubert_client_properties(client);
