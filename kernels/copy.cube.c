@@ -17,9 +17,29 @@ void cubert_copy_strided_rows_cpu(const cubert_cpu_ctx *ctx);
 #define CUBERT_CPU_OVERRIDE_copy_strided ~, 1, cubert_copy_strided_rows_cpu
 #endif
 
+/* 1 when the rank (info word 0) is at most COPY_MAX_RANK; else 0, and in validate mode the
+   launch's violation (the word, its value and the limit), as an out-of-range access is: the
+   kernel's own guard must not hide a bad launch from validate mode. */
+#ifdef CUBERT_CUBE_OPENCL
+#define COPY_RANK_OK() \
+  cubert_info_at_most_(CUBERT_CUBE_ENV_, cubert_mode_, 0u, (ulong)COPY_MAX_RANK)
+#else
+/* backends/cpu/checks.c */
+void cubert_cpu_report_info_limit(const cubert_cpu_ctx *ctx, uint64_t unit_id, uint32_t word,
+                                  uint64_t value, uint64_t limit);
+static inline int copy_rank_ok_(const cubert_cpu_ctx *ctx, int mode, uint64_t rank) {
+  if (rank <= COPY_MAX_RANK) return 1;
+  if (mode == CUBERT_CUBE_VALIDATE)
+    cubert_cpu_report_info_limit(ctx, UINT64_MAX, 0, rank, COPY_MAX_RANK);
+  return 0;
+}
+#define COPY_RANK_OK() copy_rank_ok_(CUBERT_CUBE_ENV_, cubert_mode_, INFO_U64(0))
+#endif
+
 UNIT_KERNEL(copy_strided, INFO_U64(2), (const uint8_t, src), (uint8_t, dst)) {
   const uint64_t rank = INFO_U64(0), elem = INFO_U64(1);
-  if (rank > COPY_MAX_RANK || elem == 0) return;
+  /* A rank above the limit copies nothing; validate mode reports it (COPY_RANK_OK). */
+  if (!COPY_RANK_OK() || elem == 0) return;
   uint64_t rest = UNIT_ID, offset = 0;
   for (uint64_t d = rank; d-- > 1;) {
     const uint64_t dim = INFO_U64(3 + d);

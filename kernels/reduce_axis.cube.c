@@ -145,9 +145,14 @@
       /* (a separate test: `x || (with_idx && ..)` draws a constant-operand warning when the      \
          family has no indices) */                                                                \
       const bool idx_short = with_idx && last >= LEN(in_idx);                                     \
-      if (last < base || (sR && (r1 - 1) > (UINT64_MAX - base) / sR) || last >= LEN(in) ||        \
-          idx_short) {                                                                            \
-        (void)LOAD(in, last);                                                                     \
+      const bool wraps = last < base || (sR && (r1 - 1) > (UINT64_MAX - base) / sR);              \
+      if (wraps || last >= LEN(in) || idx_short) {                                                \
+        /* report what is out of range (validate mode): a walk past 2^64 as element 2^64-1 of     \
+           in (its wrapped index may fall inside), a short in_idx as its own element */           \
+        if (idx_short && !wraps && last < LEN(in))                                                \
+          (void)LOAD(in_idx, last);                                                               \
+        else                                                                                      \
+          (void)LOAD(in, wraps ? UINT64_MAX : last);                                              \
         r1 = r0;                                                                                  \
       }                                                                                           \
     }                                                                                             \
@@ -289,8 +294,9 @@
     base += i0 * sI;                                                                              \
     if (r1 > r0) {                                                                                \
       const uint64_t far = base + last_u * sI + (r1 - 1) * sR;                                    \
-      if (far < base || (sR && (r1 - 1) > (UINT64_MAX - base) / sR) || far >= LEN(in)) {          \
-        (void)LOAD(in, far);                                                                      \
+      const bool wraps = far < base || (sR && (r1 - 1) > (UINT64_MAX - base) / sR);               \
+      if (wraps || far >= LEN(in)) {                                                              \
+        (void)LOAD(in, wraps ? UINT64_MAX : far); /* past 2^64: reported as element 2^64-1 */     \
         r1 = r0;                                                                                  \
       }                                                                                           \
     }                                                                                             \
@@ -416,8 +422,9 @@
     base += i0 * sI;                                                                            \
     if (r1 > r0) {                                                                              \
       const uint64_t far = base + last * sI + (r1 - 1) * sR;                                    \
-      if (far < base || (sR && (r1 - 1) > (UINT64_MAX - base) / sR) || far >= LEN(in)) {        \
-        (void)LOAD(in, far);                                                                    \
+      const bool wraps = far < base || (sR && (r1 - 1) > (UINT64_MAX - base) / sR);             \
+      if (wraps || far >= LEN(in)) {                                                            \
+        (void)LOAD(in, wraps ? UINT64_MAX : far); /* past 2^64: reported as element 2^64-1 */   \
         r1 = r0;                                                                                \
       }                                                                                         \
     }                                                                                           \

@@ -221,7 +221,8 @@ cubert_status cubert_client_reserve(cubert_client_obj *client, uint64_t size, ui
                                     cubert_handle **out);
 
 /* kernel_check.c: a kernel-language kernel's declared buffers against the launch's `count`
-   bindings (count and element size); NULL for kernels without a signature. */
+   bindings (count, element size, and an offset aligned for the element:
+   UNSUPPORTED_IO_OPERATION otherwise); NULL for kernels without a signature. */
 cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
                                             const cubert_binding *bindings, uint32_t count);
 

@@ -41,6 +41,20 @@ cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
                                 " (%s: %s) expects whole "
                                 "%" PRIu32 "-byte elements, got a buffer of %" PRIu64 " bytes",
                                 name, i, d->name, d->type, d->elem_bytes, size);
+    /* The page is aligned for any element (memory.alignment): the offset decides. A view at
+       an offset that breaks the element's alignment would make every access a misaligned
+       load or store (undefined in C; OpenCL refuses such a sub-buffer). */
+    const uint64_t align = d->elem_bytes ? (d->elem_bytes & (~d->elem_bytes + 1)) : 1;
+    if (size && bindings[i].offset % align != 0)
+      return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
+                                "kernel \"%s\" buffer %" PRIu32
+                                " (%s: %s) starts at byte offset "
+                                "%" PRIu64
+                                " of its allocation, not a multiple of its elements' "
+                                "%" PRIu64
+                                "-byte alignment; bind a view at an aligned offset "
+                                "or copy the data",
+                                name, i, d->name, d->type, bindings[i].offset, align);
   }
   return NULL;
 }
@@ -84,6 +98,11 @@ cubert_status cubert_kernel_violation_status(const cubert_kernel_def *kernel,
                                 "kernel \"%s\" (validate mode): %s read info word %" PRIu64
                                 ", but the launch passed %" PRIu64 " info words",
                                 name, where, v->index, v->length);
+    case CUBERT_VIOLATION_INFO_LIMIT:
+      return cubert_status_make(CUBERT_CODE_GENERIC,
+                                "kernel \"%s\" (validate mode): %s read info word %" PRIu32
+                                " = %" PRIu64 ", above the kernel's limit of %" PRIu64,
+                                name, where, v->buffer, v->index, v->length);
     case CUBERT_VIOLATION_SANITIZER:
       return cubert_status_make(CUBERT_CODE_GENERIC,
                                 "kernel \"%s\" (validate mode, sanitizer): %s: %s", name, where,

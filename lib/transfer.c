@@ -146,8 +146,11 @@ static cubert_status copy_on_device(cubert_client *client, const cubert_handle_o
                                     cubert_handle *src, uint64_t offset, uint64_t size,
                                     cubert_handle *dst) {
   if (h->device->server->vtable->copy) return server_copy(client, h, offset, size, dst);
+  /* the widest element that divides the size and the bytes' start in their allocation (a view
+     may start at any byte) */
+  const uint64_t start = cubert_handle_binding(h).offset + offset;
   uint64_t elem = 8;
-  while ((offset % elem) || (size % elem)) elem /= 2;
+  while ((start % elem) || (size % elem)) elem /= 2;
   cubert_tensor in = {.handle = src, .rank = 1, .elem_size = elem, .offset = offset / elem};
   in.shape[0] = size / elem;
   in.strides[0] = 1;
@@ -289,7 +292,12 @@ cubert_status cubert_client_to_client_range(cubert_client *src_client, cubert_ha
                            (unsigned long long)h->size);
   } else {
     s = transfer(src_client, sc->device, src, h, offset, size, dst_client, dc->device, out);
-    if (s) s = cubert_status_wrap(cubert_status_code(s), s, "to_client from %s to %s", from, to);
+    if (s)
+      s = cubert_status_wrap(cubert_status_code(s), s,
+                             "to_client from %s to %s, %llu bytes at offset %llu of src (%llu "
+                             "bytes)",
+                             from, to, (unsigned long long)size, (unsigned long long)offset,
+                             (unsigned long long)h->size);
   }
   if (h) cubert_handle_release(src);
   cubert_client_release(dst_client);

@@ -29,6 +29,21 @@ void cubert_cpu_report_access(const cubert_cpu_ctx *ctx, uint32_t buffer, uint64
   report(ctx, &v, unit_id);
 }
 
+/* Validate mode: info word `word` holds `value`, above the kernel's `limit` (a kernel's own
+   guard, kernels/copy.cube.c, which declares this). */
+void cubert_cpu_report_info_limit(const cubert_cpu_ctx *ctx, uint64_t unit_id, uint32_t word,
+                                  uint64_t value, uint64_t limit);
+void cubert_cpu_report_info_limit(const cubert_cpu_ctx *ctx, uint64_t unit_id, uint32_t word,
+                                  uint64_t value, uint64_t limit) {
+  cubert_kernel_violation v = {
+      .kind = CUBERT_VIOLATION_INFO_LIMIT,
+      .buffer = word,
+      .index = value,
+      .length = limit,
+  };
+  report(ctx, &v, unit_id);
+}
+
 void cubert_cpu_report_barrier(const cubert_cpu_ctx *ctx, uint32_t line, const char *what) {
   cubert_kernel_violation v = {.kind = CUBERT_VIOLATION_BARRIER, .line = line, .what = what};
   report(ctx, &v, ctx ? ctx->unit_begin : UINT64_MAX);

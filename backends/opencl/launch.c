@@ -214,7 +214,9 @@ cubert_status cubert_ocl_record_check(cubert_server_stream *stream) {
   if (!rec[0]) return NULL;
   uint32_t tag = rec[13];
   cubert_kernel_violation v = {
-      .kind = rec[1] == 2 ? CUBERT_VIOLATION_INFO : CUBERT_VIOLATION_BUFFER,
+      .kind = rec[1] == 3   ? CUBERT_VIOLATION_INFO_LIMIT
+              : rec[1] == 2 ? CUBERT_VIOLATION_INFO
+                            : CUBERT_VIOLATION_BUFFER,
       .buffer = rec[2],
       .has_unit = 1,
       .unit = {rec[3], rec[4], rec[5]},

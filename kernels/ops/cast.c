@@ -37,6 +37,7 @@ cubert_status(cubert_op_cast)(cubert_client *client, const cubert_tensor *in,
       CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F32) | CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F64) |
       CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_I32) | CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_U32) |
       CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F16);
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, "cast"));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor("cast", "in", in, allowed, false, NULL));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor("cast", "out", out, allowed, true, NULL));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_shape("cast", "in", in, "out", out));

@@ -131,6 +131,7 @@ static cubert_status launch_transpose(cubert_client *client, const cubert_ops_pl
 /* cubert_op_copy under the name `op` (for messages). */
 static cubert_status copy_as(cubert_client *client, const char *op, const cubert_tensor *in,
                              const cubert_tensor *out) {
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, op));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "in", in, 0, false, NULL));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "out", out, 0, true, NULL));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_shape(op, "in", in, "out", out));
@@ -211,6 +212,7 @@ cubert_status(cubert_op_copy)(cubert_client *client, const cubert_tensor *in,
 
 cubert_status(cubert_op_permute)(cubert_client *client, const cubert_tensor *in,
                                  const uint32_t *axes, const cubert_tensor *out) {
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, "permute"));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor("permute", "in", in, 0, false, NULL));
   cubert_tensor view;
   CUBERT_RETURN_IF_ERROR(cubert_tensor_permute(in, axes, &view));

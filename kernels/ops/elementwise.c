@@ -208,9 +208,11 @@ static uint32_t allowed_mask(const cubert_kernel_def *const table[][CUBERT_BINAR
 
 cubert_status(cubert_op_binary)(cubert_client *client, cubert_binary_op op, const cubert_tensor *a,
                                 const cubert_tensor *b, const cubert_tensor *out) {
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, "binary"));
   if ((unsigned)op >= CUBERT_BINARY_COUNT_)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "binary: op is %d, not a cubert_binary_op", (int)op);
+                              "binary: op is %d, not a cubert_binary_op (0..%d)", (int)op,
+                              (int)CUBERT_BINARY_COUNT_ - 1);
   char name[16];
   snprintf(name, sizeof name, "binary %s", binary_names[op]);
   const uint32_t allowed = allowed_mask(binary_c, op);
@@ -232,9 +234,11 @@ cubert_status(cubert_op_binary)(cubert_client *client, cubert_binary_op op, cons
 
 cubert_status(cubert_op_unary)(cubert_client *client, cubert_unary_op op, const cubert_tensor *in,
                                const cubert_tensor *out) {
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, "unary"));
   if ((unsigned)op >= CUBERT_UNARY_COUNT_)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "unary: op is %d, not a cubert_unary_op", (int)op);
+                              "unary: op is %d, not a cubert_unary_op (0..%d)", (int)op,
+                              (int)CUBERT_UNARY_COUNT_ - 1);
   char name[16];
   snprintf(name, sizeof name, "unary %s", unary_names[op]);
   const uint32_t allowed = allowed_mask(unary_c, op);

@@ -307,7 +307,7 @@ static void mm_strides(const cubert_tensor *t, uint64_t out[3]) {
 cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cubert_tensor *a,
                                 const cubert_tensor *b, double beta, const cubert_tensor *c) {
   static const char op[] = "matmul";
-  if (!client) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "matmul: client is NULL");
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, op));
   cubert_ops_extent ea, eb, ec;
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "a", a, CUBERT_OPS_FLOATS, false, &ea));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "b", b, CUBERT_OPS_FLOATS, false, &eb));

@@ -2,14 +2,36 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "client_internal.h"
 #include "cubert/geometry.h"
 #include "ops/ops_internal.h"
+
+cubert_status cubert_ops_check_client(const cubert_client *client, const char *op) {
+  if (!client) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: client is NULL", op);
+  if (!cubert_client_properties(client))
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND, "%s: client was released (or is not a client)",
+                              op);
+  return NULL;
+}
+
+/* The largest power of two that divides n (n > 0): the alignment of an element of n bytes. */
+static uint64_t natural_alignment(uint64_t n) {
+  return n & (~n + 1);
+}
 
 cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cubert_tensor *t,
                                       uint32_t allowed, bool is_output, cubert_ops_extent *out) {
   if (!t) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s is NULL", op, name);
   if (!t->handle)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.handle is NULL", op, name);
+  /* The handle's memory: its slice and where it starts in the slice's page. */
+  cubert_handle_obj *ho = cubert_handle_acquire(t->handle);
+  if (!ho)
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
+                              "%s: %s.handle was released (or is not a handle)", op, name);
+  const void *memory = ho->slice;
+  const uint64_t size = ho->size, first = cubert_handle_binding(ho).offset;
+  cubert_handle_release(t->handle);
   if (t->rank > CUBERT_MAX_RANK)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.rank is %u, maximum %d", op,
                               name, t->rank, CUBERT_MAX_RANK);
@@ -35,7 +57,17 @@ cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cu
                               cubert_dtype_name(t->dtype),
                               (unsigned long long)cubert_dtype_size(t->dtype));
   if (t->elem_size == 0)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.elem_size is 0", op, name);
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: %s.elem_size is 0; an element has at least 1 byte", op, name);
+  /* Every element lies a multiple of elem_size after the handle's start: the start decides. */
+  const uint64_t align = natural_alignment(t->elem_size);
+  if (first % align != 0)
+    return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
+                              "%s: %s.handle starts at byte offset %llu of its allocation, not a "
+                              "multiple of the %llu-byte alignment of its %llu-byte elements; "
+                              "make the view at an aligned offset or copy the data",
+                              op, name, (unsigned long long)first, (unsigned long long)align,
+                              (unsigned long long)t->elem_size);
   uint64_t elems = 1, last = t->offset;
   bool empty = false;
   for (uint32_t d = 0; d < t->rank; ++d) {
@@ -65,9 +97,11 @@ cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cu
     }
     uint64_t bytes = 0;
     if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, t->elem_size, &bytes))
-      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s reaches past 2^64 bytes", op,
-                                name);
-    const uint64_t size = cubert_handle_size(t->handle);
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "%s: %s reaches element %llu (offset %llu, shape and strides) of "
+                                "%llu bytes: past 2^64 bytes",
+                                op, name, (unsigned long long)last, (unsigned long long)t->offset,
+                                (unsigned long long)t->elem_size);
     if (bytes > size)
       return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                                 "%s: %s reaches byte %llu (offset %llu elements, shape and strides "
@@ -78,8 +112,21 @@ cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cu
   if (out) {
     out->elems = elems;
     out->end_elems = end;
+    out->memory = memory;
+    out->first_byte = first + t->offset * t->elem_size;
+    out->end_byte = first + end * t->elem_size;
   }
   return NULL;
+}
+
+int cubert_ops_memory_relation(const cubert_tensor *a, const cubert_ops_extent *ea,
+                               const cubert_tensor *b, const cubert_ops_extent *eb) {
+  if (ea->memory != eb->memory || ea->elems == 0 || eb->elems == 0) return 0;
+  if (ea->first_byte == eb->first_byte && a->rank == b->rank && a->elem_size == b->elem_size &&
+      memcmp(a->shape, b->shape, a->rank * sizeof(a->shape[0])) == 0 &&
+      memcmp(a->strides, b->strides, a->rank * sizeof(a->strides[0])) == 0)
+    return 1;
+  return ea->first_byte < eb->end_byte && eb->first_byte < ea->end_byte ? 2 : 0;
 }
 
 cubert_status cubert_ops_check_device_dtype(cubert_client *client, const char *op, const char *name,

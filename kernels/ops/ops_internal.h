@@ -19,15 +19,28 @@
 typedef struct cubert_ops_extent {
   uint64_t elems;     /* product of the shape */
   uint64_t end_elems; /* one past the furthest element reached, offset included (0 if empty) */
+  const void *memory; /* the allocation (slice) behind the handle: views of one share it */
+  uint64_t first_byte, end_byte; /* the bytes the view spans within that allocation's page */
 } cubert_ops_extent;
 
+/* INVALID_ARGUMENT "<op>: client is NULL", NOT_FOUND for a released client. */
+cubert_status cubert_ops_check_client(const cubert_client *client, const char *op);
+
 /* Checks one operand of `op` (its name in messages, e.g. "matmul") called `name` ("a", "out"):
-   non-NULL with a handle, rank <= CUBERT_MAX_RANK, a dtype in `allowed` (a mask of
+   non-NULL with a live handle (NOT_FOUND when released) that starts at a multiple of the
+   element's alignment (UNSUPPORTED_IO_OPERATION with the offset and the alignment otherwise),
+   rank <= CUBERT_MAX_RANK, a dtype in `allowed` (a mask of
    CUBERT_OPS_DTYPE_BIT; 0 accepts any dtype, NONE included), elem_size equal to the dtype's
    size, shape * strides + offset inside the handle without overflow, and for an output
    (`is_output`) no zero stride over a dimension longer than 1. */
 cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cubert_tensor *t,
                                       uint32_t allowed, bool is_output, cubert_ops_extent *out);
+
+/* How the memory of two checked operands relates, by their bytes, whatever handles reach them:
+   0 disjoint, 1 the very same view (same first byte, shape, strides and element size), 2 they
+   overlap otherwise. */
+int cubert_ops_memory_relation(const cubert_tensor *a, const cubert_ops_extent *ea,
+                               const cubert_tensor *b, const cubert_ops_extent *eb);
 
 /* UNAVAILABLE when the client's device cannot hold `dtype` (F64 without CUBERT_FEATURE_FP64, F16
    without CUBERT_FEATURE_FP16); NOT_FOUND for a released client. */

@@ -423,9 +423,11 @@ static cubert_status gather(cubert_client *client, const cubert_tensor *in, uint
 
 cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, const cubert_tensor *in,
                                 uint32_t axis, int keep_dim, const cubert_tensor *out) {
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, OP));
   if ((unsigned)op >= CUBERT_REDUCE_COUNT_)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, OP ": op is %d, not a cubert_reduce_op",
-                              (int)op);
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              OP ": op is %d, not a cubert_reduce_op (0..%d)", (int)op,
+                              (int)CUBERT_REDUCE_COUNT_ - 1);
   const char *name = op_names[op];
   const uint32_t ints =
       CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F32) | CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_I32);
@@ -481,14 +483,23 @@ cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, cons
     }
   }
   if (out_ext.elems == 0) return NULL; /* nothing to write */
+  char over[64];
+  if (axis == CUBERT_AXIS_ALL)
+    snprintf(over, sizeof over, "all of in (axis CUBERT_AXIS_ALL)");
+  else
+    snprintf(over, sizeof over, "axis %u of in (in.shape[%u])", axis, axis);
   if (R == 0 && op != CUBERT_REDUCE_SUM && op != CUBERT_REDUCE_MEAN)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              OP ": %s over an empty axis (%s has length 0) has no value", name,
-                              axis == CUBERT_AXIS_ALL ? "in" : "the axis");
+                              OP
+                              ": %s over %s, 0 elements long, has no value (it needs at least "
+                              "1; only sum and mean take an empty axis)",
+                              name, over);
   if (arg && R > INT32_MAX)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              OP ": %s over %llu elements: indices are i32 (at most 2^31-1)", name,
-                              (unsigned long long)R);
+                              OP
+                              ": %s over %s, %llu elements long: its indices are i32, at most "
+                              "2^31-1 elements",
+                              name, over, (unsigned long long)R);
   p.R = R;
   p.divisor = R;
 

@@ -105,21 +105,29 @@ void cubert_ops_softmax_force_candidate(int index) {
 
 cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
                                  const cubert_tensor *out) {
-  cubert_ops_extent in_ext;
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, OP));
+  cubert_ops_extent in_ext, out_ext;
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "in", in, CUBERT_OPS_FLOATS, false, &in_ext));
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_FLOATS, true, NULL));
+  CUBERT_RETURN_IF_ERROR(
+      cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_FLOATS, true, &out_ext));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(OP, "in", in, "out", out));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_shape(OP, "in", in, "out", out));
   if (in->rank == 0)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              OP ": in has rank 0; softmax runs along the last axis");
+                              OP ": in has rank 0; softmax runs along the last axis (rank 1..%d)",
+                              CUBERT_MAX_RANK);
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, OP, "in", in->dtype));
-  if (in->handle == out->handle &&
-      (in->offset != out->offset ||
-       memcmp(in->strides, out->strides, in->rank * sizeof(in->strides[0])) != 0))
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, OP
-                              ": out shares in's handle with another offset or strides; "
-                              "in place needs the very same view");
+  /* In place by memory, not by handle: two handles (views) may reach the same bytes. */
+  const int relation = cubert_ops_memory_relation(in, &in_ext, out, &out_ext);
+  if (relation == 2)
+    return cubert_status_make(
+        CUBERT_CODE_INVALID_ARGUMENT,
+        OP
+        ": out (bytes %llu..%llu of its allocation) overlaps in (bytes "
+        "%llu..%llu of the same allocation); in place needs the very same view (the "
+        "same first byte, shape and strides)",
+        (unsigned long long)out_ext.first_byte, (unsigned long long)out_ext.end_byte,
+        (unsigned long long)in_ext.first_byte, (unsigned long long)in_ext.end_byte);
   const cubert_device_properties *props = cubert_client_properties(client);
   if (!props) return cubert_status_make(CUBERT_CODE_NOT_FOUND, OP ": the client is released");
   if (in_ext.elems == 0) return NULL;
@@ -187,7 +195,7 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
     return launched;
   }
   cubert_handle *scratch = NULL;
-  p.in_place = in->handle == out->handle;
+  p.in_place = relation == 1;
   p.scratch = &scratch;
   if (!st) st = cubert_tune_execute(client, &softmax_set, &key, &p);
   cubert_handle_release(scratch);

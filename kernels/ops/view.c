@@ -5,9 +5,14 @@
 
 cubert_status(cubert_tensor_permute)(const cubert_tensor *in, const uint32_t *axes,
                                      cubert_tensor *out) {
-  if (!in || !out || (!axes && in->rank > 0))
+  if (!in || !out)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "tensor_permute: %s is NULL",
+                              !in ? "in" : "out");
+  if (!axes && in->rank > 0)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "tensor_permute: in, axes and out must be non-NULL");
+                              "tensor_permute: axes is NULL but in has rank %u (axes needs %u "
+                              "entries)",
+                              in->rank, in->rank);
   if (in->rank > CUBERT_MAX_RANK)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "tensor_permute: in.rank is %u, maximum %d", in->rank,

@@ -345,6 +345,7 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
             .chunks = job->chunks,
             .offset = offset,
             .count = n,
+            .total = job->count,
             .in = ins,
             .out = outs,
         };

@@ -74,6 +74,7 @@ typedef struct cubert_comm_chunk {
   size_t chunks;         /* the collective's number of chunks */
   size_t offset;         /* the chunk's first element within each member's piece */
   size_t count;          /* elements per piece in this chunk (> 0) */
+  size_t total;          /* elements per piece of the whole collective (the call's count) */
   const void *const *in; /* [local_count] */
   void *const *out;      /* [local_count] */
 } cubert_comm_chunk;

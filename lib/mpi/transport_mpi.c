@@ -14,12 +14,22 @@
      broadcast       binomial tree from the root
      reduce          binomial tree to the root (reductions in the order the tree gives)
      send / recv     one message per chunk with the user's tag, on a second duplicate
+   Every message goes as a header (a message of its own: the call's kind, dtype, op, root,
+   count, its number among the collectives, the chunk and the payload's size), then the
+   payload. The receiver checks the header against its own call before it posts the payload's
+   receive, always of exactly the payload's size: calls that disagree (another collective,
+   dtype, op, root or count, a rank that skipped a call, a recv shorter than its send) fail
+   with both calls named, and no payload is ever received into a buffer shorter than it (Open
+   MPI 4.1.4 writes past a short receive buffer). A rank that fails a call sends a notice to
+   the others (a collective) or its peer (send/recv): their waits fail at once, quoting it,
+   instead of running into the timeout.
    Reductions are cubert_comm_host_reduce (NaN-propagating max/min, as the in-process
    transport), so MPI's own reduction operators are not used.
 
    Waits poll MPI_Testall (yielding the core between polls: under --oversubscribe the peer may
    need it) until CUBERT_MPI_TIMEOUT_MS; the duplicates carry MPI_ERRORS_RETURN. A failure or
-   a timeout breaks the transport: every later combine fails at once, quoting the first error.
+   a timeout breaks the transport: every later combine fails at once, quoting the first error;
+   a rank that skips a call and makes none after it is found by that timeout.
    Calls into MPI come from the engine's worker thread: cubert_comm_create_mpi requires
    MPI_THREAD_MULTIPLE. */
 #include <limits.h>
@@ -36,12 +46,50 @@
 #include "cubert/server.h"
 
 #define MPI_DEFAULT_TIMEOUT_MS 300000L
-#define MPI_MAX_WAIT 8
+#define MPI_MAX_WAIT 16
+/* Tags on the collectives' duplicate: every message's header, a failure notice, then the
+   payloads (one tag per chunk position). */
+#define TAG_HEADER 0
+#define TAG_NOTICE 1
+#define TAG_ACK 2
+#define TAG_DATA 3
+#define HEADER_MAGIC 0x43424d48u /* "CBMH" */
+#define NOTICE_AFTER_MS 200.0    /* a wait looks for the peers' failure notices after this */
+#define DROP_SEND_MS 2000.0      /* a failing step lets its pending sends finish this long */
+#define ACK_OK 0x43424b4fu       /* "CBKO" */
+#define ACK_MISMATCH 0x43424b4eu /* "CBKN" */
+
+/* What every message carries ahead of its payload, as a message of its own: the call it
+   belongs to and the payload's size. The receiver checks it against its own call before it
+   posts the payload's receive, so a payload is only ever received into a buffer of exactly
+   its size (a longer message into a shorter receive overwrites memory past it in some MPI
+   builds, Open MPI 4.1.4 among them) and calls that disagree fail instead of pairing up. */
+typedef struct mpi_header {
+  uint32_t magic;
+  uint32_t kind;     /* the sender's cubert_comm_kind (a receive expects SEND) */
+  uint32_t dtype;    /* cubert_dtype */
+  uint32_t op;       /* cubert_reduce_op for the reducing kinds, else 0 */
+  uint64_t root;     /* broadcast, reduce; else 0 */
+  uint64_t total;    /* the call's count (elements per piece) */
+  uint64_t sequence; /* collectives: the call's number among this communicator's collectives */
+  uint64_t index, chunks, offset, count; /* the chunk */
+  uint64_t bytes;                        /* the payload that follows (0: none) */
+} mpi_header;
+
+/* A failure notice: a rank that fails a call tells the others (collectives) or its peer
+   (send/recv), whose waits stop at once instead of running into the timeout. */
+typedef struct mpi_notice {
+  uint32_t magic;
+  int32_t rank;
+  char text[768];
+} mpi_notice;
 
 typedef struct mpi_transport {
   cubert_comm_transport base;
-  MPI_Comm coll; /* collectives */
-  MPI_Comm p2p;  /* send / recv (user tags) */
+  MPI_Comm coll;    /* collectives: headers, notices and payloads */
+  MPI_Comm p2p;     /* send / recv payloads (user tags) */
+  MPI_Comm p2p_hdr; /* send / recv headers (user tags) */
+  MPI_Comm p2p_ack; /* send / recv acknowledgements (user tags) */
   long timeout_ms;
   int tag_ub;
   pthread_mutex_t mu;
@@ -49,8 +97,22 @@ typedef struct mpi_transport {
   size_t tmp_size;
   void *acc; /* partial reductions that are not this rank's output */
   size_t acc_size;
-  char failed[768]; /* the first error; empty while healthy */
+  uint64_t next_collective; /* the number the next collective call gets */
+  uint64_t collective;      /* the number of the collective in progress */
+  mpi_header hdr_out;       /* outgoing headers (outlive a send request freed on failure) */
+  mpi_header hdr_in;
+  mpi_header ack_out, ack_in; /* acknowledgements of one-way messages */
+  mpi_notice notice;          /* the outgoing notice */
+  int quiet;                  /* 1 while failing because of a peer's notice: no notices back */
+  char failed[768];           /* the first error; empty while healthy */
 } mpi_transport;
+
+/* Where one step's messages go: payloads on `data` with `data_tag`, headers on `hdr` with
+   `hdr_tag`, acknowledgements on `ack` with `ack_tag`. */
+typedef struct mpi_link {
+  MPI_Comm data, hdr, ack;
+  int data_tag, hdr_tag, ack_tag;
+} mpi_link;
 
 static double now_ms(void) {
   struct timespec ts;
@@ -58,18 +120,47 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Records the transport's first failure (printf-style) and returns it as an error. */
+static int is_p2p(cubert_comm_kind kind) {
+  return kind == CUBERT_COMM_SEND || kind == CUBERT_COMM_RECV;
+}
+
+/* Tells the other ranks (a collective) or the peer (send/recv) that this transport failed,
+   with its error text. Fire and forget: the requests are freed at once (the notice lives in
+   the transport). */
+static void notify(mpi_transport *t, const cubert_comm_chunk *c) {
+  t->notice.magic = HEADER_MAGIC;
+  t->notice.rank = (int)t->base.rank;
+  snprintf(t->notice.text, sizeof t->notice.text, "%s", t->failed);
+  for (size_t r = 0; r < t->base.size; ++r) {
+    if (r == t->base.rank || (is_p2p(c->kind) && r != c->peer)) continue;
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (MPI_Isend(&t->notice, (int)sizeof t->notice, MPI_BYTE, (int)r, TAG_NOTICE, t->coll, &req) ==
+            MPI_SUCCESS &&
+        req != MPI_REQUEST_NULL)
+      MPI_Request_free(&req);
+  }
+}
+
+/* Records the transport's first failure (printf-style), tells the peers (unless it came from
+   a peer's notice) and returns it as an error. */
 static cubert_status mpi_fail(mpi_transport *t, const cubert_comm_chunk *c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static cubert_status mpi_fail(mpi_transport *t, const cubert_comm_chunk *c, const char *fmt, ...) {
-  char reason[512];
+  char reason[640];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
-  snprintf(t->failed, sizeof t->failed, "%s: MPI rank %zu: %s (call %llu, chunk %zu of %zu)",
-           cubert_comm_kind_name(c->kind), t->base.rank, reason, (unsigned long long)c->sequence,
-           c->index + 1, c->chunks);
+  if (is_p2p(c->kind))
+    snprintf(t->failed, sizeof t->failed,
+             "%s: MPI rank %zu: %s (peer %zu, tag %d, chunk %zu of %zu)",
+             cubert_comm_kind_name(c->kind), t->base.rank, reason, c->peer, c->tag, c->index + 1,
+             c->chunks);
+  else
+    snprintf(t->failed, sizeof t->failed, "%s: MPI rank %zu: %s (call %llu, chunk %zu of %zu)",
+             cubert_comm_kind_name(c->kind), t->base.rank, reason,
+             (unsigned long long)t->collective, c->index + 1, c->chunks);
+  if (!t->quiet) notify(t, c);
   return cubert_status_make(CUBERT_CODE_EXECUTION, "%s", t->failed);
 }
 
@@ -89,14 +180,61 @@ typedef struct mpi_op {
   size_t bytes;
 } mpi_op;
 
-/* Waits for ops[0..n) until the deadline; checks the received sizes. On a timeout the requests
-   still pending are cancelled (receives) or freed (sends) and the error names their peer. */
+/* Cancels (receives) and frees the requests of ops[0..n) still pending. */
+/* Cancels the receives and finishes the sends of ops[0..n) still pending. A receive is
+   waited for after its cancel (it completes at once, cancelled, unless its message is
+   arriving), so that no receive writes into memory after this returns. A send is given
+   DROP_SEND_MS to complete (the handshake of link_exchange sends a payload only to a rank
+   that posted its receive, so one in flight completes), then freed: MPI must not read a
+   payload after the engine reused or freed its memory. */
+static void drop_ops(mpi_op *ops, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (ops[i].req == MPI_REQUEST_NULL) continue;
+    if (ops[i].recv) {
+      MPI_Cancel(&ops[i].req);
+      MPI_Wait(&ops[i].req, MPI_STATUS_IGNORE);
+      continue;
+    }
+    double deadline = now_ms() + DROP_SEND_MS;
+    int done = 0;
+    while (!done && now_ms() < deadline) {
+      if (MPI_Test(&ops[i].req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+      if (!done) sched_yield();
+    }
+    if (ops[i].req != MPI_REQUEST_NULL) MPI_Request_free(&ops[i].req);
+  }
+}
+
+/* A peer's failure notice, if one arrived: the error (this transport fails with it). */
+static cubert_status take_notice(mpi_transport *t, const cubert_comm_chunk *c) {
+  int flag = 0;
+  MPI_Status ps;
+  if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_NOTICE, t->coll, &flag, &ps) != MPI_SUCCESS || !flag)
+    return NULL;
+  mpi_notice n;
+  memset(&n, 0, sizeof n);
+  int got = 0;
+  MPI_Get_count(&ps, MPI_BYTE, &got);
+  if (got != (int)sizeof n) /* never sent by cubert: receive nothing into n */
+    return mpi_fail(t, c, "rank %d sent a %d-byte message on cubert's notice tag", ps.MPI_SOURCE,
+                    got);
+  MPI_Recv(&n, (int)sizeof n, MPI_BYTE, ps.MPI_SOURCE, TAG_NOTICE, t->coll, MPI_STATUS_IGNORE);
+  n.text[sizeof n.text - 1] = '\0';
+  t->quiet = 1;
+  return mpi_fail(t, c, "rank %d failed and stopped the communicator: %s", ps.MPI_SOURCE, n.text);
+}
+
+/* Waits for ops[0..n) until the deadline, watching for the peers' failure notices; checks the
+   received sizes. On a failure the requests still pending are cancelled (receives) or freed
+   (sends) and the error names their peer. */
 static cubert_status mpi_wait(mpi_transport *t, const cubert_comm_chunk *c, mpi_op *ops, int n) {
   MPI_Request reqs[MPI_MAX_WAIT];
   MPI_Status st[MPI_MAX_WAIT];
   for (int i = 0; i < n; ++i) reqs[i] = ops[i].req;
-  double deadline = t->timeout_ms > 0 ? now_ms() + (double)t->timeout_ms : 0;
+  const double start = now_ms();
+  double deadline = t->timeout_ms > 0 ? start + (double)t->timeout_ms : 0;
   unsigned polls = 0;
+  cubert_status err = NULL;
   for (;;) {
     int done = 0;
     int rc = MPI_Testall(n, reqs, &done, st);
@@ -110,12 +248,22 @@ static cubert_status mpi_wait(mpi_transport *t, const cubert_comm_chunk *c, mpi_
             src = st[i].MPI_ERROR;
           }
       mpi_error_text(src, text, sizeof text);
+      for (int i = 0; i < n; ++i) ops[i].req = reqs[i];
+      drop_ops(ops, n);
       if (who >= 0)
         return mpi_fail(t, c, "MPI %s rank %d failed: %s",
                         ops[who].recv ? "receive from" : "send to", ops[who].peer, text);
       return mpi_fail(t, c, "MPI_Testall failed: %s", text);
     }
     if (done) break;
+    /* a peer's notice, once the wait is not over at once: a peer that finds a mismatch in
+       this very step tells everyone, and this rank's own check of the step comes first */
+    if ((polls & 15) == 0 && now_ms() > start + NOTICE_AFTER_MS &&
+        (err = take_notice(t, c)) != NULL) {
+      for (int i = 0; i < n; ++i) ops[i].req = reqs[i];
+      drop_ops(ops, n);
+      return err;
+    }
     if (deadline > 0 && (polls & 63) == 0 && now_ms() > deadline) {
       int first = -1;
       for (int i = 0; i < n; ++i) {
@@ -123,19 +271,23 @@ static cubert_status mpi_wait(mpi_transport *t, const cubert_comm_chunk *c, mpi_
         if (reqs[i] != MPI_REQUEST_NULL) MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
         if (reqs[i] == MPI_REQUEST_NULL) continue;
         if (first < 0 || (ops[i].recv && !ops[first].recv)) first = i;
-        if (ops[i].recv) MPI_Cancel(&reqs[i]);
-        MPI_Request_free(&reqs[i]);
       }
+      for (int i = 0; i < n; ++i) ops[i].req = reqs[i];
       if (first < 0) break; /* everything completed just now */
+      int peer = ops[first].peer, recv = ops[first].recv;
+      drop_ops(ops, n);
+      /* no notice: every rank waits out its own timeout, so that the ranks that waited for the
+         one that is missing name it (a notice would make them quote the first to give up) */
+      t->quiet = 1;
       return mpi_fail(t, c,
                       "rank %d did not %s within %ld ms (CUBERT_MPI_TIMEOUT_MS): it failed, "
                       "exited or did not make the matching call",
-                      ops[first].peer, ops[first].recv ? "send its part" : "receive its part",
-                      t->timeout_ms);
+                      peer, recv ? "send its part" : "receive its part", t->timeout_ms);
     }
     ++polls;
     sched_yield(); /* oversubscribed ranks (4 on 2 cores) need the core to make progress */
   }
+  for (int i = 0; i < n; ++i) ops[i].req = MPI_REQUEST_NULL;
   for (int i = 0; i < n; ++i) {
     if (!ops[i].recv) continue;
     int got = 0;
@@ -161,6 +313,7 @@ static cubert_status mpi_post(mpi_transport *t, const cubert_comm_chunk *c, MPI_
   int rc = recv ? MPI_Irecv(p, (int)bytes, MPI_BYTE, peer, tag, comm, &op->req)
                 : MPI_Isend(p, (int)bytes, MPI_BYTE, peer, tag, comm, &op->req);
   if (rc != MPI_SUCCESS) {
+    op->req = MPI_REQUEST_NULL;
     char text[MPI_MAX_ERROR_STRING + 32];
     mpi_error_text(rc, text, sizeof text);
     return mpi_fail(t, c, "MPI_%s %s rank %d failed: %s", recv ? "Irecv" : "Isend",
@@ -169,25 +322,211 @@ static cubert_status mpi_post(mpi_transport *t, const cubert_comm_chunk *c, MPI_
   return NULL;
 }
 
-/* Sends `sbytes` at `s` to `to` and receives `rbytes` into `r` from `from` (either may be
-   skipped with 0 bytes: both sides compute the same sizes). */
-static cubert_status mpi_exchange(mpi_transport *t, const cubert_comm_chunk *c, const void *s,
-                                  size_t sbytes, int to, void *r, size_t rbytes, int from,
-                                  int tag) {
-  mpi_op ops[2];
-  int n = 0;
-  cubert_status st = NULL;
-  if (rbytes) st = mpi_post(t, c, t->coll, &ops[n++], 1, r, rbytes, from, tag);
-  if (!st && sbytes) st = mpi_post(t, c, t->coll, &ops[n++], 0, (void *)s, sbytes, to, tag);
-  if (st) {
-    for (int i = 0; i < n; ++i)
-      if (ops[i].req != MPI_REQUEST_NULL) {
-        if (ops[i].recv) MPI_Cancel(&ops[i].req);
-        MPI_Request_free(&ops[i].req);
-      }
-    return st;
+static int reduces(uint32_t kind) {
+  return kind == CUBERT_COMM_ALL_REDUCE || kind == CUBERT_COMM_REDUCE ||
+         kind == CUBERT_COMM_REDUCE_SCATTER;
+}
+static int rooted(uint32_t kind) {
+  return kind == CUBERT_COMM_BROADCAST || kind == CUBERT_COMM_REDUCE;
+}
+
+/* The header of this rank's step of chunk c with a `bytes` payload (a receive describes the
+   send it expects). */
+static void header_fill(const mpi_transport *t, const cubert_comm_chunk *c, size_t bytes,
+                        mpi_header *h) {
+  memset(h, 0, sizeof *h);
+  h->magic = HEADER_MAGIC;
+  h->kind = (uint32_t)(c->kind == CUBERT_COMM_RECV ? CUBERT_COMM_SEND : c->kind);
+  h->dtype = (uint32_t)c->dtype;
+  h->op = reduces(h->kind) ? (uint32_t)c->op : 0;
+  h->root = rooted(h->kind) ? c->root : 0;
+  h->total = c->total;
+  h->sequence = is_p2p(c->kind) ? 0 : t->collective;
+  h->index = c->index;
+  h->chunks = c->chunks;
+  h->offset = c->offset;
+  h->count = c->count;
+  h->bytes = bytes;
+}
+
+static const char *op_name(uint32_t op) {
+  switch (op) {
+    case CUBERT_REDUCE_SUM:
+      return "sum";
+    case CUBERT_REDUCE_MAX:
+      return "max";
+    case CUBERT_REDUCE_MIN:
+      return "min";
   }
-  return n ? mpi_wait(t, c, ops, n) : NULL;
+  return "an unknown op";
+}
+
+/* "cubert_comm_all_reduce of 4096 f32 (sum), call 3" */
+static void describe_call(const mpi_header *h, char *out, size_t size) {
+  char extra[64] = "";
+  if (reduces(h->kind) && rooted(h->kind))
+    snprintf(extra, sizeof extra, " (%s, root %llu)", op_name(h->op), (unsigned long long)h->root);
+  else if (reduces(h->kind))
+    snprintf(extra, sizeof extra, " (%s)", op_name(h->op));
+  else if (rooted(h->kind))
+    snprintf(extra, sizeof extra, " (root %llu)", (unsigned long long)h->root);
+  char seq[40] = "";
+  if (!is_p2p((cubert_comm_kind)h->kind))
+    snprintf(seq, sizeof seq, ", collective call %llu", (unsigned long long)h->sequence);
+  snprintf(out, size, "%s of %llu %s%s%s",
+           h->kind <= CUBERT_COMM_RECV ? cubert_comm_kind_name((cubert_comm_kind)h->kind)
+                                       : "an unknown call",
+           (unsigned long long)h->total, cubert_dtype_name((cubert_dtype)h->dtype), extra, seq);
+}
+
+/* "cubert_comm_recv of 50000 f32" for this rank's receive (its header describes the send it
+   expects). */
+static void describe_mine(const cubert_comm_chunk *c, const mpi_header *h, char *out, size_t size) {
+  if (c->kind == CUBERT_COMM_RECV)
+    snprintf(out, size, "%s of %llu %s", cubert_comm_kind_name(CUBERT_COMM_RECV),
+             (unsigned long long)h->total, cubert_dtype_name((cubert_dtype)h->dtype));
+  else
+    describe_call(h, out, size);
+}
+
+/* The error for calls that disagree: `theirs` (rank `from`'s) against this rank's `mine`. */
+static cubert_status call_mismatch(mpi_transport *t, const cubert_comm_chunk *c,
+                                   const mpi_header *theirs, const mpi_header *mine, int from) {
+  char a[160], b[160];
+  if (is_p2p(c->kind)) {
+    /* a send's header describes the send; an acknowledgement the receive that refused it */
+    if (c->kind == CUBERT_COMM_RECV) {
+      describe_call(theirs, a, sizeof a);
+      describe_mine(c, mine, b, sizeof b);
+      return mpi_fail(t, c,
+                      "rank %d sent %s where this rank receives %s: send and recv must agree on "
+                      "count and dtype",
+                      from, a, b);
+    }
+    snprintf(a, sizeof a, "%s of %llu %s", cubert_comm_kind_name(CUBERT_COMM_RECV),
+             (unsigned long long)theirs->total, cubert_dtype_name((cubert_dtype)theirs->dtype));
+    describe_call(mine, b, sizeof b);
+    return mpi_fail(t, c,
+                    "rank %d receives %s where this rank sent %s: send and recv must agree on "
+                    "count and dtype",
+                    from, a, b);
+  }
+  describe_call(theirs, a, sizeof a);
+  describe_call(mine, b, sizeof b);
+  return mpi_fail(t, c,
+                  "mismatched collective calls: rank %d made %s where this rank made %s (every "
+                  "rank must make the same calls in the same order, with the same count, dtype, "
+                  "op and root)",
+                  from, a, b);
+}
+
+/* Whether a peer's header describes the same call as this rank's (0: another call). */
+static int same_call(const mpi_header *got, const mpi_header *want) {
+  return got->kind == want->kind && got->dtype == want->dtype && got->op == want->op &&
+         got->root == want->root && got->total == want->total && got->sequence == want->sequence;
+}
+
+/* Checks a peer's header against what this rank expects; an error (on every rank: the
+   failure notice) when the calls differ. */
+static cubert_status check_header(mpi_transport *t, const cubert_comm_chunk *c,
+                                  const mpi_header *got, const mpi_header *want, int from) {
+  if (got->magic != HEADER_MAGIC)
+    return mpi_fail(t, c, "rank %d sent a message cubert does not recognise", from);
+  if (!same_call(got, want)) return call_mismatch(t, c, got, want, from);
+  if (got->index != want->index || got->chunks != want->chunks || got->offset != want->offset ||
+      got->count != want->count || got->bytes != want->bytes)
+    return mpi_fail(t, c,
+                    "rank %d sent chunk %llu of %llu (elements %llu..%llu, %llu bytes) where "
+                    "this rank expected chunk %llu of %llu (elements %llu..%llu, %llu bytes): "
+                    "the ranks split the call into different chunks",
+                    from, (unsigned long long)got->index + 1, (unsigned long long)got->chunks,
+                    (unsigned long long)got->offset, (unsigned long long)(got->offset + got->count),
+                    (unsigned long long)got->bytes, (unsigned long long)want->index + 1,
+                    (unsigned long long)want->chunks, (unsigned long long)want->offset,
+                    (unsigned long long)(want->offset + want->count),
+                    (unsigned long long)want->bytes);
+  return NULL;
+}
+
+/* Sends `sbytes` at `s` to `to` and receives `rbytes` into `r` from `from` (to or from < 0:
+   that direction is skipped). Each message is a handshake: the sender sends a header, the
+   receiver checks it against its own call and answers with an acknowledgement (after posting
+   the payload's receive, of exactly `rbytes`) or a refusal naming its call, and only then the
+   payload moves. So calls that disagree fail on both sides of every message, a payload never
+   reaches a buffer shorter than it, and no payload is ever in flight towards a rank that
+   does not receive it (no send stays pending on memory the engine frees after a failure). */
+static cubert_status link_exchange(mpi_transport *t, const cubert_comm_chunk *c, const mpi_link *l,
+                                   const void *s, size_t sbytes, int to, void *r, size_t rbytes,
+                                   int from) {
+  mpi_op hs, ar, hr, as, pr, ps; /* header send, ack receive, header receive, ack send, payloads */
+  mpi_op *all[6] = {&hs, &ar, &hr, &as, &pr, &ps};
+  for (int i = 0; i < 6; ++i) all[i]->req = MPI_REQUEST_NULL;
+  cubert_status st = NULL;
+  if (to >= 0) {
+    header_fill(t, c, sbytes, &t->hdr_out);
+    st = mpi_post(t, c, l->hdr, &hs, 0, &t->hdr_out, sizeof t->hdr_out, to, l->hdr_tag);
+    if (!st) st = mpi_post(t, c, l->ack, &ar, 1, &t->ack_in, sizeof t->ack_in, to, l->ack_tag);
+  }
+  if (!st && from >= 0) {
+    st = mpi_post(t, c, l->hdr, &hr, 1, &t->hdr_in, sizeof t->hdr_in, from, l->hdr_tag);
+    if (!st) st = mpi_wait(t, c, &hr, 1);
+    mpi_header want;
+    header_fill(t, c, rbytes, &want);
+    if (!st) {
+      st = check_header(t, c, &t->hdr_in, &want, from);
+      t->ack_out = want;
+      t->ack_out.magic = st ? ACK_MISMATCH : ACK_OK;
+      if (st) { /* tell the sender which call this rank made (fire and forget) */
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (MPI_Isend(&t->ack_out, (int)sizeof t->ack_out, MPI_BYTE, from, l->ack_tag, l->ack,
+                      &req) == MPI_SUCCESS &&
+            req != MPI_REQUEST_NULL)
+          MPI_Request_free(&req);
+      }
+    }
+    if (!st && rbytes) st = mpi_post(t, c, l->data, &pr, 1, r, rbytes, from, l->data_tag);
+    if (!st) st = mpi_post(t, c, l->ack, &as, 0, &t->ack_out, sizeof t->ack_out, from, l->ack_tag);
+  }
+  if (!st && to >= 0) {
+    st = mpi_wait(t, c, &ar, 1);
+    if (!st && t->ack_in.magic != ACK_OK) {
+      mpi_header mine;
+      header_fill(t, c, sbytes, &mine);
+      t->quiet = 1; /* the receiver told the others already */
+      st =
+          t->ack_in.magic == ACK_MISMATCH
+              ? call_mismatch(t, c, &t->ack_in, &mine, to)
+              : mpi_fail(t, c, "rank %d acknowledged with a message cubert does not recognise", to);
+    }
+    if (!st && sbytes) st = mpi_post(t, c, l->data, &ps, 0, (void *)s, sbytes, to, l->data_tag);
+  }
+  if (!st) {
+    mpi_op left[6];
+    int n = 0;
+    for (int i = 0; i < 6; ++i)
+      if (all[i]->req != MPI_REQUEST_NULL) left[n++] = *all[i];
+    for (int i = 0; i < 6; ++i) all[i]->req = MPI_REQUEST_NULL;
+    st = n ? mpi_wait(t, c, left, n) : NULL;
+    return st; /* mpi_wait dropped what was pending on failure */
+  }
+  for (int i = 0; i < 6; ++i) drop_ops(all[i], 1);
+  return st;
+}
+
+/* The collectives' link of chunk c: headers on TAG_HEADER, payloads on one tag per chunk
+   position. */
+static mpi_link coll_link(const mpi_transport *t, const cubert_comm_chunk *c) {
+  int span = t->tag_ub > TAG_DATA ? t->tag_ub - TAG_DATA : 1;
+  mpi_link l = {t->coll,    t->coll, t->coll, TAG_DATA + (int)(c->index % (size_t)span),
+                TAG_HEADER, TAG_ACK};
+  return l;
+}
+
+/* link_exchange on the collectives' link. */
+static cubert_status mpi_exchange(mpi_transport *t, const cubert_comm_chunk *c, const void *s,
+                                  size_t sbytes, int to, void *r, size_t rbytes, int from) {
+  mpi_link l = coll_link(t, c);
+  return link_exchange(t, c, &l, s, sbytes, to, r, rbytes, from);
 }
 
 /* A transport-owned buffer (*buf of *size bytes) grown to at least `bytes`; NULL when out of
@@ -229,7 +568,7 @@ static void ring_block(size_t count, size_t parts, size_t piece, size_t b, size_
    of `piece` elements (reduce_scatter); 0: segments of `count` (all_reduce). */
 static cubert_status ring_reduce_scatter(mpi_transport *t, const cubert_comm_chunk *c,
                                          const char *src, char *acc, char *last_out, size_t count,
-                                         size_t piece, int tag) {
+                                         size_t piece) {
   size_t P = t->base.size, r = t->base.rank, es = c->elem_size;
   int right = (int)((r + 1) % P), left = (int)((r + P - 1) % P);
   size_t max_len = piece ? piece : (count + P - 1) / P;
@@ -242,7 +581,7 @@ static cubert_status ring_reduce_scatter(mpi_transport *t, const cubert_comm_chu
     ring_block(count, P, piece, rb, &roff, &rlen);
     /* step 0 sends this rank's own input; later steps what it reduced the step before */
     const char *sp = (s == 0 ? src : acc) + soff * es;
-    cubert_status st = mpi_exchange(t, c, sp, slen * es, right, tmp, rlen * es, left, tag);
+    cubert_status st = mpi_exchange(t, c, sp, slen * es, right, tmp, rlen * es, left);
     if (st) return st;
     if (rlen) {
       const void *in2[2] = {src + roff * es, tmp};
@@ -255,7 +594,7 @@ static cubert_status ring_reduce_scatter(mpi_transport *t, const cubert_comm_chu
 
 /* Ring all-gather: block `rank` of buf is this rank's; on return every block is filled. */
 static cubert_status ring_all_gather(mpi_transport *t, const cubert_comm_chunk *c, char *buf,
-                                     size_t count, size_t piece, int tag) {
+                                     size_t count, size_t piece) {
   size_t P = t->base.size, r = t->base.rank, es = c->elem_size;
   int right = (int)((r + 1) % P), left = (int)((r + P - 1) % P);
   for (size_t s = 0; s + 1 < P; ++s) {
@@ -263,8 +602,8 @@ static cubert_status ring_all_gather(mpi_transport *t, const cubert_comm_chunk *
     size_t soff, slen, roff, rlen;
     ring_block(count, P, piece, sb, &soff, &slen);
     ring_block(count, P, piece, rb, &roff, &rlen);
-    cubert_status st = mpi_exchange(t, c, buf + soff * es, slen * es, right, buf + roff * es,
-                                    rlen * es, left, tag);
+    cubert_status st =
+        mpi_exchange(t, c, buf + soff * es, slen * es, right, buf + roff * es, rlen * es, left);
     if (st) return st;
   }
   return NULL;
@@ -284,7 +623,7 @@ static void segments(size_t count, size_t parts, size_t lo, size_t hi, size_t *f
    2 (P-1), which matters when every step waits for oversubscribed peers to be scheduled.
    src may alias out (each block is read before it is written). */
 static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk *c, const char *src,
-                                      char *out, size_t count, int tag) {
+                                      char *out, size_t count) {
   size_t P = t->base.size, r = t->base.rank, es = c->elem_size;
   size_t lo = 0, hi = P;
   char *tmp = tmp_get(t, ((count + 1) / 2 + P) * es);
@@ -300,8 +639,7 @@ static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk 
     size_t kf, kn, gf, gn;
     segments(count, P, klo, khi, &kf, &kn);
     segments(count, P, glo, ghi, &gf, &gn);
-    cubert_status st =
-        mpi_exchange(t, c, cur + gf * es, gn * es, partner, tmp, kn * es, partner, tag);
+    cubert_status st = mpi_exchange(t, c, cur + gf * es, gn * es, partner, tmp, kn * es, partner);
     if (st) return st;
     if (kn) {
       const void *in2[2] = {cur + kf * es, tmp};
@@ -318,7 +656,7 @@ static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk 
     segments(count, P, theirs, theirs + mask, &tf, &tn);
     int partner = (int)(r ^ mask);
     cubert_status st =
-        mpi_exchange(t, c, out + mf * es, mn * es, partner, out + tf * es, tn * es, partner, tag);
+        mpi_exchange(t, c, out + mf * es, mn * es, partner, out + tf * es, tn * es, partner);
     if (st) return st;
   }
   return NULL;
@@ -326,49 +664,42 @@ static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk 
 
 /* Binomial tree broadcast of `bytes` at buf from `root`. */
 static cubert_status tree_broadcast(mpi_transport *t, const cubert_comm_chunk *c, void *buf,
-                                    size_t bytes, int tag) {
+                                    size_t bytes) {
   size_t P = t->base.size, rel = (t->base.rank + P - c->root) % P;
   size_t mask = 1;
   while (mask < P) { /* receive from the parent */
     if (rel & mask) {
       int parent = (int)((t->base.rank + P - mask) % P);
-      cubert_status st = mpi_exchange(t, c, NULL, 0, 0, buf, bytes, parent, tag);
+      cubert_status st = mpi_exchange(t, c, NULL, 0, -1, buf, bytes, parent);
       if (st) return st;
       break;
     }
     mask <<= 1;
   }
-  mpi_op ops[MPI_MAX_WAIT];
-  int n = 0;
-  for (mask >>= 1; mask > 0; mask >>= 1) { /* send to the children */
+  for (mask >>= 1; mask > 0; mask >>= 1) { /* send to the children, each acknowledging */
     if (rel + mask < P) {
       int child = (int)((t->base.rank + mask) % P);
-      if (n == MPI_MAX_WAIT) {
-        cubert_status st = mpi_wait(t, c, ops, n);
-        if (st) return st;
-        n = 0;
-      }
-      cubert_status st = mpi_post(t, c, t->coll, &ops[n++], 0, buf, bytes, child, tag);
+      cubert_status st = mpi_exchange(t, c, buf, bytes, child, NULL, 0, -1);
       if (st) return st;
     }
   }
-  return n ? mpi_wait(t, c, ops, n) : NULL;
+  return NULL;
 }
 
 /* Binomial tree reduce of `count` elements into acc (which holds this rank's input) to root. */
 static cubert_status tree_reduce(mpi_transport *t, const cubert_comm_chunk *c, char *acc,
-                                 size_t count, int tag) {
+                                 size_t count) {
   size_t P = t->base.size, rel = (t->base.rank + P - c->root) % P, es = c->elem_size;
   char *tmp = tmp_get(t, count * es);
   if (!tmp) return mpi_fail(t, c, "out of memory for a %zu-byte buffer", count * es);
   for (size_t mask = 1; mask < P; mask <<= 1) {
     if (rel & mask) { /* send the partial result to the parent and stop */
       int parent = (int)((t->base.rank + P - mask) % P);
-      return mpi_exchange(t, c, acc, count * es, parent, NULL, 0, 0, tag);
+      return mpi_exchange(t, c, acc, count * es, parent, NULL, 0, -1);
     }
     if (rel + mask < P) {
       int child = (int)((t->base.rank + mask) % P);
-      cubert_status st = mpi_exchange(t, c, NULL, 0, 0, tmp, count * es, child, tag);
+      cubert_status st = mpi_exchange(t, c, NULL, 0, -1, tmp, count * es, child);
       if (st) return st;
       cubert_comm_host_reduce(acc, tmp, count, c->dtype, c->op);
     }
@@ -378,8 +709,8 @@ static cubert_status tree_reduce(mpi_transport *t, const cubert_comm_chunk *c, c
 
 static cubert_status combine_locked(mpi_transport *t, const cubert_comm_chunk *c) {
   size_t P = t->base.size, r = t->base.rank, es = c->elem_size, n = c->count;
-  /* one tag per chunk position: messages of one chunk never match another's */
-  int tag = (int)(c->index % (size_t)(t->tag_ub > 0 ? t->tag_ub : 32767));
+  /* collectives are numbered in the order they are made (the headers carry the number) */
+  if (!is_p2p(c->kind) && c->index == 0) t->collective = t->next_collective++;
   const char *in = c->in[0];
   char *out = c->out[0];
   switch (c->kind) {
@@ -389,9 +720,9 @@ static cubert_status combine_locked(mpi_transport *t, const cubert_comm_chunk *c
         return NULL;
       }
       /* out may alias in: both algorithms read each block of in before writing it */
-      if ((P & (P - 1)) == 0) return halving_doubling(t, c, in, out, n, tag);
-      cubert_status st = ring_reduce_scatter(t, c, in, out, NULL, n, 0, tag);
-      return st ? st : ring_all_gather(t, c, out, n, 0, tag);
+      if ((P & (P - 1)) == 0) return halving_doubling(t, c, in, out, n);
+      cubert_status st = ring_reduce_scatter(t, c, in, out, NULL, n, 0);
+      return st ? st : ring_all_gather(t, c, out, n, 0);
     }
     case CUBERT_COMM_REDUCE_SCATTER: {
       /* in: P pieces; out: this rank's piece only; the other pieces pass through scratch */
@@ -401,33 +732,33 @@ static cubert_status combine_locked(mpi_transport *t, const cubert_comm_chunk *c
       }
       char *acc = acc_get(t, n * P * es);
       if (!acc) return mpi_fail(t, c, "out of memory for a %zu-byte buffer", n * P * es);
-      return ring_reduce_scatter(t, c, in, acc, out, n * P, n, tag);
+      return ring_reduce_scatter(t, c, in, acc, out, n * P, n);
     }
     case CUBERT_COMM_ALL_GATHER: {
       if ((const char *)(out + r * n * es) != in) memmove(out + r * n * es, in, n * es);
-      return P == 1 ? NULL : ring_all_gather(t, c, out, n * P, n, tag);
+      return P == 1 ? NULL : ring_all_gather(t, c, out, n * P, n);
     }
     case CUBERT_COMM_BROADCAST: {
       /* the root sends from in, the others receive into out */
       char *buf = r == c->root ? (char *)in : out;
       if (!buf)
         return mpi_fail(t, c, "no %s buffer from the engine", r == c->root ? "input" : "output");
-      return P == 1 ? NULL : tree_broadcast(t, c, buf, n * es, tag);
+      return P == 1 ? NULL : tree_broadcast(t, c, buf, n * es);
     }
     case CUBERT_COMM_REDUCE: {
       /* partial results accumulate in out at the root, in scratch elsewhere */
       char *acc = r == c->root ? out : acc_get(t, n * es);
       if (!acc) return mpi_fail(t, c, "out of memory for a %zu-byte buffer", n * es);
       if (acc != in) memmove(acc, in, n * es);
-      return P == 1 ? NULL : tree_reduce(t, c, acc, n, tag);
+      return P == 1 ? NULL : tree_reduce(t, c, acc, n);
     }
     case CUBERT_COMM_SEND:
     case CUBERT_COMM_RECV: {
-      mpi_op op;
-      int recv = c->kind == CUBERT_COMM_RECV;
-      cubert_status st =
-          mpi_post(t, c, t->p2p, &op, recv, recv ? out : (void *)in, n * es, (int)c->peer, c->tag);
-      return st ? st : mpi_wait(t, c, &op, 1);
+      /* the header on its own duplicate with the user's tag, then the payload */
+      mpi_link l = {t->p2p, t->p2p_hdr, t->p2p_ack, c->tag, c->tag, c->tag};
+      if (c->kind == CUBERT_COMM_SEND)
+        return link_exchange(t, c, &l, in, n * es, (int)c->peer, NULL, 0, -1);
+      return link_exchange(t, c, &l, NULL, 0, -1, out, n * es, (int)c->peer);
     }
   }
   return mpi_fail(t, c, "unknown operation %d", (int)c->kind);
@@ -457,6 +788,8 @@ static void mpi_destroy(cubert_comm_transport *base) {
   if (!finalized) {
     if (t->coll != MPI_COMM_NULL) MPI_Comm_free(&t->coll);
     if (t->p2p != MPI_COMM_NULL) MPI_Comm_free(&t->p2p);
+    if (t->p2p_hdr != MPI_COMM_NULL) MPI_Comm_free(&t->p2p_hdr);
+    if (t->p2p_ack != MPI_COMM_NULL) MPI_Comm_free(&t->p2p_ack);
   }
   pthread_mutex_destroy(&t->mu);
   free(t->tmp);
@@ -557,10 +890,12 @@ CUBERT_API cubert_status cubert_comm_create_mpi(MPI_Comm mpi_comm, cubert_client
      the peers; a ring piece of it stays far below MPI's INT_MAX-element messages). */
   t->base.direct_chunk_bytes = (size_t)256 << 20;
   t->timeout_ms = timeout_ms;
-  t->coll = t->p2p = MPI_COMM_NULL;
+  t->coll = t->p2p = t->p2p_hdr = t->p2p_ack = MPI_COMM_NULL;
   pthread_mutex_init(&t->mu, NULL);
   st = dup_comm(mpi_comm, &t->coll);
   if (!st) st = dup_comm(mpi_comm, &t->p2p);
+  if (!st) st = dup_comm(mpi_comm, &t->p2p_hdr);
+  if (!st) st = dup_comm(mpi_comm, &t->p2p_ack);
   if (!st) {
     int *ub = NULL, flag = 0;
     MPI_Comm_get_attr(t->p2p, MPI_TAG_UB, &ub, &flag);

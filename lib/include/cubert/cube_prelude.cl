@@ -10,7 +10,8 @@
                    then the user's words;
      cubert_rec_   uint[16], the validate record of the stream: the first violation wins word 0
                    (atomic_cmpxchg 0 -> 1) and fills the rest:
-                   [1] kind (1 buffer, 2 info word), [2] buffer index, [3..5] unit position,
+                   [1] kind (1 buffer, 2 info word, 3 info word above a limit: [2] the word,
+                   index the value, length the limit), [2] buffer index, [3..5] unit position,
                    [6..8] cube position, [9..10] index (lo, hi), [11..12] length (lo, hi),
                    [13] the tag of the launch (which kernel). */
 #pragma OPENCL FP_CONTRACT OFF
@@ -104,6 +105,15 @@ static inline ulong cubert_info_word_(__global const ulong *info, __global uint 
   ulong count = info[0] & 0xffffffffu, base = info[0] >> 32;
   if (mode == 2 || k < count) return info[base + k];
   if (mode == 1) cubert_report_(info, rec, 2u, 0xffffffffu, k, count);
+  return 0;
+}
+/* 1 when info word k is at most `limit`; else 0, and in validate mode a record of kind 3 (for
+   a kernel's own guard on its info words, e.g. copy_strided's rank). */
+static inline int cubert_info_at_most_(__global const ulong *info, __global uint *rec, int mode,
+                                       uint k, ulong limit) {
+  ulong v = cubert_info_word_(info, rec, mode, k);
+  if (v <= limit) return 1;
+  if (mode == 1) cubert_report_(info, rec, 3u, k, v, limit);
   return 0;
 }
 static inline float cubert_bits_f32_(uint bits) {

@@ -58,7 +58,8 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_fill_u32;
    Unit id = the destination element: dst[id] = src[sum(coord[d] * stride[d])].
    Launch: one unit per element, any cube shape.
    Checks: units whose coordinates fall outside the shape, a rank above the limit and an
-   elem_size of 0 copy nothing; every byte moved is a checked access. On the CPU server a
+   elem_size of 0 copy nothing; every byte moved is a checked access; validate mode reports a
+   rank above the limit ("info word 0 = 9, above the kernel's limit of 8"). On the CPU server a
    hand-written override walks rows with memcpy; it checks the info words against the
    buffers once per call and reports (cubert_cpu_fail) a rank above the limit, too few info
    words, n != product(shape) or buffers too small, and then copies nothing.
@@ -120,8 +121,9 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_sum_f32;
    strides. Output k (row-major over the kept shape) reads in[in_offset + sum(c_d * in_stride_d) + r
    * R-stride] and writes out[out_offset + sum(c_d * out_stride_d)]. Cube counts: inner rows * S,
    outer ceil(I / CUBE_DIM_X) * (rows / I) * S with I the last kept length (extra cubes do nothing).
-   Elements outside `in` are never read: a cube whose range leaves the buffer reduces nothing
-   (validate mode reports it). */
+   Elements outside `in` are never read: a cube whose range leaves `in` (or `in_idx`, with
+   flags bit 0), or whose walk passes 2^64, reduces nothing; validate mode reports it (the
+   element past the buffer, or element 2^64-1 of `in` for a walk past 2^64). */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_inner_sum_f32,
     cubert_kernel_reduce_outer_sum_f32, cubert_kernel_reduce_inner_mean_f32,
     cubert_kernel_reduce_outer_mean_f32, cubert_kernel_reduce_inner_sum_i32,

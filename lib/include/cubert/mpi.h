@@ -14,7 +14,14 @@
    worker thread.
 
    Collective calls must be made by every rank in the same order with the same count, dtype,
-   op and root, as MPI requires; send/recv pairs must agree on count and dtype.
+   op and root, as MPI requires; send/recv pairs must agree on count and dtype. Every message
+   carries a header with the call (kind, dtype, op, root, count, the call's number among the
+   communicator's collectives) and its size, checked before the data is received: calls that
+   disagree (another collective, dtype, op, root or count; a rank that skipped a call and made
+   the next one; a recv shorter or longer than its send) fail on every rank involved (all
+   ranks for a collective, both peers for send/recv) with an error naming both calls, and
+   never write past a receive buffer. A rank that skips a call and makes no later one is
+   found by the timeout below.
 
    MPI requirements.
    - MPI must be initialized with MPI_THREAD_MULTIPLE (MPI_Init_thread): the MPI calls of a
@@ -65,8 +72,8 @@ CUBERT_API cubert_status cubert_comm_create_mpi(MPI_Comm mpi_comm, cubert_client
 /** Sends `count` elements of `dtype` from the start of `buf` (a handle of the member's device)
    to rank `peer` with `tag` (0 <= tag <= MPI_TAG_UB), stream-ordered: the bytes are read after
    the work queued before on the calling stream; the call returns at once. The matching
-   cubert_comm_recv on `peer` must use the same count and dtype (the data moves in chunks; a
-   mismatch is an error on the receiver, or a timeout). Works on MPI communicators only
+   cubert_comm_recv on `peer` must use the same count and dtype (a mismatch fails on both
+   ranks, naming both calls; nothing is written past the receive). Works on MPI communicators only
    (INVALID_ARGUMENT for one of cubert_comm_create). */
 CUBERT_API cubert_status cubert_comm_send(cubert_comm *comm, cubert_handle *buf, size_t count,
                                           cubert_dtype dtype, size_t peer, int tag);

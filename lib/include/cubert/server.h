@@ -172,6 +172,8 @@ typedef enum cubert_violation_kind {
   CUBERT_VIOLATION_BARRIER = 3, /**< `what` at source line `line` */
   CUBERT_VIOLATION_SANITIZER =
       4, /**< the kernel sanitizer's finding `what` (names its own lines) */
+  CUBERT_VIOLATION_INFO_LIMIT =
+      5, /**< info word `buffer` holds `index`, above the kernel's limit `length` */
 } cubert_violation_kind;
 /** One violation, with what its kind names. */
 typedef struct cubert_kernel_violation {
