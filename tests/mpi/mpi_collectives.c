@@ -282,8 +282,8 @@ static void test_argument_errors(cubert_comm *comm, cubert_client *c) {
 }
 
 /* Ranks that disagree: an error for both ranks (from the stream's next sync; the call itself
-   only checks arguments), at once, never a hang (tests/mpi/mpi_mismatch.c has the rest). A fresh communicator
-   (this one breaks). */
+   only checks arguments), at once, never a hang (tests/mpi/mpi_mismatch.c has the rest). A fresh
+   communicator (this one breaks). */
 static void test_mismatch(cubert_client *c) {
   setenv("CUBERT_MPI_TIMEOUT_MS", "4000", 1);
   cubert_comm *comm = NULL;
