@@ -154,8 +154,11 @@ static cubert_status write_binding(cubert_device *device, uint32_t index,
   return NULL;
 }
 
+/* A new buffer of `size` bytes holding `data`, or, when `data` is NULL, nothing written: a
+   server with a kernel sanitizer then learns that its bytes are unwritten (`unwritten`), unless
+   the caller fills them at once by a path the server does not see. */
 static cubert_status create_buffer(cubert_client *client, const void *data, size_t size,
-                                   cubert_handle **out) {
+                                   int unwritten, cubert_handle **out) {
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   cubert_client_obj *c = NULL;
@@ -169,6 +172,11 @@ static cubert_status create_buffer(cubert_client *client, const void *data, size
     cubert_handle_obj *h = cubert_handle_acquire(handle);
     cubert_binding b = cubert_handle_binding(h);
     s = write_binding(device, index, &b, data);
+    cubert_handle_release(handle);
+  } else if (!s && size && unwritten && device->server->vtable->sanitizer) {
+    cubert_handle_obj *h = cubert_handle_acquire(handle);
+    cubert_binding b = cubert_handle_binding(h);
+    device->server->vtable->sanitizer->mark_undefined(device->server, &b);
     cubert_handle_release(handle);
   }
   cubert_device_unlock(device);
@@ -186,11 +194,16 @@ cubert_status cubert_client_create_buffer(cubert_client *client, const void *dat
   if (!data && size)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "data is NULL but size is %zu bytes (use cubert_client_empty)", size);
-  return create_buffer(client, data, size, out);
+  return create_buffer(client, data, size, 0, out);
 }
 
 cubert_status cubert_client_empty(cubert_client *client, size_t size, cubert_handle **out) {
-  return create_buffer(client, NULL, size, out);
+  return create_buffer(client, NULL, size, 1, out);
+}
+
+cubert_status cubert_client_empty_filled_by_caller(cubert_client *client, size_t size,
+                                                   cubert_handle **out) {
+  return create_buffer(client, NULL, size, 0, out);
 }
 
 static cubert_status check_range(const cubert_handle_obj *handle, uint64_t offset, uint64_t size,

@@ -216,6 +216,11 @@ cubert_status cubert_client_lock_slot(cubert_client *client, cubert_client_obj *
                                       cubert_stream_slot **out);
 cubert_status cubert_client_unlock_slot(cubert_client *client, cubert_client_obj *c,
                                         cubert_status s);
+/* cubert_client_empty for a buffer the caller fills whole at once, by a path the server does
+   not see (a host copy into its memory): the kernel sanitizer is not told that its bytes are
+   unwritten. */
+cubert_status cubert_client_empty_filled_by_caller(cubert_client *client, size_t size,
+                                                   cubert_handle **out);
 /* Reserves `size` bytes on the client's stream and wraps them in a handle. Lock held. */
 cubert_status cubert_client_reserve(cubert_client_obj *client, uint64_t size, uint32_t *out_slot,
                                     cubert_handle **out);

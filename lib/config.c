@@ -39,7 +39,7 @@ enum {
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static cubert_config config;
 /* Owned copies of the string values (getenv's storage may change under setenv). */
-static char *owned_device, *owned_cache_dir, *owned_trace_path;
+static char *owned_device, *owned_cache_dir, *owned_trace_path, *owned_log_path;
 static char categories[CONFIG_MAX_CATEGORIES][CONFIG_CATEGORY_BYTES];
 static size_t category_count;
 static char warnings[CONFIG_MAX_WARNINGS][CONFIG_WARNING_BYTES];
@@ -181,12 +181,15 @@ static void config_load(void) {
   free(owned_device);
   free(owned_cache_dir);
   free(owned_trace_path);
+  free(owned_log_path);
   memset(&config, 0, sizeof(config));
   warning_count = 0;
 
   owned_device = env_copy("CUBERT_DEVICE");
   owned_cache_dir = env_copy("CUBERT_CACHE_DIR");
   owned_trace_path = env_copy("CUBERT_TRACE");
+  owned_log_path = env_copy("CUBERT_LOG_FILE");
+  config.log_path = owned_log_path;
   config.device = owned_device;
   config.cache_dir = owned_cache_dir;
   /* cubert_cache_dir() gives up on a folder whose files' paths would be too long, which turned

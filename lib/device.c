@@ -11,12 +11,20 @@
 #include "trace.h"
 #include "tune/tune_internal.h"
 
+/* Pages are logged at debug level, category memory (docs/environment.md). */
 static cubert_status storage_alloc(void *ctx, uint64_t size, cubert_storage *out) {
   cubert_server *server = ((cubert_device *)ctx)->server;
-  return server->vtable->storage_alloc(server, size, out);
+  cubert_status s = server->vtable->storage_alloc(server, size, out);
+  if (!s)
+    cubert_log(CUBERT_LOG_DEBUG, "memory", "page %llu of %llu bytes allocated on '%s'",
+               (unsigned long long)out->id, (unsigned long long)size, server->properties.name);
+  return s;
 }
 static void storage_free(void *ctx, cubert_storage *storage) {
   cubert_server *server = ((cubert_device *)ctx)->server;
+  cubert_log(CUBERT_LOG_DEBUG, "memory", "page %llu of %llu bytes freed on '%s'",
+             (unsigned long long)storage->id, (unsigned long long)storage->size,
+             server->properties.name);
   server->vtable->storage_free(server, storage);
 }
 static void storage_slice_cache_release(void *ctx, cubert_slice *slice) {

@@ -24,7 +24,7 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
   const cubert_hardware_properties *hw = &p->hardware;
   if (!kernel) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "kernel is NULL");
   const char *name = kernel->name ? kernel->name : "(unnamed)";
-  int is_cpu = strcmp(p->backend, "cpu") == 0;
+  const int is_cpu = device->server->vtable->kernel_form == CUBERT_KERNEL_FORM_CPU;
   if (is_cpu ? !kernel->cpu : !kernel->opencl_source)
     return cubert_status_make(CUBERT_CODE_COMPILATION,
                               "kernel \"%s\" has no implementation for the %s backend", name,

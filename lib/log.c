@@ -7,8 +7,10 @@
    Why format into a local buffer and write under flockfile: concurrent threads would otherwise
    interleave pieces of their lines; one locked fputs keeps each line whole without a lock of
    our own. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "config_internal.h"
@@ -25,6 +27,31 @@ static const char *level_name(int level) {
     default:
       return "debug";
   }
+}
+
+/* The sink: CUBERT_LOG_FILE, opened once for appending (and kept open for the process: lines
+   may come from any thread until exit), else stderr. A file that cannot be opened leaves the
+   lines on stderr, with one line there saying why. */
+static FILE *log_file;
+static char log_file_path[4096];
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static FILE *sink(int *out_failed) {
+  const char *path = cubert_config_get()->log_path;
+  *out_failed = 0;
+  if (!path || !*path) return stderr;
+  pthread_mutex_lock(&sink_lock);
+  /* The tests reload the configuration: follow a new path. */
+  if (strcmp(log_file_path, path) != 0) {
+    if (log_file) fclose(log_file);
+    snprintf(log_file_path, sizeof log_file_path, "%s", path);
+    log_file = fopen(path, "a");
+    if (log_file) setvbuf(log_file, NULL, _IOLBF, 0);
+    *out_failed = !log_file;
+  }
+  FILE *f = log_file ? log_file : stderr;
+  pthread_mutex_unlock(&sink_lock);
+  return f;
 }
 
 void cubert_log(int level, const char *category, const char *fmt, ...) {
@@ -49,9 +76,16 @@ void cubert_log(int level, const char *category, const char *fmt, ...) {
   }
   line[len++] = '\n';
   line[len] = '\0';
-  flockfile(stderr);
-  fputs(line, stderr);
-  funlockfile(stderr);
+  int failed = 0;
+  FILE *out = sink(&failed);
+  if (failed)
+    fprintf(stderr,
+            "cubert[warn][config]: CUBERT_LOG_FILE '%s' cannot be opened for appending; "
+            "logging to stderr\n",
+            cubert_config_get()->log_path);
+  flockfile(out);
+  fputs(line, out);
+  funlockfile(out);
 }
 
 uint64_t cubert_now_ns(void) {

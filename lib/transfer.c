@@ -222,7 +222,7 @@ static cubert_status transfer(cubert_client *src_client, cubert_device *src_devi
                               uint64_t size, cubert_client *dst_client, cubert_device *dst_device,
                               cubert_handle **out) {
   cubert_handle *dst = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_empty(dst_client, (size_t)size, &dst));
+  CUBERT_RETURN_IF_ERROR(cubert_client_empty_filled_by_caller(dst_client, (size_t)size, &dst));
   cubert_status s = NULL;
   if (size == 0) {
     /* nothing to move */

@@ -17,6 +17,7 @@
 #include "cpu/eventcount.h"
 #include "cpu/fiber.h"
 #include "cpu/topology.h"
+#include "cpu/undefined.h"
 #include "cubert/server.h"
 
 enum {
@@ -218,6 +219,7 @@ struct cubert_cpu_device {
 
   cubert_cpu_helper_runner helper_runners[CUBERT_CPU_HELPER_RUNNERS];
   _Atomic uint64_t next_storage_id;
+  cubert_cpu_undefined undefined; /* buffer bytes nothing wrote yet (the kernel sanitizer) */
   /* Test-only: execution-time allocations still to refuse (cubert_cpu_debug_fail_allocations). */
   _Atomic uint32_t fail_allocations;
 };

@@ -19,6 +19,10 @@ cubert_status cubert_cpu_handle_ptr(cubert_client *client, cubert_handle *handle
   if (!s) {
     *out_ptr = (char *)b.slice->page->host_ptr + b.offset;
     if (out_size) *out_size = (size_t)b.size;
+    /* The caller may fill the bytes where the kernel sanitizer cannot see it: they count as
+       written. */
+    cubert_cpu_undefined_remove(&cubert_cpu_device_of(io.server)->undefined, (uintptr_t)*out_ptr,
+                                b.size);
   }
   return cubert_interop_end(&io, s);
 }

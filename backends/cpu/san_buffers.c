@@ -78,8 +78,18 @@ int cubert_cpu_san_buffers_begin(cubert_cpu_san *s) {
     s->regions[out++] = *r;
   }
   s->region_count = out;
+  cubert_cpu_undefined *undefined = &s->job->stream->device->undefined;
   for (uint32_t i = 0; i < out; ++i) {
     cubert_cpu_san_region *r = &s->regions[i];
+    if (atomic_load_explicit(&undefined->nonempty, memory_order_relaxed)) {
+      /* Without memory for the bitmap the region's unwritten bytes go unchecked (never a false
+         report); they stay unwritten in the set. */
+      r->unwritten = calloc((r->bytes + 7) / 8, 1);
+      if (r->unwritten && !cubert_cpu_undefined_load(undefined, r->lo, r->bytes, r->unwritten)) {
+        free(r->unwritten);
+        r->unwritten = NULL;
+      }
+    }
     if (r->read_only) continue;
     /* calloc of this size maps zero pages: only the cells a launch touches cost memory. */
     r->cells = calloc((r->bytes >> r->shift) + 1, sizeof *r->cells);
@@ -92,7 +102,19 @@ int cubert_cpu_san_buffers_begin(cubert_cpu_san *s) {
 }
 
 void cubert_cpu_san_buffers_end(cubert_cpu_san *s) {
-  for (uint32_t i = 0; i < s->region_count; ++i) free(s->regions[i].cells);
+  cubert_cpu_undefined *undefined = s->job ? &s->job->stream->device->undefined : NULL;
+  for (uint32_t i = 0; i < s->region_count; ++i) {
+    cubert_cpu_san_region *r = &s->regions[i];
+    free(r->cells);
+    if (!r->unwritten) continue;
+    /* After a report the checks stopped, so its later writes are unknown: what the launch could
+       write counts as written (no second report about a byte it may have filled). */
+    if (s->done && !r->read_only)
+      cubert_cpu_undefined_remove(undefined, r->lo, r->bytes);
+    else
+      cubert_cpu_undefined_store(undefined, r->lo, r->bytes, r->unwritten);
+    free(r->unwritten);
+  }
   free(s->regions);
   s->regions = NULL;
   s->region_count = 0;
@@ -105,7 +127,56 @@ void cubert_cpu_san_buffers_clear(cubert_cpu_san *s) {
   }
 }
 
+/* ---- what the core and unwatched launches tell ------------------------------------------- */
+
+static void mark_undefined(cubert_server *server, const cubert_binding *binding) {
+  if (!cubert_config_get()->sanitizer) return;
+  void *p = cubert_binding_host_ptr(binding);
+  if (p)
+    cubert_cpu_undefined_add(&cubert_cpu_device_of(server)->undefined, (uintptr_t)p, binding->size);
+}
+
+const cubert_server_sanitizer cubert_cpu_sanitizer_table = {
+    .mark_undefined = mark_undefined,
+};
+
+void cubert_cpu_san_launch_wrote(const cubert_cpu_job *job) {
+  const cubert_kernel_signature *sig = job->kernel->signature;
+  cubert_cpu_undefined *undefined = &job->stream->device->undefined;
+  for (uint32_t i = 0; i < job->binding_count; ++i) {
+    const cubert_kernel_buffer_decl *d = sig && i < sig->buffer_count ? &sig->buffers[i] : NULL;
+    if (job->buffers[i] && !(d && is_const(d->type)))
+      cubert_cpu_undefined_remove(undefined, (uintptr_t)job->buffers[i], job->buffer_bytes[i]);
+  }
+}
+
 /* ---- reports ------------------------------------------------------------------------------ */
+
+/* The binding that holds address `a` of region `r` (the region's own first, since bindings
+   over one memory merge into one region), for naming the buffer and element. */
+static uint32_t binding_at(const cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a) {
+  const cubert_cpu_job *job = s->job;
+  for (uint32_t k = 0; k <= job->binding_count; ++k) {
+    uint32_t b = k == 0 ? r->binding : k - 1;
+    if (b < job->binding_count && job->buffers[b] &&
+        a - (uintptr_t)job->buffers[b] < job->buffer_bytes[b])
+      return b;
+  }
+  return r->binding;
+}
+
+/* "buffer 1 'x' element 5 (of 16)" for address `a` of region `r`. */
+static void element_name(const cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
+                         char *out, size_t size) {
+  const cubert_kernel_signature *sig = s->job->kernel->signature;
+  const uint32_t b = binding_at(s, r, a);
+  const char *name = sig && b < sig->buffer_count ? sig->buffers[b].name : NULL;
+  uint64_t elem =
+      sig && b < sig->buffer_count && sig->buffers[b].elem_bytes ? sig->buffers[b].elem_bytes : 1;
+  uint64_t off = a - (uintptr_t)s->job->buffers[b];
+  snprintf(out, size, "buffer %" PRIu32 " '%s' element %" PRIu64 " (of %" PRIu64 ")", b,
+           name ? name : "?", off / elem, s->job->buffer_bytes[b] / elem);
+}
 
 /* "unit (x, y, z) of cube (a, b, c)" for a recorded access. */
 static void side_name(const cubert_cpu_san *s, cubert_cpu_san_access a, char *out, size_t size) {
@@ -126,21 +197,42 @@ static void side_name(const cubert_cpu_san *s, cubert_cpu_san_access a, char *ou
 static void report_race(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
                         const char *kind, cubert_cpu_san_access other, const char *other_did,
                         const void *pc) {
-  const cubert_kernel_signature *sig = s->job->kernel->signature;
-  const uint32_t b = r->binding;
-  const char *name = sig && b < sig->buffer_count ? sig->buffers[b].name : NULL;
-  uint64_t elem =
-      sig && b < sig->buffer_count && sig->buffers[b].elem_bytes ? sig->buffers[b].elem_bytes : 1;
-  uint64_t off = a - (uintptr_t)s->job->buffers[b];
-  char them[96], where[256], what[768];
+  char element[192], them[96], where[256], what[768];
+  element_name(s, r, a, element, sizeof element);
   side_name(s, other, them, sizeof them);
   cubert_cpu_san_place(s, pc, where, sizeof where);
-  snprintf(what, sizeof what,
-           "%s on buffer %" PRIu32 " '%s' element %" PRIu64 " (of %" PRIu64
-           "): %s %s it in the same launch, %s",
-           kind, b, name ? name : "?", off / elem, s->job->buffer_bytes[b] / elem, them, other_did,
-           where);
+  snprintf(what, sizeof what, "%s on %s: %s %s it in the same launch, %s", kind, element, them,
+           other_did, where);
   cubert_cpu_san_report(s, what);
+}
+
+static void report_unwritten(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
+                             const void *pc) {
+  char element[192], where[256], what[768];
+  element_name(s, r, a, element, sizeof element);
+  cubert_cpu_san_place(s, pc, where, sizeof where);
+  snprintf(what, sizeof what,
+           "uninitialised buffer memory: read of %s, which nothing wrote since "
+           "cubert_client_empty made it (no write, launch or copy filled it), %s",
+           element, where);
+  cubert_cpu_san_report(s, what);
+}
+
+/* Checks a read of [a, a + size) against the region's unwritten bytes, or marks a write's
+   bytes written. Returns 0 after a report. */
+static int check_unwritten(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_t a, uint64_t size,
+                           int write, const void *pc) {
+  uint64_t from = a - r->lo, to = from + size > r->bytes ? r->bytes : from + size;
+  uint8_t *bits = r->unwritten;
+  for (uint64_t i = from; i < to; ++i) {
+    if (!(bits[i >> 3] >> (i & 7) & 1)) continue;
+    if (!write) {
+      report_unwritten(s, r, r->lo + i, pc);
+      return 0;
+    }
+    bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+  }
+  return 1;
 }
 
 /* ---- the check ---------------------------------------------------------------------------- */
@@ -162,7 +254,9 @@ static int both_atomic(cubert_cpu_san_access x, cubert_cpu_san_access me) {
 
 void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_t a,
                                   uint64_t size, int write, int atomic, const void *pc) {
-  if (!r->cells || !size) return;
+  if (!size) return;
+  if (r->unwritten && !check_unwritten(s, r, a, size, write, pc)) return;
+  if (!r->cells) return;
   const uint64_t first = (a - r->lo) >> r->shift;
   uint64_t last = (a + size - 1 - r->lo) >> r->shift;
   if (last > r->bytes >> r->shift) last = r->bytes >> r->shift;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cubert/kernel.h"
+#include "cubert/server.h"
 
 struct cubert_cpu_job;
 
@@ -39,6 +40,7 @@ typedef struct cubert_cpu_san_region {
   uint32_t shift;   /* log2 of the bytes per shadow cell (the smallest element size) */
   int read_only;    /* every binding over it is `const`: no write, so no race, is possible */
   cubert_cpu_san_cell *cells; /* (bytes >> shift) + 1 cells; NULL for read-only regions */
+  uint8_t *unwritten;         /* a bit per byte that nothing wrote yet (undefined.h); NULL: none */
 } cubert_cpu_san_region;
 
 typedef struct cubert_cpu_san {
@@ -82,6 +84,12 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, const struct cubert_cpu_job *job, vo
 void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t *order);
 /* Stops sanitizing on this thread and frees the shadow. */
 void cubert_cpu_san_end(cubert_cpu_san *s);
+
+/* The server's sanitizer table (cubert/server.h): buffers from cubert_client_empty. */
+extern const cubert_server_sanitizer cubert_cpu_sanitizer_table;
+/* A finished launch the sanitizer did not watch: every binding it could write counts as
+   written (scheduler.c, when some buffer byte is unwritten). */
+void cubert_cpu_san_launch_wrote(const struct cubert_cpu_job *job);
 
 /* ---- between sanitize.c and san_buffers.c ---- */
 

@@ -392,6 +392,12 @@ static void stream_step(cubert_server_stream *s, cubert_cpu_job *finished, int r
       if (finished->kind == CUBERT_CPU_JOB_READ && finished->bindings[0].size &&
           !cubert_stream_errors_pending(s->errors))
         memcpy(finished->read_dst, finished->buffers[0], finished->bindings[0].size);
+      /* What a launch the sanitizer did not watch may have written is written from now on
+         (a watched one stored what it left unwritten itself: san_buffers.c). */
+      if (finished->kind == CUBERT_CPU_JOB_LAUNCH &&
+          atomic_load_explicit(&d->undefined.nonempty, memory_order_relaxed) &&
+          !cubert_cpu_san_wanted(finished))
+        cubert_cpu_san_launch_wrote(finished);
       if (finished->skip_error) {
         cubert_stream_errors_push(s->errors, finished->skip_error);
         finished->skip_error = NULL;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cpu/internal.h"
+#include "cpu/sanitize.h"
 
 #ifndef CUBERT_VERSION_STRING_BUILD
 #define CUBERT_VERSION_STRING_BUILD "unknown"
@@ -24,6 +25,7 @@
 static void destroy(cubert_server *server);
 
 static const cubert_server_vtable cpu_vtable = {
+    .kernel_form = CUBERT_KERNEL_FORM_CPU,
     .destroy = destroy,
     .storage_alloc = cubert_cpu_storage_alloc,
     .storage_free = cubert_cpu_storage_free,
@@ -47,6 +49,7 @@ static const cubert_server_vtable cpu_vtable = {
     .gate_release = cubert_cpu_gate_release,
     .profile_begin = cubert_cpu_profile_begin,
     .profile_end = cubert_cpu_profile_end,
+    .sanitizer = &cubert_cpu_sanitizer_table,
 };
 
 /* Threads that run kernels: CUBERT_CPU_THREADS, else one per core of the cpubind set. */
@@ -104,6 +107,7 @@ static void destroy(cubert_server *server) {
   cubert_cpu_ec_destroy(&d->done_ec);
   pthread_mutex_destroy(&d->registry_lock);
   pthread_mutex_destroy(&d->jobs_lock);
+  cubert_cpu_undefined_destroy(&d->undefined);
   free(d);
 }
 
@@ -130,6 +134,7 @@ static cubert_status create(const char *spec, cubert_server **out) {
   cubert_cpu_ec_init(&d->done_ec);
   pthread_mutex_init(&d->registry_lock, NULL);
   pthread_mutex_init(&d->jobs_lock, NULL);
+  cubert_cpu_undefined_init(&d->undefined);
   cubert_status s = cubert_cpu_topology_load(&d->topology);
   cubert_status_free(s); /* without CPU sets the pool just runs unpinned */
   d->threads = kernel_threads(&d->topology);

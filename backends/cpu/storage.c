@@ -90,9 +90,11 @@ cubert_status cubert_cpu_storage_alloc(cubert_server *server, uint64_t size, cub
 }
 
 void cubert_cpu_storage_free(cubert_server *server, cubert_storage *storage) {
-  (void)server;
   if (!storage || !storage->host_ptr) return;
   uint64_t bytes = storage->size ? storage->size : CUBERT_CPU_LINE;
+  /* The next page at this address starts with nothing unwritten. */
+  cubert_cpu_undefined_remove(&cubert_cpu_device_of(server)->undefined,
+                              (uintptr_t)storage->host_ptr, bytes);
   if (mapped(bytes))
     munmap(storage->host_ptr, (size_t)mapped_bytes(bytes));
   else

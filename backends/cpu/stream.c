@@ -74,28 +74,9 @@ cubert_status cubert_cpu_launch(cubert_server *server, cubert_server_stream *s,
                                 const cubert_launch *launch) {
   cubert_cpu_device *d = cubert_cpu_device_of(server);
   const cubert_kernel_def *kernel = launch->kernel;
-  if (!kernel || !kernel->cpu)
-    return cubert_status_make(CUBERT_CODE_COMPILATION,
-                              "kernel \"%s\" has no implementation for the cpu backend",
-                              kernel && kernel->name ? kernel->name : "(unnamed)");
-  if (launch->binding_count && !launch->bindings)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "launch->bindings is NULL but binding_count is %u",
-                              launch->binding_count);
-  if (launch->info_count && !launch->info)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "launch->info is NULL but info_count is %u", launch->info_count);
+  /* The core validated the launch (lib/launch.c: a CPU implementation, the arrays, the units
+     per cube within the device's limit), as server.h's launch contract says. */
   uint64_t units_per_cube = (uint64_t)launch->cube_dim.x * launch->cube_dim.y * launch->cube_dim.z;
-  if (units_per_cube > d->base.properties.hardware.max_units_per_cube)
-    return cubert_status_set_limits(
-        cubert_status_make(CUBERT_CODE_UNITS,
-                           "cube dim (%u, %u, %u) of kernel \"%s\" has %llu units, max units per "
-                           "cube is %u",
-                           launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z,
-                           kernel->name ? kernel->name : "(unnamed)",
-                           (unsigned long long)units_per_cube,
-                           d->base.properties.hardware.max_units_per_cube),
-        units_per_cube, d->base.properties.hardware.max_units_per_cube);
 
   /* Bound the queue: wait (helping) until half of the allowance finished. The completion
      counter is written by workers at every completion, so it is read only when a stale copy
@@ -197,6 +178,8 @@ cubert_status cubert_cpu_write(cubert_server *server, cubert_server_stream *s,
   CUBERT_RETURN_IF_ERROR(check_copy(dst, size, "write"));
   cubert_cpu_wait(cubert_cpu_device_of(server), s, atomic_load(&s->submitted));
   if (size) memcpy(cubert_binding_host_ptr(dst), src, size);
+  cubert_cpu_undefined_remove(&cubert_cpu_device_of(server)->undefined,
+                              (uintptr_t)cubert_binding_host_ptr(dst), size);
   return NULL;
 }
 

@@ -201,6 +201,8 @@ static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_
         memcmp(p->source, kernel->opencl_source, len) == 0) {
       free(options);
       server->stats.memory_hits++;
+      cubert_log(CUBERT_LOG_DEBUG, "compile", "kernel \"%s\" on '%s': program cache hit (memory)",
+                 kernel_name(kernel), server->base.properties.name);
       *out = p;
       return NULL;
     }
@@ -221,13 +223,19 @@ static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_
   /* Without memory for the key the program simply bypasses the disk cache. */
   p->disk_key = cubert_ocl_disk_key(server, hash, len, options);
   cubert_status s = NULL;
+  const uint64_t start = cubert_now_ns();
   if (p->disk_key) p->program = cubert_ocl_disk_load(server, p->disk_key, options, &p->disk_size);
+  const int from_disk = p->program != NULL;
   /* Built from source: written after its first launches (disk_cache.c). */
   if (!p->program) s = build_from_source(server, kernel, options, &p->program);
   if (s) {
     program_free(p);
     return s;
   }
+  cubert_log(CUBERT_LOG_INFO, "compile", "kernel \"%s\" on '%s': %s in %.1f ms",
+             kernel_name(kernel), server->base.properties.name,
+             from_disk ? "program cache hit (disk)" : "program cache miss, built from source",
+             (double)(cubert_now_ns() - start) / 1e6);
   p->next = server->programs;
   server->programs = p;
   *out = p;

@@ -20,6 +20,7 @@ static void server_destroy(cubert_server *server);
 static cubert_status server_resolve(const char *spec, size_t *out_index);
 
 static const cubert_server_vtable kVtable = {
+    .kernel_form = CUBERT_KERNEL_FORM_OPENCL,
     .destroy = server_destroy,
     .storage_alloc = cubert_ocl_storage_alloc,
     .storage_free = cubert_ocl_storage_free,

@@ -361,8 +361,11 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
                               (unsigned long long)batches);
   if (m == 0 || n == 0 || batches == 0) return NULL;
 
-  mm_args args = {
-      .dtype = c->dtype, .cpu_server = strcmp(props->backend, "cpu") == 0, .m = m, .n = n, .k = k};
+  mm_args args = {.dtype = c->dtype,
+                  .cpu_server = props->type == CUBERT_DEVICE_TYPE_CPU_SERVER,
+                  .m = m,
+                  .n = n,
+                  .k = k};
   uint64_t sa[3], sb[3], sc[3];
   mm_strides(a, sa);
   mm_strides(b, sb);

@@ -30,6 +30,9 @@ cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
     cubert_status s = server->vtable->event_wait(server, current->stream, event);
     server->vtable->event_release(server, event);
     if (s) return s;
+    cubert_log(CUBERT_LOG_DEBUG, "stream",
+               "slot %u waits on the device for slot %u (command %llu), which last used a buffer",
+               index, origin, (unsigned long long)slice->last_cursor);
     current->last_synced[origin] = from->cursor;
   }
   return NULL;

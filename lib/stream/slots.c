@@ -51,8 +51,14 @@ cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj
                                 "host allocation failed while stream %llu took over slot %u",
                                 (unsigned long long)id, index);
     cubert_server *server = device->server;
+    const uint64_t start = cubert_now_ns();
     park(device, slot->owner, server->vtable->sync(server, slot->stream));
     park(device, slot->owner, cubert_stream_errors_take(slot->errors));
+    cubert_log(CUBERT_LOG_INFO, "stream",
+               "stream %llu takes slot %u over from stream %llu on '%s' (the host waited %.1f us "
+               "for its work; more slots: CUBERT_MAX_STREAMS)",
+               (unsigned long long)id, index, (unsigned long long)slot->owner,
+               server->properties.name, (double)(cubert_now_ns() - start) / 1e3);
     slot->owner = id;
   }
   if (out_index) *out_index = index;

@@ -288,3 +288,27 @@ UNIT_KERNEL(rw_buffer_unit, LEN(out), (float, out)) {
   float v = UNIT_ID == 13 ? LOAD(out, 12) : 0.0f; /* @rw_buffer_unit */
   STORE(out, UNIT_ID, v + 1.0f);
 }
+
+/* ---- buffers nothing wrote ----
+   The bug is the host's: `in` comes from cubert_client_empty and only its first INFO_U32(0)
+   elements are filled (by a host write or by fill_first), so the first unit of cube (0, 1, 0)
+   reads an element nothing wrote. The kernels are correct for a filled `in`. */
+UNIT_KERNEL(read_in_unit, LEN(out), (const float, in), (float, out)) {
+  STORE(out, UNIT_ID, LOAD(in, UNIT_ID) + 1.0f); /* @read_in_unit */
+}
+CUBE_KERNEL(read_in_fiber, NO_SHARED, (const float, in), (float, out)) {
+  STORE(out, UNIT_ID, LOAD(in, UNIT_ID) + 1.0f); /* @read_in_fiber */
+}
+PHASED_KERNEL(read_in_phased, NO_SHARED, (const float, in), (float, out)) {
+  PHASE {
+    STORE(out, UNIT_ID, LOAD(in, UNIT_ID) + 1.0f); /* @read_in_phased */
+  }
+}
+/* Writes the first INFO_U32(0) elements of `out`. */
+UNIT_KERNEL(fill_first, LEN(out), (float, out)) {
+  if (UNIT_ID < INFO_U32(0)) STORE(out, UNIT_ID, 2.0f);
+}
+/* Reads and writes back: an element it reads before any write is unwritten. */
+UNIT_KERNEL(increment_unit, LEN(out), (float, out)) {
+  STORE(out, UNIT_ID, LOAD(out, UNIT_ID) + 1.0f); /* @increment_unit */
+}

@@ -3,6 +3,7 @@
    and cube; every corrected twin must run clean, and so must each bug in checked mode (the
    sanitizer runs in validate mode only). Plain C, so that it also runs under TSan.
    Exit 0: all as expected; 1: a check failed; 77: no CPU server. */
+#include <cubert/cpu.h>
 #include <cubert/cubert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ extern const cubert_kernel_def ww_fiber, ww_fiber_ok, rw_fiber, rw_fiber_ok, war
     oob_index_phased, oob_ptr_phased, oob_phased_ok, uninit_phased, private_phased, private_unit,
     uninit_private_unit, ww_buffer_fiber, ww_buffer_fiber_ok, rw_buffer_fiber, rw_buffer_fiber_ok,
     atomic_buffer_fiber_ok, war_buffer_phased, war_buffer_phased_ok, ww_buffer_phased,
-    ww_buffer_unit, ww_buffer_unit_ok, rw_buffer_unit;
+    ww_buffer_unit, ww_buffer_unit_ok, rw_buffer_unit, read_in_unit, read_in_fiber, read_in_phased,
+    fill_first, increment_unit;
 
 enum { UNITS = 8, CUBES_Y = 2, N = UNITS * CUBES_Y };
 
@@ -224,6 +226,132 @@ static void check_bug(cubert_client *client, const bug *b) {
   cubert_status_free(s);
 }
 
+/* ---- buffers nothing wrote ------------------------------------------------------------------ */
+
+typedef enum { FILL_HOST, FILL_CHECKED, FILL_VALIDATE, FILL_COPY } fill_kind;
+static const char *const fill_names[] = {"a host write", "a checked launch", "a validate launch",
+                                         "cubert_op_copy"};
+
+/* `in` from cubert_client_empty (cubert_client_empty_tensor for FILL_COPY), its first `filled`
+   elements filled by `how`, then `k` (in, out) in validate mode: the launch's status. */
+static cubert_status run_unwritten(cubert_client *client, const cubert_kernel_def *k,
+                                   uint32_t filled, fill_kind how) {
+  float data[N], zero[N] = {0};
+  for (int i = 0; i < N; ++i) data[i] = (float)i;
+  cubert_handle *in = NULL, *out = NULL;
+  cubert_tensor in_t = {0}, src_t = {0};
+  cubert_status s = NULL;
+  if (how == FILL_COPY) {
+    const cubert_layout_desc desc = {.rank = 1, .shape = {N}, .dtype = CUBERT_DTYPE_F32};
+    s = cubert_client_empty_tensor(client, &desc, &in_t);
+    if (!s) s = cubert_client_create_tensor(client, data, &desc, &src_t);
+    if (!s && filled) s = cubert_op_copy(client, &src_t, &in_t);
+    if (!s) in = cubert_handle_retain(in_t.handle);
+  } else {
+    s = cubert_client_empty(client, N * sizeof(float), &in);
+    if (!s && how == FILL_HOST && filled)
+      s = cubert_client_write(client, in, 0, data, filled * sizeof(float));
+    if (!s && (how == FILL_CHECKED || how == FILL_VALIDATE)) {
+      const uint64_t words[1] = {filled};
+      const cubert_kernel_args args = {&in, 1, words, 1};
+      s = cubert_client_launch_mode(
+          client, &fill_first, cubert_cube_count_new_3d(1, CUBES_Y, 1),
+          cubert_cube_dim_new_3d(UNITS, 1, 1), &args,
+          how == FILL_CHECKED ? CUBERT_EXECUTION_CHECKED : CUBERT_EXECUTION_VALIDATE);
+    }
+  }
+  if (!s) s = cubert_client_create_buffer(client, zero, sizeof zero, &out);
+  if (!s) {
+    cubert_handle *both[2] = {in, out};
+    const cubert_kernel_args args = {both, 2, NULL, 0};
+    s = cubert_client_launch_mode(client, k, cubert_cube_count_new_3d(1, CUBES_Y, 1),
+                                  cubert_cube_dim_new_3d(UNITS, 1, 1), &args,
+                                  CUBERT_EXECUTION_VALIDATE);
+  }
+  if (!s) s = cubert_client_sync(client);
+  cubert_handle_release(in);
+  cubert_handle_release(out);
+  cubert_tensor_release(&in_t);
+  cubert_tensor_release(&src_t);
+  return s;
+}
+
+/* Reads of elements nothing wrote are reported, in every kernel form, naming the buffer,
+   element, unit and line; filled buffers run clean whichever way they were filled. */
+static void check_unwritten(cubert_client *client) {
+  const cubert_kernel_def *const forms[] = {&read_in_unit, &read_in_fiber, &read_in_phased};
+  const char *const markers[] = {"@read_in_unit", "@read_in_fiber", "@read_in_phased"};
+  for (int f = 0; f < 3; ++f) {
+    const char *name = forms[f]->name;
+    /* Half filled by the host, or by a validate launch that wrote only that half. */
+    for (fill_kind how = FILL_HOST; how <= FILL_VALIDATE; how += FILL_VALIDATE - FILL_HOST) {
+      cubert_status s = run_unwritten(client, forms[f], N / 2, how);
+      const char *msg = s ? cubert_status_message(s) : "";
+      CHECK(s, "%s: no report for a half-filled buffer (filled by %s)", name, fill_names[how]);
+      CHECK(strstr(msg, "uninitialised buffer memory: read of buffer 0 'in' element 8 (of 16)"),
+            "%s (filled by %s): not the unwritten element: %s", name, fill_names[how], msg);
+      CHECK(strstr(msg, "unit (0, 0, 0) of cube (0, 1, 0)"), "%s: not the first unit of cube 1: %s",
+            name, msg);
+      int line = marker_line(markers[f]), got = code_line(msg);
+      CHECK(got < 0 || got == line, "%s: the read is at line %d, the report's at %d: %s", name,
+            line, got, msg);
+      if (s) printf("%s: %s\n", name, msg);
+      cubert_status_free(s);
+    }
+    /* Filled whole, each way: clean. */
+    for (fill_kind how = FILL_HOST; how <= FILL_COPY; ++how) {
+      cubert_status s = run_unwritten(client, forms[f], N, how);
+      CHECK(!s, "%s on a buffer filled by %s was reported: %s", name, fill_names[how],
+            cubert_status_message(s));
+      cubert_status_free(s);
+    }
+  }
+  /* A read-write binding: its first read comes before any write. One report per buffer: after
+     it, what the launch could write counts as written. */
+  cubert_handle *buf = NULL;
+  cubert_status s = cubert_client_empty(client, N * sizeof(float), &buf);
+  const cubert_kernel_args args = {&buf, 1, NULL, 0};
+  for (int round = 0; round < 2 && !s; ++round) {
+    s = cubert_client_launch_mode(client, &increment_unit, cubert_cube_count_new_3d(1, CUBES_Y, 1),
+                                  cubert_cube_dim_new_3d(UNITS, 1, 1), &args,
+                                  CUBERT_EXECUTION_VALIDATE);
+    if (!s) s = cubert_client_sync(client);
+    const char *msg = s ? cubert_status_message(s) : "";
+    if (round == 0) {
+      CHECK(strstr(msg, "read of buffer 0 'out' element 0 (of 16)") &&
+                strstr(msg, "unit (0, 0, 0) of cube (0, 0, 0)"),
+            "increment_unit on an empty buffer: %s", s ? msg : "no report");
+      cubert_status_free(s);
+      s = NULL;
+    } else {
+      CHECK(!s, "increment_unit reported twice for one buffer: %s", msg);
+    }
+  }
+  cubert_status_free(s);
+  cubert_handle_release(buf);
+  /* Filled in place through the interop pointer, where the sanitizer cannot see: clean. */
+  cubert_handle *in = NULL, *out = NULL;
+  float zero[N] = {0};
+  void *p = NULL;
+  s = cubert_client_empty(client, N * sizeof(float), &in);
+  if (!s) s = cubert_cpu_handle_ptr(client, in, &p, NULL);
+  if (!s) memset(p, 0, N * sizeof(float));
+  if (!s) s = cubert_client_create_buffer(client, zero, sizeof zero, &out);
+  if (!s) {
+    cubert_handle *both[2] = {in, out};
+    const cubert_kernel_args two = {both, 2, NULL, 0};
+    s = cubert_client_launch_mode(client, &read_in_unit, cubert_cube_count_new_3d(1, CUBES_Y, 1),
+                                  cubert_cube_dim_new_3d(UNITS, 1, 1), &two,
+                                  CUBERT_EXECUTION_VALIDATE);
+  }
+  if (!s) s = cubert_client_sync(client);
+  CHECK(!s, "a buffer filled through cubert_cpu_handle_ptr was reported: %s",
+        cubert_status_message(s));
+  cubert_status_free(s);
+  cubert_handle_release(in);
+  cubert_handle_release(out);
+}
+
 int main(void) {
   cubert_client *client = NULL;
   cubert_status s = cubert_client_create("cpu", &client);
@@ -256,6 +384,7 @@ int main(void) {
   CHECK(!s && bits == 0xfefefefeu, "an uninitialised private float reads 0x%08x, not the pattern",
         (unsigned)bits);
   cubert_status_free(s);
+  check_unwritten(client);
   cubert_client_release(client);
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;

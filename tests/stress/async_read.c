@@ -13,23 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 static cubert_client *client;
-static atomic_int failures;
 static int rounds = 200;
-
-#define FAIL(...)                          \
-  do {                                     \
-    fprintf(stderr, "FAIL: " __VA_ARGS__); \
-    fputc('\n', stderr);                   \
-    atomic_fetch_add(&failures, 1);        \
-  } while (0)
-
-static int ok(cubert_status s, const char *what) {
-  if (!s) return 1;
-  FAIL("%s: %s", what, cubert_status_message(s));
-  cubert_status_free(s);
-  return 0;
-}
 
 enum { N = 1024, THREADS = 8 };
 

@@ -12,26 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 enum { MEMBERS = 3, THREADS = 3, COUNT = 100003 }; /* 400 KB of i32: a team-split combine */
 
 static cubert_client *clients[MEMBERS];
 static cubert_comm *shared;
-static atomic_int failures;
 static int rounds = 30;
-
-#define FAIL(...)                          \
-  do {                                     \
-    fprintf(stderr, "FAIL: " __VA_ARGS__); \
-    fputc('\n', stderr);                   \
-    atomic_fetch_add(&failures, 1);        \
-  } while (0)
-
-static int ok(cubert_status s, const char *what) {
-  if (!s) return 1;
-  FAIL("%s: %s", what, cubert_status_message(s));
-  cubert_status_free(s);
-  return 0;
-}
 
 static void *collectives(void *arg) {
   int t = (int)(intptr_t)arg;

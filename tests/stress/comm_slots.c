@@ -20,27 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
+
 enum { COUNT = 4099, THREADS = 3, CHURNERS = 2 };
 
-static atomic_int failures;
 static int rounds = 20;
 static cubert_client *base;
 static cubert_client *pair[2];
 static cubert_comm *pair_comm;
-
-#define FAIL(...)                          \
-  do {                                     \
-    fprintf(stderr, "FAIL: " __VA_ARGS__); \
-    fputc('\n', stderr);                   \
-    atomic_fetch_add(&failures, 1);        \
-  } while (0)
-
-static int ok(cubert_status s, const char *what) {
-  if (!s) return 1;
-  FAIL("%s: %s", what, cubert_status_message(s));
-  cubert_status_free(s);
-  return 0;
-}
 
 /* all_reduce (SUM) then broadcast from the last member over `n` member clients; checks every
    member's dst. `salt` makes each round's values distinct. */

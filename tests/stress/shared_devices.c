@@ -14,12 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 enum { THREADS = 4, N = 64 };
 
 static const char *selector;
 static char private_selector[128];
 static int rounds = 60;
-static atomic_int failures;
 typedef struct mail {
   cubert_handle *h;
   uint32_t value;
@@ -30,20 +31,6 @@ static void mail_free(mail *m) {
   if (!m) return;
   cubert_handle_release(m->h);
   free(m);
-}
-
-#define FAIL(...)                          \
-  do {                                     \
-    fprintf(stderr, "FAIL: " __VA_ARGS__); \
-    fputc('\n', stderr);                   \
-    atomic_fetch_add(&failures, 1);        \
-  } while (0)
-
-static int ok(cubert_status s, const char *what) {
-  if (!s) return 1;
-  FAIL("%s: %s", what, cubert_status_message(s));
-  cubert_status_free(s);
-  return 0;
 }
 
 static void check(cubert_client *c, cubert_handle *h, uint32_t expected, const char *what) {

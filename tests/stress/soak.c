@@ -17,28 +17,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
+
 enum { THREADS = 8, N = 1000, COMM_COUNT = 777 };
 
 static cubert_client *client;
 static cubert_client *members[2]; /* views pinned to 5 and 37: one slot of the default 32 */
 static cubert_comm *comm;
-static atomic_int failures;
 static atomic_long operations;
 static uint64_t deadline_ns;
-
-#define FAIL(...)                          \
-  do {                                     \
-    fprintf(stderr, "FAIL: " __VA_ARGS__); \
-    fputc('\n', stderr);                   \
-    atomic_fetch_add(&failures, 1);        \
-  } while (0)
-
-static int ok(cubert_status s, const char *what) {
-  if (!s) return 1;
-  FAIL("%s: %s", what, cubert_status_message(s));
-  cubert_status_free(s);
-  return 0;
-}
 
 static uint32_t next_random(uint32_t *state) {
   *state ^= *state << 13;

@@ -4,10 +4,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_internal.h"
 #include "core_capture.h"
+#include "cubert/cubert.h"
 #include "cubert/server.h"
+#include "cubert/stream.h"
 
 static void set_log(const char *value) {
   if (value) {
@@ -111,4 +114,89 @@ Test(core_log, clock_is_monotonic) {
     cr_assert_geq(now, prev);
     prev = now;
   }
+}
+
+/* The whole content of `path` (NUL-terminated, at most size - 1 bytes). */
+static const char *slurp(const char *path, char *buf, size_t size) {
+  buf[0] = '\0';
+  FILE *f = fopen(path, "r");
+  if (!f) return buf;
+  size_t n = fread(buf, 1, size - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* CUBERT_LOG_FILE: lines are appended to the file, not written to stderr (reference:
+   seed-server-base.rs.txt's ServerLogger writes to a file or stdout). */
+Test(core_log, file_sink_appends_whole_lines) {
+  char path[] = "/tmp/cubert_log_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  setenv("CUBERT_LOG_FILE", path, 1);
+  set_log("info");
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  cubert_log(CUBERT_LOG_INFO, "compile", "first %d", 1);
+  cubert_log(CUBERT_LOG_WARN, NULL, "second");
+  const char *err = core_capture_end(&cap);
+  cr_expect_str_eq(err, "");
+  char buf[512];
+  cr_expect_str_eq(slurp(path, buf, sizeof buf),
+                   "cubert[info][compile]: first 1\ncubert[warn]: second\n");
+  unsetenv("CUBERT_LOG_FILE");
+  set_log(NULL);
+  unlink(path);
+}
+
+/* A path that cannot be opened: the lines stay on stderr, after one line saying why. */
+Test(core_log, unwritable_file_falls_back_to_stderr) {
+  setenv("CUBERT_LOG_FILE", "/nonexistent-dir/cubert.log", 1);
+  set_log("warn");
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  cubert_log(CUBERT_LOG_WARN, "memory", "kept");
+  const char *err = core_capture_end(&cap);
+  cr_expect(strstr(err, "CUBERT_LOG_FILE '/nonexistent-dir/cubert.log' cannot be opened"), "%s",
+            err);
+  cr_expect(strstr(err, "cubert[warn][memory]: kept\n"), "%s", err);
+  unsetenv("CUBERT_LOG_FILE");
+  set_log(NULL);
+}
+
+/* Pages and slot hand-overs are logged (reference: seed-server-base.rs.txt's memory and stream
+   logging): a buffer allocates a page (debug, memory); with one slot, a second stream id takes
+   it over (info, stream); releasing the client frees the pages. */
+Test(core_log, pages_and_slot_handovers_are_logged) {
+  char path[] = "/tmp/cubert_log_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  setenv("CUBERT_LOG_FILE", path, 1);
+  setenv("CUBERT_MAX_STREAMS", "1", 1);
+  set_log("debug,memory,stream");
+  cubert_client *client = NULL, *other = NULL;
+  cr_assert_null(cubert_client_create("cpu!private", &client));
+  cr_assert_null(cubert_client_with_stream(client, cubert_client_stream(client) + 1, &other));
+  cubert_handle *a = NULL, *b = NULL;
+  const float data[4] = {1, 2, 3, 4};
+  cr_assert_null(cubert_client_create_buffer(client, data, sizeof data, &a));
+  cr_assert_null(cubert_client_create_buffer(other, data, sizeof data, &b));
+  cubert_handle_release(a);
+  cubert_handle_release(b);
+  cubert_client_release(other);
+  cubert_client_release(client);
+  char buf[8192];
+  const char *text = slurp(path, buf, sizeof buf);
+  cr_expect(strstr(text, "cubert[debug][memory]: page "), "%s", text);
+  cr_expect(strstr(text, "bytes allocated on '"), "%s", text);
+  cr_expect(strstr(text, "bytes freed on '"), "%s", text);
+  cr_expect(
+      strstr(text, "cubert[info][stream]: stream ") && strstr(text, " takes slot 0 over from "),
+      "%s", text);
+  unsetenv("CUBERT_LOG_FILE");
+  unsetenv("CUBERT_MAX_STREAMS");
+  set_log(NULL);
+  unlink(path);
 }

@@ -196,11 +196,36 @@ cubert_status cubert_kernel_violation_status(const cubert_kernel_def *kernel,
    every launch validates). */
 cubert_execution_mode cubert_kernel_effective_mode(cubert_execution_mode requested);
 
+/* ---- optional capability: the kernel sanitizer's view of buffer contents ------------------ */
+
+/** What a server with a kernel sanitizer (validate mode) learns from the core about buffer
+   contents, so that a sanitized launch can report reads of bytes nothing wrote. Writes,
+   launches and copies the server runs itself it tracks itself; this table carries only what the
+   core knows and the server cannot see. A server without a sanitizer leaves the vtable's
+   `sanitizer` NULL. */
+typedef struct cubert_server_sanitizer {
+  /** The bytes of `binding` hold nothing written yet (cubert_client_empty made them): a
+     sanitized launch that reads one before a write, a launch or a copy fills it reports an
+     uninitialised read. Called with the device lock held, before any command uses the binding
+     (no queued command can use its memory: the pool hands out only memory no command holds). */
+  void (*mark_undefined)(cubert_server *server, const cubert_binding *binding);
+} cubert_server_sanitizer;
+
 /* ---- the vtable -------------------------------------------------------------------------- */
+
+/** Which implementation of a kernel definition a server runs (cubert/kernel.h). */
+typedef enum cubert_kernel_form {
+  CUBERT_KERNEL_FORM_OPENCL = 0, /**< `opencl_source`, built for the device */
+  CUBERT_KERNEL_FORM_CPU = 1,    /**< the C function `cpu` (and `cpu_sanitize`) */
+} cubert_kernel_form;
 
 /** What a server implements, one function pointer per operation. The core calls them with the
    device lock held unless a method says otherwise. */
 typedef struct cubert_server_vtable {
+  /** The kernel implementation the server runs: a launch of a kernel without it is refused by
+     the core (COMPILATION), and only CUBERT_KERNEL_FORM_CPU servers check `shared_bytes`. */
+  cubert_kernel_form kernel_form;
+
   /** Waits for all work, frees every stream and page the server still holds. */
   void (*destroy)(cubert_server *server);
 
@@ -323,6 +348,9 @@ typedef struct cubert_server_vtable {
   cubert_status (*profile_end)(cubert_server *server, cubert_server_stream *stream, uint64_t token,
                                uint64_t *out_ns, cubert_timing_method *out_method);
   /** @} */
+
+  /** The kernel sanitizer's capability table; NULL when the server has no sanitizer. */
+  const cubert_server_sanitizer *sanitizer;
 } cubert_server_vtable;
 
 /** A server object; backends embed it as their first member. */
@@ -408,6 +436,7 @@ typedef struct cubert_config {
   uint32_t cpu_threads;   /**< CUBERT_CPU_THREADS, 0: from hwloc */
   const char *cache_dir;  /**< CUBERT_CACHE_DIR or NULL */
   int log_level;          /**< CUBERT_LOG: 0 error, 1 warn, 2 info, 3 debug */
+  const char *log_path;   /**< CUBERT_LOG_FILE: where log lines go (appended); NULL: stderr */
   int profile_level;      /**< CUBERT_PROFILE: 0 off, 1 minimal, 2 basic, 3 full */
   const char *trace_path; /**< CUBERT_TRACE or NULL */
   int check_mode;         /**< CUBERT_CHECK_MODE: 0 auto, 1 enforce, 2 validate */
