@@ -64,6 +64,22 @@ cubert_status cubert_client_allocation_mode(cubert_client *client, cubert_alloca
   return cubert_client_unlock_slot(client, c, s);
 }
 
+cubert_status cubert_client_memory_persistent(cubert_client *client,
+                                              cubert_status (*task)(cubert_client *, void *),
+                                              void *arg) {
+  if (!task)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "cubert_client_memory_persistent: task is NULL");
+  CUBERT_RETURN_IF_ERROR(cubert_client_allocation_mode(client, CUBERT_ALLOCATION_PERSISTENT));
+  cubert_status s = task(client, arg);
+  cubert_status left = cubert_client_allocation_mode(client, CUBERT_ALLOCATION_AUTO);
+  if (s) {
+    cubert_status_free(left);
+    return s;
+  }
+  return left;
+}
+
 /* Copies `config` (and its pool list) for the device to keep. */
 static cubert_status config_copy(const cubert_memory_config *config, cubert_memory_config **out) {
   *out = NULL;

@@ -29,7 +29,7 @@
 
 enum {
   DEFAULT_LOG_LEVEL = CUBERT_LOG_WARN,
-  DEFAULT_MAX_STREAMS = 32,
+  DEFAULT_MAX_STREAMS = 128, /* the reference's; slots are made at first use */
   MAX_STREAMS_LIMIT = 4096,
   CPU_THREADS_LIMIT = 4096,
   /* Cache files are <dir>/<kind>/<name> and paths are limited to PATH_MAX (4096) bytes. */

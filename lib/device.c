@@ -79,7 +79,7 @@ cubert_status cubert_device_create(const cubert_device_key *key, cubert_device *
   pthread_mutex_init(&device->transfer_lock, NULL);
   device->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
   device->max_streams = cubert_config_get()->max_streams;
-  if (device->max_streams == 0) device->max_streams = 32;
+  if (device->max_streams == 0) device->max_streams = 128;
   device->slots = calloc(device->max_streams, sizeof(*device->slots));
   if (!device->slots) {
     device_destroy(device);

@@ -200,7 +200,7 @@ static void legs_drop(comm_job *job, size_t n) {
    stream's slot over from another stream id (stream/slots.c), which syncs the slot under the
    device lock, and so does any other thread's submit to that slot. A gate whose job is not
    queued yet never opens, so such a sync waited for ever (two members of one call on ids 5 and
-   37 of 32 slots, or CUBERT_MAX_STREAMS=1 with several threads). With every placed gate's job
+   133 of 128 slots, or CUBERT_MAX_STREAMS=1 with several threads). With every placed gate's job
    queued, a sync only waits for a collective in progress, whose threads take no device lock. */
 static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int step) {
   comm_member *m = &comm->members[i];

@@ -169,3 +169,57 @@ Test(buffers, unknown_selector_is_not_found_and_lists_backends) {
   cr_assert_null(c);
   ASSERT_CODE(cubert_client_create("cpu:7", &c), CUBERT_CODE_NOT_FOUND, NULL);
 }
+
+/* seed-client.rs.txt, memory_persistent_allocation: the persistent bracket as one call. Buffers
+   the task creates come from the persistent pool (the last pool of the stream's report); the
+   window is closed after the task, also when the task fails (its error is returned). */
+static cubert_status make_two(cubert_client *client, void *arg) {
+  cubert_handle **out = arg;
+  CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, 12345, &out[0]));
+  return cubert_client_empty(client, 777, &out[1]);
+}
+
+static cubert_status failing_task(cubert_client *client, void *arg) {
+  (void)client;
+  (void)arg;
+  return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "the task failed (4711)");
+}
+
+static uint64_t persistent_allocs(void) {
+  static cubert_memory_report report;
+  cr_assert_null(cubert_client_memory_report(cts_client, &report));
+  cr_assert_gt(report.pool_count, 0);
+  const cubert_pool_report *p = &report.pools[report.pool_count - 1];
+  cr_assert_eq(p->config.kind, CUBERT_POOL_PERSISTENT);
+  return p->usage.number_allocs;
+}
+
+Test(buffers, persistent_bracket_allocates_from_the_persistent_pool) {
+  const uint64_t before = persistent_allocs();
+  cubert_handle *h[2] = {NULL, NULL};
+  cr_assert_null(cubert_client_memory_persistent(cts_client, make_two, h));
+  cr_assert_eq(persistent_allocs(), before + 2);
+  /* Closed: the next buffer does not come from the persistent pool, and AUTO has no window
+     left to close. */
+  cubert_handle *after = NULL;
+  cr_assert_null(cubert_client_empty(cts_client, 12345, &after));
+  cr_assert_eq(persistent_allocs(), before + 2);
+  cubert_status s = cubert_client_allocation_mode(cts_client, CUBERT_ALLOCATION_AUTO);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cubert_status_free(s);
+  /* A failing task: its error comes back and the window is closed all the same. */
+  s = cubert_client_memory_persistent(cts_client, failing_task, NULL);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cr_assert(strstr(cubert_status_message(s), "4711"), "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  s = cubert_client_allocation_mode(cts_client, CUBERT_ALLOCATION_AUTO);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cubert_status_free(s);
+  s = cubert_client_memory_persistent(cts_client, NULL, NULL);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cr_assert(strstr(cubert_status_message(s), "task"), "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  cubert_handle_release(h[0]);
+  cubert_handle_release(h[1]);
+  cubert_handle_release(after);
+}

@@ -4,7 +4,8 @@
    place its members' gates before queuing its job, so that sync waited for a gate that could
    never open, and the device was wedged:
      - pinned: one thread, a communicator over two (and three) views of one client pinned to
-       stream ids 5, 37 and 69, which share slot 5 of the default 32 (and slot 0 of 1);
+       stream ids 5, 133 and 261, which share slot 5 of the default 128 (and of 32 or 64, and slot 0
+       of 1);
      - threads: several threads queue collectives on a communicator of two clients of one
        device while other threads write and read on the same device; under
        CUBERT_MAX_STREAMS=1 (the second CTest entry) every submit takes the one slot over.
@@ -71,7 +72,7 @@ static void reduce_round(cubert_comm *comm, cubert_client *const *members, size_
 
 /* One thread, members pinned to stream ids that share a slot. */
 static void pinned(void) {
-  const cubert_stream_id ids[3] = {5, 37, 69};
+  const cubert_stream_id ids[3] = {5, 133, 261};
   cubert_client *views[3] = {0};
   for (int v = 0; v < 3; ++v)
     if (!ok(cubert_client_with_stream(base, ids[v], &views[v]), "with_stream")) return;
@@ -79,7 +80,7 @@ static void pinned(void) {
     cubert_comm *comm = NULL;
     if (!ok(cubert_comm_create(views, n, &comm), "comm_create")) break;
     for (int r = 0; r < rounds && !atomic_load(&failures); ++r)
-      reduce_round(comm, views, n, r, n == 2 ? "pinned 5,37" : "pinned 5,37,69");
+      reduce_round(comm, views, n, r, n == 2 ? "pinned 5,133" : "pinned 5,133,261");
     cubert_comm_release(comm);
   }
   for (int v = 0; v < 3; ++v) cubert_client_release(views[v]);

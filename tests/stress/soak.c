@@ -22,7 +22,7 @@
 enum { THREADS = 8, N = 1000, COMM_COUNT = 777 };
 
 static cubert_client *client;
-static cubert_client *members[2]; /* views pinned to 5 and 37: one slot of the default 32 */
+static cubert_client *members[2]; /* views pinned to 5 and 133: one slot of the default 128 */
 static cubert_comm *comm;
 static atomic_long operations;
 static uint64_t deadline_ns;
@@ -126,7 +126,7 @@ static void *soak(void *arg) {
     uint32_t r = next_random(&state);
     cubert_client *view = client;
     int pinned = (r >> 8) % 4 == 0;
-    if (pinned && !ok(cubert_client_with_stream(client, (r >> 12) % 70, &view), "with_stream"))
+    if (pinned && !ok(cubert_client_with_stream(client, (r >> 12) % 270, &view), "with_stream"))
       break;
     switch (r % 5) {
       case 0:
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
     return skip ? 77 : 1;
   }
   if (!ok(cubert_client_with_stream(client, 5, &members[0]), "with_stream") ||
-      !ok(cubert_client_with_stream(client, 37, &members[1]), "with_stream") ||
+      !ok(cubert_client_with_stream(client, 133, &members[1]), "with_stream") ||
       !ok(cubert_comm_create(members, 2, &comm), "comm_create"))
     return 1;
   deadline_ns = cubert_now_ns() + (uint64_t)(seconds * 1e9);

@@ -52,7 +52,7 @@ Test(core_config, defaults_without_environment) {
   cr_assert_eq(c->profile_level, 0);
   cr_assert_null(c->trace_path);
   cr_assert_eq(c->check_mode, 0);
-  cr_assert_eq(c->max_streams, 32);
+  cr_assert_eq(c->max_streams, 128);
   cr_assert_eq(c->backtrace, 0);
   cr_assert_eq(cubert_config_warning_count(), 0);
   cr_assert_null(cubert_config_warning_at(0));
@@ -95,7 +95,7 @@ Test(core_config, values_are_copied_once_read) {
 
 Test(core_config, empty_values_mean_default) {
   const cubert_config *c = with_env("CUBERT_MAX_STREAMS", "");
-  cr_assert_eq(c->max_streams, 32);
+  cr_assert_eq(c->max_streams, 128);
   c = with_env("CUBERT_DEVICE", "");
   cr_assert_null(c->device);
   cr_assert_eq(cubert_config_warning_count(), 0);
@@ -105,7 +105,7 @@ Test(core_config, max_streams_out_of_range_warns) {
   const char *bad[] = {"0", "4097", "abc", "-3", "12x", "99999999999999999999"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
     const cubert_config *c = with_env("CUBERT_MAX_STREAMS", bad[i]);
-    cr_assert_eq(c->max_streams, 32, "value %s", bad[i]);
+    cr_assert_eq(c->max_streams, 128, "value %s", bad[i]);
     char quoted[64];
     snprintf(quoted, sizeof(quoted), "\"%s\"", bad[i]);
     assert_one_warning("CUBERT_MAX_STREAMS", quoted, "1..4096");
@@ -220,7 +220,7 @@ Test(core_config, warning_is_logged_once) {
   const char *out = core_capture_end(&cap);
   cr_assert_str_eq(out,
                    "cubert[warn][config]: CUBERT_MAX_STREAMS=\"0\" is not valid: expected an "
-                   "integer in 1..4096; using 32\n");
+                   "integer in 1..4096; using 128\n");
 }
 
 Test(core_config, pools_exclusive_is_a_flag) {

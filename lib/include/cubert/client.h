@@ -364,6 +364,14 @@ CUBERT_API cubert_status cubert_client_memory_cleanup(cubert_client *client);
    window on the stream. */
 CUBERT_API cubert_status cubert_client_allocation_mode(cubert_client *client,
                                                        cubert_allocation_mode mode);
+/** The persistent bracket as one call (the reference's memory_persistent_allocation): enters a
+   persistent allocation window on the calling stream, runs `task(client, arg)`, and leaves the
+   window whether the task succeeded or not, so buffers the task creates on this stream come
+   from the exact-size persistent pool. Returns the task's status (the window is left first);
+   the error of entering or leaving when the task succeeded. INVALID_ARGUMENT for a NULL task;
+   the errors of cubert_client_allocation_mode. Windows nest, so a task may call it again. */
+CUBERT_API cubert_status cubert_client_memory_persistent(
+    cubert_client *client, cubert_status (*task)(cubert_client *client, void *arg), void *arg);
 /** Replaces the pool layout of every stream (and of streams created later), all or nothing:
    on any error every stream keeps its pools and later streams the previous layout.
    POOLS_IN_USE when a pool of any stream still holds a live allocation (a 0-byte buffer

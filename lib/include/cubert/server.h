@@ -440,7 +440,7 @@ typedef struct cubert_config {
   int profile_level;      /**< CUBERT_PROFILE: 0 off, 1 minimal, 2 basic, 3 full */
   const char *trace_path; /**< CUBERT_TRACE or NULL */
   int check_mode;         /**< CUBERT_CHECK_MODE: 0 auto, 1 enforce, 2 validate */
-  uint32_t max_streams;   /**< CUBERT_MAX_STREAMS, default 32 */
+  uint32_t max_streams;   /**< CUBERT_MAX_STREAMS, default 128 */
   int backtrace;          /**< CUBERT_BACKTRACE=1 */
   int autotune;           /**< CUBERT_AUTOTUNE: CUBERT_AUTOTUNE_OFF|MINIMAL|FULL (default) */
   int autotune_cache;     /**< CUBERT_AUTOTUNE_CACHE: 1 (default) use the disk cache, 0 not */
