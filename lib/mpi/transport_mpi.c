@@ -931,7 +931,8 @@ static cubert_status mpi_of(cubert_comm *comm, const char *what, mpi_transport *
   if (tr->vtable != &mpi_vtable)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: comm is a '%s' communicator; send/recv need one of "
-                              "cubert_comm_create_mpi",
+                              "cubert_comm_create_mpi (in one process, name the member: "
+                              "cubert_comm_send_from / cubert_comm_recv_at)",
                               what, tr->vtable->name);
   *out = (mpi_transport *)tr;
   return NULL;

@@ -199,7 +199,11 @@ static void test_send_recv(cubert_comm *comm, cubert_client *c, cubert_dtype d, 
   snprintf(what, sizeof what, "send/recv %s n=%zu with rank %zu", dtype_names[d], n, peer);
   cubert_handle *mine = make(c, d, n, (size_t)t_rank, 0, salt);
   cubert_handle *got = empty(c, n * esize(d) + 4);
-  if (t_rank % 2 == 0) {
+  size_t me = (size_t)t_rank;
+  if (t_rank % 2 == 0 && salt % 2) { /* the named-member form of cubert/comm.h, over MPI */
+    T_OK(cubert_comm_send_from(comm, me, mine, n, d, peer, 7));
+    T_OK(cubert_comm_recv_at(comm, me, got, n, d, peer, 8));
+  } else if (t_rank % 2 == 0) {
     T_OK(cubert_comm_send(comm, mine, n, d, peer, 7));
     T_OK(cubert_comm_recv(comm, got, n, d, peer, 8));
   } else {
@@ -258,6 +262,14 @@ static void test_argument_errors(cubert_comm *comm, cubert_client *c) {
         CUBERT_CODE_INVALID_ARGUMENT, "tag -1");
   T_ERR(cubert_comm_broadcast(comm, &h, 4, CUBERT_DTYPE_F32, P), CUBERT_CODE_INVALID_ARGUMENT,
         "root");
+  /* the named-member form: only this process's rank, and MPI's tag limit */
+  if (P > 1)
+    T_ERR(cubert_comm_send_from(comm, ((size_t)t_rank + 1) % P, h, 4, CUBERT_DTYPE_F32,
+                                (size_t)t_rank, 0),
+          CUBERT_CODE_INVALID_ARGUMENT, "the members in this process are ranks");
+  T_ERR(cubert_comm_recv_at(comm, (size_t)t_rank, h, 4, CUBERT_DTYPE_F32, (size_t)(t_rank ^ 1) % P,
+                            -1),
+        CUBERT_CODE_INVALID_ARGUMENT, "tag -1");
   T_ERR(cubert_comm_reduce(comm, &h, &h, 4, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, P + 3),
         CUBERT_CODE_INVALID_ARGUMENT, "root");
   /* 17 f32 = 68 bytes > 64 */
