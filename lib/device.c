@@ -98,6 +98,8 @@ cubert_status cubert_device_create(const cubert_device_key *key, cubert_device *
     device_destroy(device);
     return s;
   }
+  device->server->properties.properties_hash =
+      cubert_device_properties_hash(&device->server->properties);
   const cubert_device_properties *p = &device->server->properties;
   device->storage = (cubert_storage_iface){
       .ctx = device,

@@ -18,6 +18,13 @@ for key in ("name", "max_units_per_cube", "max_cube_dim", "max_cube_count", "pla
             "timing", "details"):
     assert key in cpu, key
 assert cpu["max_units_per_cube"] > 0 and len(cpu["max_cube_dim"]) == 3 and cpu["details"], cpu
+# device description (seed-client.rs.txt: features, io_optimized_vector_sizes; seed-server-base.rs.txt:
+# properties_hash): plane sizes {1}, f32 lanes of a 128/256/512-bit ISA, a 16-hex-digit hash
+assert cpu["plane_sizes"] == [1], cpu["plane_sizes"]
+assert cpu["vector_widths"]["f32"] in (4, 8, 16), cpu["vector_widths"]
+assert cpu["vector_widths"]["i8"] == 4 * cpu["vector_widths"]["f32"], cpu["vector_widths"]
+assert len(cpu["properties_hash"]) == 16 and int(cpu["properties_hash"], 16) != 0, cpu
+assert "fp64" in cpu["features"] and "plane" not in cpu["features"], cpu["features"]
 print("cubert-info --json: %d backends, cpu: %s" % (len(d["backends"]), cpu["name"]))
 PY
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cubert-info-json.XXXXXX")

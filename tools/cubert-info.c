@@ -13,6 +13,20 @@
 
 #include "json.h"
 
+/* Names of the CUBERT_FEATURE_* bits, for both listings. */
+static const struct {
+  uint32_t bit;
+  const char *name;
+} kFeatures[] = {{CUBERT_FEATURE_FP64, "fp64"},
+                 {CUBERT_FEATURE_FP16, "fp16"},
+                 {CUBERT_FEATURE_ATOMIC64, "atomic64"},
+                 {CUBERT_FEATURE_UNALIGNED_IO, "unaligned_io"},
+                 {CUBERT_FEATURE_PROFILING, "profiling"},
+                 {CUBERT_FEATURE_PLANE, "plane"},
+                 {CUBERT_FEATURE_ATOMIC_F32_ADD, "atomic_f32_add"},
+                 {CUBERT_FEATURE_ATOMIC_F64_ADD, "atomic_f64_add"},
+                 {CUBERT_FEATURE_DOT_PRODUCT_I8, "dot_product_i8"}};
+
 static void print_properties(const cubert_device_properties *p) {
   const cubert_hardware_properties *h = &p->hardware;
   printf("    name                 %s\n", p->name);
@@ -34,10 +48,16 @@ static void print_properties(const cubert_device_properties *p) {
   printf("    load width           %u bits, max vector %u\n", h->load_width, h->max_vector_size);
   printf("    memory               max page %llu bytes, alignment %llu bytes\n",
          (unsigned long long)p->memory.max_page_size, (unsigned long long)p->memory.alignment);
-  printf("    features            %s%s%s%s\n", p->features & CUBERT_FEATURE_FP64 ? " fp64" : "",
-         p->features & CUBERT_FEATURE_FP16 ? " fp16" : "",
-         p->features & CUBERT_FEATURE_ATOMIC64 ? " atomic64" : "",
-         p->features & CUBERT_FEATURE_PROFILING ? " profiling" : "");
+  printf("    features            ");
+  for (size_t i = 0; i < sizeof(kFeatures) / sizeof(kFeatures[0]); ++i)
+    if (p->features & kFeatures[i].bit) printf(" %s", kFeatures[i].name);
+  printf("\n    plane sizes          ");
+  for (uint32_t i = 0; i < p->plane_size_count && i < CUBERT_MAX_PLANE_SIZES; ++i)
+    printf("%s%u", i ? ", " : "", p->plane_sizes[i]);
+  const cubert_vector_widths *w = &p->vector_widths;
+  printf("\n    vector widths        i8 %u, i16 %u, i32 %u, i64 %u, f16 %u, f32 %u, f64 %u\n",
+         w->i8, w->i16, w->i32, w->i64, w->f16, w->f32, w->f64);
+  printf("    properties hash      %016llx\n", (unsigned long long)p->properties_hash);
   printf("    timing               %s\n",
          p->timing_method == CUBERT_TIMING_DEVICE ? "device" : "system");
 }
@@ -128,22 +148,24 @@ static void json_properties(const cubert_device_properties *p) {
          h->max_vector_size);
   printf("\n      \"memory\": {\"max_page_size\": %llu, \"alignment\": %llu},",
          (unsigned long long)p->memory.max_page_size, (unsigned long long)p->memory.alignment);
-  static const struct {
-    uint32_t bit;
-    const char *name;
-  } features[] = {{CUBERT_FEATURE_FP64, "fp64"},
-                  {CUBERT_FEATURE_FP16, "fp16"},
-                  {CUBERT_FEATURE_ATOMIC64, "atomic64"},
-                  {CUBERT_FEATURE_UNALIGNED_IO, "unaligned_io"},
-                  {CUBERT_FEATURE_PROFILING, "profiling"}};
   printf("\n      \"features\": [");
   int first = 1;
-  for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); ++i) {
-    if (!(p->features & features[i].bit)) continue;
-    printf("%s\"%s\"", first ? "" : ", ", features[i].name);
+  for (size_t i = 0; i < sizeof(kFeatures) / sizeof(kFeatures[0]); ++i) {
+    if (!(p->features & kFeatures[i].bit)) continue;
+    printf("%s\"%s\"", first ? "" : ", ", kFeatures[i].name);
     first = 0;
   }
-  printf("],\n      \"timing\": \"%s\"",
+  printf("],\n      \"plane_sizes\": [");
+  for (uint32_t i = 0; i < p->plane_size_count && i < CUBERT_MAX_PLANE_SIZES; ++i)
+    printf("%s%u", i ? ", " : "", p->plane_sizes[i]);
+  const cubert_vector_widths *w = &p->vector_widths;
+  printf(
+      "],\n      \"vector_widths\": {\"i8\": %u, \"i16\": %u, \"i32\": %u, \"i64\": %u, "
+      "\"f16\": %u, \"f32\": %u, \"f64\": %u},",
+      w->i8, w->i16, w->i32, w->i64, w->f16, w->f32, w->f64);
+  /* a string: JSON numbers above 2^53 lose digits in most parsers */
+  printf("\n      \"properties_hash\": \"%016llx\",", (unsigned long long)p->properties_hash);
+  printf("\n      \"timing\": \"%s\"",
          p->timing_method == CUBERT_TIMING_DEVICE ? "device" : "system");
 }
 
@@ -226,10 +248,10 @@ static int json_main(int tune) {
     printf("%s\n    {", b ? "," : "");
     json_key_string("name", backends[b]->name);
     size_t count = 0;
-    cubert_status s = backends[b]->enumerate(NULL, 0, &count);
+    cubert_status s = cubert_devices_count(backends[b]->name, &count);
     cubert_device_info *infos = NULL;
     if (!s && count && !(infos = calloc(count, sizeof(*infos)))) return 1;
-    if (!s && count) s = backends[b]->enumerate(infos, count, &count);
+    if (!s && count) s = cubert_devices_list(backends[b]->name, infos, count, &count);
     if (s) {
       printf(", ");
       json_key_string("error", cubert_status_message(s));
@@ -277,7 +299,7 @@ int main(int argc, char **argv) {
   int listed = 0;
   for (size_t b = 0; backends[b]; ++b) {
     size_t count = 0;
-    cubert_status s = backends[b]->enumerate(NULL, 0, &count);
+    cubert_status s = cubert_devices_count(backends[b]->name, &count);
     if (s) {
       printf("%s: enumeration failed: %s\n", backends[b]->name, cubert_status_message(s));
       cubert_status_free(s);
@@ -287,7 +309,7 @@ int main(int argc, char **argv) {
     if (!count) continue;
     cubert_device_info *infos = calloc(count, sizeof(*infos));
     if (!infos) return 1;
-    s = backends[b]->enumerate(infos, count, &count);
+    s = cubert_devices_list(backends[b]->name, infos, count, &count);
     if (s) {
       printf("  enumeration failed: %s\n", cubert_status_message(s));
       cubert_status_free(s);

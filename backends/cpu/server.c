@@ -59,6 +59,49 @@ static uint32_t kernel_threads(const cubert_cpu_topology *t) {
   return threads ? threads : 1;
 }
 
+/* Bytes of the vector registers the CPU server's kernels compute with: the widest ISA that
+   both this CPU runs and the library has code for. That is the baseline it was compiled for
+   (-march), raised to AVX2 (32 bytes) or AVX-512 (64) where the library holds the
+   x86-64-v3/v4 kernel variants (CMakeLists.txt, CUBERT_KERNEL_VARIANT_*) and the CPU has
+   their features: the same test as kernels/ops/operand.c's cubert_ops_cpu_level_get, which
+   picks those variants at run time (a backend may not call the kernels' layer). */
+static uint32_t vector_bytes(void) {
+#if defined(__AVX512F__)
+  uint32_t bytes = 64;
+#elif defined(__AVX__)
+  uint32_t bytes = 32;
+#else
+  uint32_t bytes = 16; /* SSE2 (x86-64's baseline), NEON, or plain C vectorised to 128 bits */
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("bmi2");
+  int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512cd");
+  (void)v3;
+  (void)v4;
+#ifdef CUBERT_KERNEL_VARIANT_x86v3
+  if (v3 && bytes < 32) bytes = 32;
+#endif
+#ifdef CUBERT_KERNEL_VARIANT_x86v4
+  if (v4 && bytes < 64) bytes = 64;
+#endif
+#endif
+  return bytes;
+}
+
+/* Packed 8-bit dot products in hardware (AVX-512 VNNI, AVX-VNNI). */
+static int has_dot_product_i8(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+#else
+  return 0;
+#endif
+}
+
 static void fill_properties(const cubert_cpu_topology *t, uint32_t threads,
                             cubert_device_properties *p) {
   memset(p, 0, sizeof *p);
@@ -82,7 +125,20 @@ static void fill_properties(const cubert_cpu_topology *t, uint32_t threads,
   uint64_t quarter = info->total_memory_bytes / 4;
   p->memory.max_page_size = quarter && quarter < page_cap ? quarter : page_cap;
   p->memory.alignment = CUBERT_CPU_LINE;
+  /* No CUBERT_FEATURE_PLANE (a plane is one unit) and no float atomics (x86 and ARM add floats
+     atomically only by compare-exchange). */
   p->features = CUBERT_FEATURE_FP64 | CUBERT_FEATURE_ATOMIC64 | CUBERT_FEATURE_UNALIGNED_IO;
+  if (has_dot_product_i8()) p->features |= CUBERT_FEATURE_DOT_PRODUCT_I8;
+  uint32_t vb = vector_bytes();
+  p->vector_widths = (cubert_vector_widths){.i8 = vb,
+                                            .i16 = vb / 2,
+                                            .i32 = vb / 4,
+                                            .i64 = vb / 8,
+                                            .f16 = 0,
+                                            .f32 = vb / 4,
+                                            .f64 = vb / 8};
+  p->plane_sizes[0] = 1;
+  p->plane_size_count = 1;
   p->timing_method = CUBERT_TIMING_SYSTEM;
   p->type = CUBERT_DEVICE_TYPE_CPU_SERVER;
   snprintf(p->backend, sizeof p->backend, "cpu");

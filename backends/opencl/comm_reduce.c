@@ -14,15 +14,24 @@
 #include "internal.h"
 
 /* Semantics of the host reduction (lib/comm/reduce.c): left to right over the ranks, integer
-   sums wrap, max/min propagate NaN. No -cl-fast-relaxed-math: results match the host's bit
-   for bit. */
+   sums wrap, max/min propagate NaN, mean (op 3) is the sum divided once by n: f32 in double
+   where the device has fp64 (the correctly rounded quotient, as the host computes it), i32
+   truncating toward zero. No -cl-fast-relaxed-math: results match the host's bit for bit
+   (a device without fp64 divides in float: within OpenCL's 2.5 ulp of the host's f32 mean). */
 static const char kSource[] =
+    "#ifdef CUBERT_FP64\n"
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "#define MEAN_F32(s, n) ((float)((double)(s) / (double)(n)))\n"
+    "#else\n"
+    "#define MEAN_F32(s, n) ((s) / (float)(n))\n"
+    "#endif\n"
     "#define NAN_MAX(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) > (b) ? (a) : (b))\n"
     "#define NAN_MIN(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (a) : (b))\n"
-    "#define FLOAT_OP(a, b) (op == 0 ? (a) + (b) : op == 1 ? NAN_MAX(a, b) : NAN_MIN(a, b))\n"
-    "#define INT_OP(a, b) (op == 0 ? as_int(as_uint(a) + as_uint(b)) : op == 1 ? max(a, b) : "
-    "min(a, b))\n"
-    "#define REDUCE(NAME, T, OP)                                                            \\\n"
+    "#define FLOAT_OP(a, b) (op == 0 || op == 3 ? (a) + (b) : op == 1 ? NAN_MAX(a, b) : "
+    "NAN_MIN(a, b))\n"
+    "#define INT_OP(a, b) (op == 0 || op == 3 ? as_int(as_uint(a) + as_uint(b)) : op == 1 ? "
+    "max(a, b) : min(a, b))\n"
+    "#define REDUCE(NAME, T, OP, MEAN)                                                      \\\n"
     "  kernel void NAME(global T *dst, ulong dst_at, global const T *own, ulong own_at,    \\\n"
     "                   global const T *others, ulong others_at, uint n, uint own_rank,    \\\n"
     "                   ulong count, uint op) {                                             \\\n"
@@ -35,13 +44,15 @@ static const char kSource[] =
     "i]; \\\n"
     "      acc = OP(acc, v);                                                                \\\n"
     "    }                                                                                  \\\n"
+    "    if (op == 3) acc = MEAN(acc, n);                                                   \\\n"
     "    dst[dst_at + i] = acc;                                                             \\\n"
     "  }\n"
-    "REDUCE(cubert_comm_reduce_f32, float, FLOAT_OP)\n"
-    "REDUCE(cubert_comm_reduce_i32, int, INT_OP)\n"
+    "#define MEAN_I32(s, n) ((s) / (int)(n))\n"
+    "#define MEAN_F64(s, n) ((s) / (double)(n))\n"
+    "REDUCE(cubert_comm_reduce_f32, float, FLOAT_OP, MEAN_F32)\n"
+    "REDUCE(cubert_comm_reduce_i32, int, INT_OP, MEAN_I32)\n"
     "#ifdef CUBERT_FP64\n"
-    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    "REDUCE(cubert_comm_reduce_f64, double, FLOAT_OP)\n"
+    "REDUCE(cubert_comm_reduce_f64, double, FLOAT_OP, MEAN_F64)\n"
     "#endif\n";
 
 enum { KERNEL_F32, KERNEL_I32, KERNEL_F64, KERNELS };
@@ -101,7 +112,7 @@ cubert_status cubert_ocl_comm_reduce(cubert_server *base, cubert_server_stream *
   cubert_ocl_server *server = cubert_ocl_server_of(base);
   int k = kernel_index(dtype);
   size_t es = dtype == CUBERT_DTYPE_F64 ? 8 : 4;
-  if (k < 0 || (unsigned)op > CUBERT_REDUCE_MIN || n < 1 || own_rank >= n || dst->offset % es ||
+  if (k < 0 || (unsigned)op > CUBERT_REDUCE_MEAN || n < 1 || own_rank >= n || dst->offset % es ||
       own->offset % es || (n > 1 && others->offset % es))
     return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
                               "comm_reduce on OpenCL device '%s': dtype, op or alignment not "

@@ -17,6 +17,15 @@
 #define CUBERT_OCL_WARP_SIZE_NV 0x4003          /* cl_nv_device_attribute_query */
 #define CUBERT_OCL_WAVEFRONT_WIDTH_AMD 0x4043   /* cl_amd_device_attribute_query */
 #define CUBERT_OCL_SUB_GROUP_SIZES_INTEL 0x4108 /* cl_intel_required_subgroup_size */
+/* cl_ext_float_atomics (not in every cl_ext.h yet) */
+#define CUBERT_OCL_SINGLE_FP_ATOMIC_CAPABILITIES_EXT 0x4231
+#define CUBERT_OCL_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT 0x4232
+#define CUBERT_OCL_GLOBAL_FP_ATOMIC_ADD_EXT (1u << 1)
+/* cl_khr_integer_dot_product */
+#define CUBERT_OCL_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR 0x1073
+#define CUBERT_OCL_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_KHR (1u << 1)
+/* OpenCL 2.1 core */
+#define CUBERT_OCL_MAX_NUM_SUB_GROUPS 0x105C
 #ifndef CL_PLATFORM_NOT_FOUND_KHR
 #define CL_PLATFORM_NOT_FOUND_KHR -1001
 #endif
@@ -160,6 +169,71 @@ static void query_plane_size(cl_platform_id platform, cl_device_id device, cl_co
   *out_min = *out_max = multiple ? multiple : 1;
 }
 
+/* The plane sizes the device runs (device.h, plane_sizes): every size the driver lists under
+   cl_intel_required_subgroup_size, ascending; else the ends of the range query_plane_size
+   found. */
+static void query_plane_sizes(cl_device_id device, const char *extensions,
+                              cubert_device_properties *out) {
+  const cubert_hardware_properties *hw = &out->hardware;
+  out->plane_size_count = 0;
+  size_t sizes[16] = {0}, bytes = 0;
+  if (has_extension(extensions, "cl_intel_required_subgroup_size") &&
+      clGetDeviceInfo(device, CUBERT_OCL_SUB_GROUP_SIZES_INTEL, sizeof(sizes), sizes, &bytes) ==
+          CL_SUCCESS) {
+    size_t n = bytes / sizeof(size_t);
+    for (size_t i = 0; i < n; ++i) { /* insertion into the ascending list, no duplicates */
+      uint32_t v = (uint32_t)(sizes[i] > UINT32_MAX ? UINT32_MAX : sizes[i]);
+      if (!v || out->plane_size_count == CUBERT_MAX_PLANE_SIZES) continue;
+      uint32_t at = 0;
+      while (at < out->plane_size_count && out->plane_sizes[at] < v) ++at;
+      if (at < out->plane_size_count && out->plane_sizes[at] == v) continue;
+      for (uint32_t j = out->plane_size_count; j > at; --j)
+        out->plane_sizes[j] = out->plane_sizes[j - 1];
+      out->plane_sizes[at] = v;
+      ++out->plane_size_count;
+    }
+  }
+  if (out->plane_size_count) return;
+  out->plane_sizes[out->plane_size_count++] = hw->plane_size_min ? hw->plane_size_min : 1;
+  if (hw->plane_size_max > hw->plane_size_min)
+    out->plane_sizes[out->plane_size_count++] = hw->plane_size_max;
+}
+
+/* The optional capabilities beyond fp64/fp16/atomic64 (device.h): subgroups, float atomics,
+   integer dot products. An extension counts only where its capability query, when there is
+   one, confirms the operation. */
+static uint32_t query_capabilities(cl_device_id device, const char *extensions, int version) {
+  uint32_t features = 0;
+  cl_uint subgroups = 0;
+  if (has_extension(extensions, "cl_khr_subgroups") ||
+      has_extension(extensions, "cl_intel_subgroups") ||
+      (version >= 201 &&
+       clGetDeviceInfo(device, CUBERT_OCL_MAX_NUM_SUB_GROUPS, sizeof(subgroups), &subgroups,
+                       NULL) == CL_SUCCESS &&
+       subgroups > 0))
+    features |= CUBERT_FEATURE_PLANE;
+  if (has_extension(extensions, "cl_ext_float_atomics")) {
+    cl_bitfield caps = 0;
+    if (clGetDeviceInfo(device, CUBERT_OCL_SINGLE_FP_ATOMIC_CAPABILITIES_EXT, sizeof(caps), &caps,
+                        NULL) == CL_SUCCESS &&
+        (caps & CUBERT_OCL_GLOBAL_FP_ATOMIC_ADD_EXT))
+      features |= CUBERT_FEATURE_ATOMIC_F32_ADD;
+    caps = 0;
+    if (clGetDeviceInfo(device, CUBERT_OCL_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT, sizeof(caps), &caps,
+                        NULL) == CL_SUCCESS &&
+        (caps & CUBERT_OCL_GLOBAL_FP_ATOMIC_ADD_EXT))
+      features |= CUBERT_FEATURE_ATOMIC_F64_ADD;
+  }
+  if (has_extension(extensions, "cl_khr_integer_dot_product")) {
+    cl_bitfield caps = 0;
+    if (clGetDeviceInfo(device, CUBERT_OCL_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR, sizeof(caps),
+                        &caps, NULL) != CL_SUCCESS ||
+        (caps & CUBERT_OCL_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_KHR))
+      features |= CUBERT_FEATURE_DOT_PRODUCT_I8;
+  }
+  return features;
+}
+
 static uint32_t clamp_u32(uint64_t v) {
   return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
@@ -173,6 +247,7 @@ static cubert_status query_numbers(cl_device_id device, cubert_device_properties
   cl_uint dims = 0, compute_units = 0, align_bits = 0, address_bits = 0;
   size_t param_bytes = 0;
   cl_uint native_float = 0;
+  cl_uint pref[7] = {0}; /* preferred widths: char, short, int, long, half, float, double */
   cl_ulong local_mem = 0, max_alloc = 0;
   cl_device_fp_config fp64 = 0;
   cl_command_queue_properties queue_props = 0;
@@ -187,6 +262,16 @@ static cubert_status query_numbers(cl_device_id device, cubert_device_properties
   QUERY(CL_DEVICE_MAX_PARAMETER_SIZE, param_bytes);
   QUERY(CL_DEVICE_QUEUE_PROPERTIES, queue_props);
   QUERY(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, native_float);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, pref[0]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, pref[1]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, pref[2]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, pref[3]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, pref[5]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, pref[6]);
+  /* HALF is OpenCL 1.1; a 1.0 driver may reject it: 0, no half vectors */
+  if (clGetDeviceInfo(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, sizeof pref[4], &pref[4],
+                      NULL) != CL_SUCCESS)
+    pref[4] = 0;
   /* CL_DEVICE_DOUBLE_FP_CONFIG is core in 1.2 but some drivers reject it without fp64. */
   if (clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL) != CL_SUCCESS)
     fp64 = 0;
@@ -241,6 +326,15 @@ static cubert_status query_numbers(cl_device_id device, cubert_device_properties
   if (has_extension(extensions, "cl_khr_fp16")) out->features |= CUBERT_FEATURE_FP16;
   if (has_extension(extensions, "cl_khr_int64_base_atomics"))
     out->features |= CUBERT_FEATURE_ATOMIC64;
+  out->features |= query_capabilities(device, extensions, version);
+  query_plane_sizes(device, extensions, out);
+  out->vector_widths = (cubert_vector_widths){.i8 = pref[0],
+                                              .i16 = pref[1],
+                                              .i32 = pref[2],
+                                              .i64 = pref[3],
+                                              .f16 = pref[4],
+                                              .f32 = pref[5],
+                                              .f64 = pref[6]};
   if (queue_props & CL_QUEUE_PROFILING_ENABLE) {
     out->features |= CUBERT_FEATURE_PROFILING;
     out->timing_method = CUBERT_TIMING_DEVICE;

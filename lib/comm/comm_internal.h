@@ -75,9 +75,11 @@ typedef struct comm_job {
   cubert_comm_kind kind;
   cubert_dtype dtype;
   cubert_reduce_op op;
-  size_t es;   /* element bytes */
-  size_t root; /* rank (broadcast, reduce) */
-  size_t peer; /* rank (send, recv) */
+  size_t es;     /* element bytes */
+  size_t root;   /* rank (broadcast, reduce) */
+  size_t peer;   /* rank (send, recv) */
+  size_t self;   /* rank of the local member that sends / receives (send, recv) */
+  void *message; /* the transport's p2p_post result (send, recv) */
   int tag;
   size_t count; /* elements per piece */
   size_t chunk; /* elements per piece per chunk */

@@ -50,6 +50,9 @@ void cubert_comm_job_put(cubert_comm *comm, comm_job *job) {
     if (leg->has_dst) cubert_slice_release(leg->dst.slice);
     leg->has_src = leg->has_dst = 0;
   }
+  if (job->message && comm->transport->vtable->p2p_release)
+    comm->transport->vtable->p2p_release(comm->transport, job->kind, job->message,
+                                         job->error != NULL);
   cubert_status_free(job->error);
   free(job->legs);
   free(job);

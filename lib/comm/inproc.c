@@ -4,11 +4,45 @@
    of the chunk over every member's input (in rank order) and writes them to every member's
    output buffer, a reduce-scatter across the member threads followed, in the engine, by every
    member staging the whole result in (the all-gather). reduce_scatter splits by result piece,
-   all_gather and broadcast copy pieces. */
+   all_gather and broadcast copy pieces.
+
+   Point-to-point (cubert_comm_send_from / _recv_at): a send is posted to a mailbox when it is
+   queued (p2p_post), with a host buffer of its bytes; its job copies the sender's staged chunks
+   into that buffer. A recv, when it is queued, takes the oldest posted send from its peer to
+   it with its tag (calls are queued in order, so that send's job runs first) and its job
+   copies the buffer into the receiver's output. The message is freed when both jobs are done
+   (or at destroy, for a send nobody received). */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/transport.h"
+
+typedef struct p2p_message {
+  size_t from, to;
+  int tag;
+  cubert_dtype dtype;
+  size_t count, bytes;
+  unsigned char *data;
+  _Atomic size_t filled; /* bytes the send's job copied in */
+  _Atomic int send_failed;
+  _Atomic int refs; /* the send job and (the mailbox until a recv takes it, then) the recv job */
+  int claimed;      /* a recv took it (mailbox lock) */
+  struct p2p_message *next;
+} p2p_message;
+
+typedef struct inproc_transport {
+  cubert_comm_transport base;
+  pthread_mutex_t lock; /* the mailbox */
+  p2p_message *head, *tail;
+} inproc_transport;
+
+static void message_put(p2p_message *m) {
+  if (atomic_fetch_sub(&m->refs, 1) != 1) return;
+  free(m->data);
+  free(m);
+}
 
 /* Elements [begin, end) of `count` for part `part` of `parts`, in multiples of 16 elements
    (64-byte lines for 4-byte types) so that two parts never write one cache line. */
@@ -40,13 +74,13 @@ static cubert_status inproc_combine(cubert_comm_transport *t, const cubert_comm_
           ins[i] = (const char *)c->in[i] + begin * es;
           outs[i] = c->out[i] ? (char *)c->out[i] + begin * es : NULL;
         }
-        cubert_comm_host_reduce_n(outs, n, ins, n, end - begin, c->dtype, c->op);
+        cubert_comm_host_reduce_n(outs, n, ins, n, end - begin, c->dtype, c->op, t->size);
       }
       break;
     case CUBERT_COMM_REDUCE_SCATTER:
       for (size_t j = part; j < n; j += parts) {
         for (size_t i = 0; i < n; ++i) ins[i] = (const char *)c->in[i] + j * c->count * es;
-        cubert_comm_host_reduce_n(&c->out[j], 1, ins, n, c->count, c->dtype, c->op);
+        cubert_comm_host_reduce_n(&c->out[j], 1, ins, n, c->count, c->dtype, c->op, t->size);
       }
       break;
     case CUBERT_COMM_ALL_GATHER:
@@ -64,18 +98,125 @@ static cubert_status inproc_combine(cubert_comm_transport *t, const cubert_comm_
           memcpy((char *)c->out[i] + begin * es, (const char *)c->in[c->root] + begin * es,
                  (end - begin) * es);
       break;
+    case CUBERT_COMM_SEND: {
+      p2p_message *msg = c->message;
+      part_range(c->count, part, parts, &begin, &end);
+      if (msg && begin < end) {
+        memcpy(msg->data + (c->offset + begin) * es,
+               (const char *)c->in[c->self - t->rank] + begin * es, (end - begin) * es);
+        atomic_fetch_add(&msg->filled, (end - begin) * es);
+      }
+      break;
+    }
+    case CUBERT_COMM_RECV: {
+      p2p_message *msg = c->message;
+      if (!msg || atomic_load(&msg->send_failed) || atomic_load(&msg->filled) != msg->bytes) {
+        if (ins != in_at) free((void *)ins);
+        if (outs != out_at) free(outs);
+        return cubert_status_make(CUBERT_CODE_EXECUTION,
+                                  "cubert_comm_recv_at: the matching send from rank %zu to rank "
+                                  "%zu (tag %d) failed before its data was complete",
+                                  c->peer, c->self, c->tag);
+      }
+      part_range(c->count, part, parts, &begin, &end);
+      if (begin < end)
+        memcpy((char *)c->out[c->self - t->rank] + begin * es, msg->data + (c->offset + begin) * es,
+               (end - begin) * es);
+      break;
+    }
     default:
       if (ins != in_at) free((void *)ins);
       if (outs != out_at) free(outs);
       return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
-                                "the in-process transport has no point-to-point messages");
+                                "the in-process transport: unknown operation %d", (int)c->kind);
   }
   if (ins != in_at) free((void *)ins);
   if (outs != out_at) free(outs);
   return NULL;
 }
 
-static void inproc_destroy(cubert_comm_transport *t) {
+static cubert_status inproc_p2p_post(cubert_comm_transport *base, cubert_comm_kind kind,
+                                     size_t self, size_t peer, int tag, cubert_dtype dtype,
+                                     size_t count, const char *fn, void **out_message) {
+  inproc_transport *t = (inproc_transport *)base;
+  *out_message = NULL;
+  size_t es = cubert_comm_dtype_size(dtype);
+  if (kind == CUBERT_COMM_SEND) {
+    p2p_message *m = calloc(1, sizeof *m);
+    if (m) m->data = malloc(count * es > 0 ? count * es : 1);
+    if (!m || !m->data) {
+      free(m);
+      return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                                "%s: no host memory for the %zu-byte message", fn, count * es);
+    }
+    m->from = self;
+    m->to = peer;
+    m->tag = tag;
+    m->dtype = dtype;
+    m->count = count;
+    m->bytes = count * es;
+    atomic_init(&m->filled, 0);
+    atomic_init(&m->send_failed, 0);
+    atomic_init(&m->refs, 2);
+    pthread_mutex_lock(&t->lock);
+    if (t->tail)
+      t->tail->next = m;
+    else
+      t->head = m;
+    t->tail = m;
+    pthread_mutex_unlock(&t->lock);
+    *out_message = m;
+    return NULL;
+  }
+  pthread_mutex_lock(&t->lock);
+  p2p_message *prev = NULL, *m = t->head;
+  while (m && !(m->from == peer && m->to == self && m->tag == tag)) {
+    prev = m;
+    m = m->next;
+  }
+  cubert_status s = NULL;
+  if (!m)
+    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                           "%s: no send from rank %zu to rank %zu with tag %d is queued; in one "
+                           "process the cubert_comm_send_from must be queued before its recv",
+                           fn, peer, self, tag);
+  else if (m->count != count || m->dtype != dtype)
+    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                           "%s: rank %zu receives %zu %s from rank %zu (tag %d), but the queued "
+                           "send has %zu %s: send and recv must agree on count and dtype",
+                           fn, self, count, cubert_dtype_name(dtype), peer, tag, m->count,
+                           cubert_dtype_name(m->dtype));
+  if (!s) { /* the recv job takes the mailbox's reference */
+    if (prev)
+      prev->next = m->next;
+    else
+      t->head = m->next;
+    if (t->tail == m) t->tail = prev;
+    m->next = NULL;
+    m->claimed = 1;
+    *out_message = m;
+  }
+  pthread_mutex_unlock(&t->lock);
+  return s;
+}
+
+static void inproc_p2p_release(cubert_comm_transport *base, cubert_comm_kind kind, void *message,
+                               int failed) {
+  (void)base;
+  p2p_message *m = message;
+  if (kind == CUBERT_COMM_SEND && failed) atomic_store(&m->send_failed, 1);
+  message_put(m);
+}
+
+static void inproc_destroy(cubert_comm_transport *base) {
+  inproc_transport *t = (inproc_transport *)base;
+  /* every job is done: what is left are sends nobody received (their send jobs' references
+     are gone, the mailbox's is the last) */
+  for (p2p_message *m = t->head, *next = NULL; m; m = next) {
+    next = m->next;
+    message_put(m);
+  }
+  pthread_mutex_destroy(&t->lock);
   free(t);
 }
 
@@ -83,15 +224,18 @@ static const cubert_comm_transport_vtable inproc_vtable = {
     .name = "inproc",
     .combine = inproc_combine,
     .destroy = inproc_destroy,
+    .p2p_post = inproc_p2p_post,
+    .p2p_release = inproc_p2p_release,
 };
 
 cubert_comm_transport *cubert_comm_inproc_create(size_t size) {
-  cubert_comm_transport *t = calloc(1, sizeof *t);
+  inproc_transport *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  t->vtable = &inproc_vtable;
-  t->size = size;
-  t->rank = 0;
-  t->local_count = size;
-  t->parts_split = 1;
-  return t;
+  pthread_mutex_init(&t->lock, NULL);
+  t->base.vtable = &inproc_vtable;
+  t->base.size = size;
+  t->base.rank = 0;
+  t->base.local_count = size;
+  t->base.parts_split = 1;
+  return &t->base;
 }

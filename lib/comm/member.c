@@ -31,6 +31,8 @@ static int needs_input(const cubert_comm *comm, const comm_job *job, size_t m) {
       return rank == job->root;
     case CUBERT_COMM_RECV:
       return 0;
+    case CUBERT_COMM_SEND:
+      return rank == job->self;
     default:
       return 1;
   }
@@ -45,6 +47,8 @@ static int needs_output(const cubert_comm *comm, const comm_job *job, size_t m) 
       return rank != job->root;
     case CUBERT_COMM_SEND:
       return 0;
+    case CUBERT_COMM_RECV:
+      return rank == job->self;
     default:
       return 1;
   }
@@ -339,6 +343,8 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
             .elem_size = job->es,
             .root = job->root,
             .peer = job->peer,
+            .self = job->self,
+            .message = job->message,
             .tag = job->tag,
             .sequence = job->sequence,
             .index = k,

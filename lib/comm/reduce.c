@@ -34,6 +34,7 @@ size_t cubert_comm_dtype_size(cubert_dtype dtype) {
     const T *b = x;                                                 \
     switch (op) {                                                   \
       case CUBERT_REDUCE_SUM:                                       \
+      case CUBERT_REDUCE_MEAN:                                      \
         for (size_t i = 0; i < count; ++i) a[i] = a[i] + b[i];      \
         break;                                                      \
       case CUBERT_REDUCE_MAX:                                       \
@@ -54,6 +55,7 @@ static void reduce_i32(int32_t *restrict acc, const int32_t *restrict x, size_t 
                        cubert_reduce_op op) {
   switch (op) {
     case CUBERT_REDUCE_SUM: /* wraps: add as unsigned */
+    case CUBERT_REDUCE_MEAN:
       for (size_t i = 0; i < count; ++i) acc[i] = (int32_t)((uint32_t)acc[i] + (uint32_t)x[i]);
       break;
     case CUBERT_REDUCE_MAX:
@@ -94,6 +96,32 @@ void cubert_comm_host_reduce(void *acc, const void *x, size_t count, cubert_dtyp
   }
 }
 
+/* The mean's division of a finished sum by the member count `n` (comm.h states the rule).
+   f32 divides in double and rounds once: the correctly rounded quotient, which the OpenCL
+   device combination (backends/opencl/comm_reduce.c) computes the same way, so both paths
+   agree bit for bit. i32 divides the (wrapped) sum truncating toward zero, as C does. */
+static void mean_divide(void *acc, size_t count, cubert_dtype dtype, size_t n) {
+  switch (dtype) {
+    case CUBERT_DTYPE_F32: {
+      float *a = acc;
+      for (size_t i = 0; i < count; ++i) a[i] = (float)((double)a[i] / (double)n);
+      break;
+    }
+    case CUBERT_DTYPE_F64: {
+      double *a = acc;
+      for (size_t i = 0; i < count; ++i) a[i] = a[i] / (double)n;
+      break;
+    }
+    case CUBERT_DTYPE_I32: {
+      int32_t *a = acc;
+      for (size_t i = 0; i < count; ++i) a[i] = (int32_t)((int64_t)a[i] / (int64_t)n);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 /* Blocks of this many bytes: the block is reduced in a scratch buffer that stays in cache
    while the inputs stream by, then copied to every output. Outputs may alias inputs (a host
    buffer reduced in place): each block of every input is read before that block of any
@@ -128,7 +156,8 @@ static void store_block(char *dst, const unsigned char *src, size_t bytes) {
 }
 
 void cubert_comm_host_reduce_n(void *const *out, size_t nout, const void *const *in, size_t n,
-                               size_t count, cubert_dtype dtype, cubert_reduce_op op) {
+                               size_t count, cubert_dtype dtype, cubert_reduce_op op,
+                               size_t mean_of) {
   size_t es = cubert_comm_dtype_size(dtype);
   if (!es || n == 0 || count == 0) return;
   _Alignas(64) unsigned char scratch[REDUCE_BLOCK_BYTES];
@@ -138,6 +167,7 @@ void cubert_comm_host_reduce_n(void *const *out, size_t nout, const void *const 
     memcpy(scratch, (const char *)in[0] + begin * es, len * es);
     for (size_t k = 1; k < n; ++k)
       cubert_comm_host_reduce(scratch, (const char *)in[k] + begin * es, len, dtype, op);
+    if (op == CUBERT_REDUCE_MEAN && mean_of > 1) mean_divide(scratch, len, dtype, mean_of);
     for (size_t o = 0; o < nout; ++o)
       if (out[o]) store_block((char *)out[o] + begin * es, scratch, len * es);
   }

@@ -19,6 +19,7 @@ typedef struct comm_call {
   cubert_dtype dtype;
   cubert_reduce_op op;
   size_t root, peer;
+  size_t self; /* send, recv: the rank of the local member that sends / receives */
   int tag;
   size_t count; /* elements per piece */
   cubert_handle *const *src, *const *dst;
@@ -61,6 +62,8 @@ static int uses_src(const comm_call *c, size_t r) {
       return r == c->root;
     case CUBERT_COMM_RECV:
       return 0;
+    case CUBERT_COMM_SEND:
+      return r == c->self;
     default:
       return 1;
   }
@@ -73,6 +76,8 @@ static int uses_dst(const comm_call *c, size_t r) {
       return r != c->root;
     case CUBERT_COMM_SEND:
       return 0;
+    case CUBERT_COMM_RECV:
+      return r == c->self;
     default:
       return 1;
   }
@@ -133,20 +138,20 @@ static cubert_status check_scalars(const cubert_comm *comm, const comm_call *c, 
                               "%s: dtype is %s (%d); collectives take f32, f64 or i32", c->fn,
                               dtype_label(c->dtype), (int)c->dtype);
   if (reduces(c->kind) && c->op != CUBERT_REDUCE_SUM && c->op != CUBERT_REDUCE_MAX &&
-      c->op != CUBERT_REDUCE_MIN)
+      c->op != CUBERT_REDUCE_MIN && c->op != CUBERT_REDUCE_MEAN)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "%s: op is %d; collectives take CUBERT_REDUCE_SUM (0), _MAX (1) or "
-                              "_MIN (2)",
+                              "%s: op is %d; collectives take CUBERT_REDUCE_SUM (0), _MAX (1), "
+                              "_MIN (2) or _MEAN (3)",
                               c->fn, (int)c->op);
   if ((c->kind == CUBERT_COMM_BROADCAST || c->kind == CUBERT_COMM_REDUCE) && c->root >= comm->size)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: root is %zu; the communicator has %zu members (ranks 0..%zu)",
                               c->fn, c->root, comm->size, comm->size - 1);
   if ((c->kind == CUBERT_COMM_SEND || c->kind == CUBERT_COMM_RECV) &&
-      (c->peer >= comm->size || c->peer == comm->rank))
+      (c->peer >= comm->size || c->peer == c->self))
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: peer is %zu; expected another rank in 0..%zu (this is rank %zu)",
-                              c->fn, c->peer, comm->size - 1, comm->rank);
+                              c->fn, c->peer, comm->size - 1, c->self);
   size_t pieces =
       c->kind == CUBERT_COMM_ALL_GATHER || c->kind == CUBERT_COMM_REDUCE_SCATTER ? comm->size : 1;
   if (c->count > SIZE_MAX / *es / pieces)
@@ -203,6 +208,8 @@ static void legs_drop(comm_job *job, size_t n) {
    133 of 128 slots, or CUBERT_MAX_STREAMS=1 with several threads). With every placed gate's job
    queued, a sync only waits for a collective in progress, whose threads take no device lock. */
 static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int step) {
+  /* a member a send/recv does not involve: its stream is not held up */
+  if (!leg->has_src && !leg->has_dst) return NULL;
   comm_member *m = &comm->members[i];
   cubert_client_obj *c = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_acquire(m->client, &c));
@@ -273,6 +280,7 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
   job->es = es;
   job->root = c->root;
   job->peer = c->peer;
+  job->self = c->self;
   job->tag = c->tag;
   job->count = c->count;
   job->pieces_in = pieces_in;
@@ -344,6 +352,20 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
     free(job);
     return cubert_status_wrap(cubert_status_code(s), s, "%s: ordering on member %zu's stream",
                               c->fn, comm->rank + ordered - 1);
+  }
+  const cubert_comm_transport_vtable *tv = comm->transport->vtable;
+  if (!s && (c->kind == CUBERT_COMM_SEND || c->kind == CUBERT_COMM_RECV) && tv->p2p_post) {
+    /* paired under submit_mu, so a recv matches the sends queued before it */
+    s = tv->p2p_post(comm->transport, c->kind, c->self, c->peer, c->tag, c->dtype, c->count, c->fn,
+                     &job->message);
+    if (s) {
+      unorder(comm, job, n);
+      pthread_mutex_unlock(&comm->submit_mu);
+      legs_drop(job, n);
+      free(job->legs);
+      free(job);
+      return s;
+    }
   }
   atomic_init(&job->holds, 2); /* the worker's and this call's */
   cubert_comm_enqueue(comm, job);
@@ -440,34 +462,63 @@ cubert_status cubert_comm_reduce_scatter(cubert_comm *comm, cubert_handle *const
   return submit(comm, &c);
 }
 
-/* send (buf is the source) or recv (buf is the destination) through the engine. */
-static cubert_status queue_point_to_point(cubert_comm *comm, cubert_comm_kind kind,
+/* send (buf is the source) or recv (buf is the destination) of local member rank `self`
+   through the engine: buf goes in the member's slot of a local_count array, the other
+   entries NULL (unused). */
+static cubert_status queue_point_to_point(cubert_comm *comm, cubert_comm_kind kind, size_t self,
                                           cubert_handle *buf, size_t count, cubert_dtype dtype,
                                           size_t peer, int tag, const char *what) {
-  cubert_handle *bufs[1] = {buf};
+  if (!comm) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: comm is NULL", what);
+  if (self < comm->rank || self - comm->rank >= comm->local_count)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: rank is %zu; the members in this process are ranks %zu..%zu",
+                              what, self, comm->rank, comm->rank + comm->local_count - 1);
+  if (tag < 0)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: tag %d is negative", what, tag);
+  if (comm->transport->vtable->p2p_check)
+    CUBERT_RETURN_IF_ERROR(comm->transport->vtable->p2p_check(comm->transport, what, peer, tag));
+  cubert_handle *one[1] = {buf}, **bufs = one;
+  if (comm->local_count > 1) {
+    bufs = calloc(comm->local_count, sizeof *bufs);
+    if (!bufs) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+    bufs[self - comm->rank] = buf;
+  }
   comm_call c = {.fn = what,
                  .kind = kind,
                  .dtype = dtype,
                  .peer = peer,
+                 .self = self,
                  .tag = tag,
                  .count = count,
                  .src = kind == CUBERT_COMM_SEND ? bufs : NULL,
                  .dst = kind == CUBERT_COMM_RECV ? bufs : NULL,
                  .src_name = "buf",
                  .dst_name = "buf"};
-  if (comm && comm->local_count != 1)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "%s: point-to-point needs a communicator with one local member",
-                              what);
-  return submit(comm, &c);
+  cubert_status s = submit(comm, &c);
+  if (bufs != one) free(bufs);
+  return s;
 }
 
 cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size_t count,
                                      cubert_dtype dtype, size_t peer, int tag, const char *what) {
-  return queue_point_to_point(comm, CUBERT_COMM_SEND, buf, count, dtype, peer, tag, what);
+  return queue_point_to_point(comm, CUBERT_COMM_SEND, comm ? comm->rank : 0, buf, count, dtype,
+                              peer, tag, what);
 }
 
 cubert_status cubert_comm_queue_recv(cubert_comm *comm, cubert_handle *buf, size_t count,
                                      cubert_dtype dtype, size_t peer, int tag, const char *what) {
-  return queue_point_to_point(comm, CUBERT_COMM_RECV, buf, count, dtype, peer, tag, what);
+  return queue_point_to_point(comm, CUBERT_COMM_RECV, comm ? comm->rank : 0, buf, count, dtype,
+                              peer, tag, what);
+}
+
+cubert_status cubert_comm_send_from(cubert_comm *comm, size_t rank, cubert_handle *buf,
+                                    size_t count, cubert_dtype dtype, size_t peer, int tag) {
+  return queue_point_to_point(comm, CUBERT_COMM_SEND, rank, buf, count, dtype, peer, tag,
+                              "cubert_comm_send_from");
+}
+
+cubert_status cubert_comm_recv_at(cubert_comm *comm, size_t rank, cubert_handle *buf, size_t count,
+                                  cubert_dtype dtype, size_t peer, int tag) {
+  return queue_point_to_point(comm, CUBERT_COMM_RECV, rank, buf, count, dtype, peer, tag,
+                              "cubert_comm_recv_at");
 }

@@ -59,8 +59,8 @@ typedef enum cubert_comm_kind {
    ALL_GATHER: in[i] = local member i's piece; out[i] = size pieces, member m's at m.
    REDUCE_SCATTER: in[i] = size pieces of local member i (piece j = its contribution to member
      j's result); out[i] = 1 piece: the reduction for member rank + i.
-   SEND: in[0] = `count` elements to send to `peer` with `tag`. RECV: out[0] receives them
-     from `peer`. */
+   SEND: in[self - rank] = `count` elements to send to `peer` with `tag`. RECV: out[self - rank]
+     receives them from `peer`. The other entries are NULL. */
 typedef struct cubert_comm_chunk {
   cubert_comm_kind kind;
   cubert_dtype dtype;
@@ -68,6 +68,8 @@ typedef struct cubert_comm_chunk {
   size_t elem_size;      /* bytes per element */
   size_t root;           /* BROADCAST, REDUCE: a rank */
   size_t peer;           /* SEND, RECV: a rank */
+  size_t self;           /* SEND, RECV: the local member's rank that sends / receives */
+  void *message;         /* SEND, RECV: what the transport's p2p_post returned (or NULL) */
   int tag;               /* SEND, RECV: the user's tag */
   uint64_t sequence;     /* the collective's number on this communicator (0, 1, ...) */
   size_t index;          /* the chunk's number within the collective (0, 1, ...) */
@@ -91,6 +93,22 @@ typedef struct cubert_comm_transport_vtable {
                            size_t part, size_t parts);
   /* Frees the transport (after the engine's threads stopped). */
   void (*destroy)(cubert_comm_transport *transport);
+  /* Optional, point-to-point: checks a send/recv's peer and tag beyond the engine's checks
+     (MPI: tag <= MPI_TAG_UB); an error names `fn`. NULL: any tag >= 0. */
+  cubert_status (*p2p_check)(cubert_comm_transport *transport, const char *fn, size_t peer,
+                             int tag);
+  /* Optional, point-to-point: called under the communicator's submit lock for each send/recv
+     just before it is queued (calls are queued in this order). A transport that pairs messages
+     in the process (in-process) posts a send here and matches a recv to a posted send, failing
+     the call (nothing queued) when none matches; *out_message goes to every chunk of the job
+     (cubert_comm_chunk.message) and to p2p_release. */
+  cubert_status (*p2p_post)(cubert_comm_transport *transport, cubert_comm_kind kind, size_t self,
+                            size_t peer, int tag, cubert_dtype dtype, size_t count, const char *fn,
+                            void **out_message);
+  /* Optional: the send/recv job that p2p_post gave `message` to is done (failed: 1 when it
+     failed). */
+  void (*p2p_release)(cubert_comm_transport *transport, cubert_comm_kind kind, void *message,
+                      int failed);
 } cubert_comm_transport_vtable;
 
 /* Transports embed this as their first member. */
@@ -133,13 +151,19 @@ cubert_status cubert_comm_queue_recv(cubert_comm *comm, cubert_handle *buf, size
                                      cubert_dtype dtype, size_t peer, int tag, const char *what);
 
 /* Host reduction (reduce.c): acc[i] = acc[i] op x[i] for `count` elements of `dtype` (f32,
-   f64, i32; integer sums wrap; max/min propagate NaN). acc and x must not overlap. */
+   f64, i32; integer sums wrap; max/min propagate NaN). acc and x must not overlap.
+   CUBERT_REDUCE_MEAN accumulates as a sum here: the division by the member count happens
+   once, on the finished sum (cubert_comm_host_reduce_n's mean_of). */
 void cubert_comm_host_reduce(void *acc, const void *x, size_t count, cubert_dtype dtype,
                              cubert_reduce_op op);
 /* For every output o: out[o][i] = in[0][i] op in[1][i] op ... op in[n-1][i] (left to right),
-   n >= 1, `count` elements; NULL outputs are skipped. An output may alias an input. */
+   n >= 1, `count` elements; NULL outputs are skipped. An output may alias an input. For
+   CUBERT_REDUCE_MEAN the inputs are summed and, when `mean_of` > 1, the sum is divided by
+   mean_of (the communicator's size: pass it where this call finishes the reduction over every
+   member, 0 for a partial sum a later step adds to); other ops ignore mean_of. */
 void cubert_comm_host_reduce_n(void *const *out, size_t nout, const void *const *in, size_t n,
-                               size_t count, cubert_dtype dtype, cubert_reduce_op op);
+                               size_t count, cubert_dtype dtype, cubert_reduce_op op,
+                               size_t mean_of);
 /* Bytes of one element of a dtype a collective accepts (f32, f64, i32), 0 for the others. */
 size_t cubert_comm_dtype_size(cubert_dtype dtype);
 

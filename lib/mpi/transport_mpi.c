@@ -357,6 +357,8 @@ static const char *op_name(uint32_t op) {
       return "max";
     case CUBERT_REDUCE_MIN:
       return "min";
+    case CUBERT_REDUCE_MEAN:
+      return "mean";
   }
   return "an unknown op";
 }
@@ -586,7 +588,8 @@ static cubert_status ring_reduce_scatter(mpi_transport *t, const cubert_comm_chu
     if (rlen) {
       const void *in2[2] = {src + roff * es, tmp};
       void *dst[1] = {s + 2 == P && last_out ? last_out : acc + roff * es};
-      cubert_comm_host_reduce_n(dst, 1, in2, 2, rlen, c->dtype, c->op);
+      /* the last step finishes block `rank` over every rank: the mean divides there */
+      cubert_comm_host_reduce_n(dst, 1, in2, 2, rlen, c->dtype, c->op, s + 2 == P ? P : 0);
     }
   }
   return NULL;
@@ -644,7 +647,8 @@ static cubert_status halving_doubling(mpi_transport *t, const cubert_comm_chunk 
     if (kn) {
       const void *in2[2] = {cur + kf * es, tmp};
       void *dst[1] = {out + kf * es};
-      cubert_comm_host_reduce_n(dst, 1, in2, 2, kn, c->dtype, c->op);
+      /* the last halving (mask 1) finishes this rank's segments over every rank */
+      cubert_comm_host_reduce_n(dst, 1, in2, 2, kn, c->dtype, c->op, mask == 1 ? P : 0);
     }
     cur = out;
     lo = klo, hi = khi;
@@ -703,6 +707,11 @@ static cubert_status tree_reduce(mpi_transport *t, const cubert_comm_chunk *c, c
       if (st) return st;
       cubert_comm_host_reduce(acc, tmp, count, c->dtype, c->op);
     }
+  }
+  if (c->op == CUBERT_REDUCE_MEAN) { /* the root (rel 0) holds the whole sum now */
+    const void *in1[1] = {acc};
+    void *out1[1] = {acc};
+    cubert_comm_host_reduce_n(out1, 1, in1, 1, count, c->dtype, c->op, P);
   }
   return NULL;
 }
@@ -797,10 +806,14 @@ static void mpi_destroy(cubert_comm_transport *base) {
   free(t);
 }
 
+static cubert_status mpi_p2p_check(cubert_comm_transport *base, const char *fn, size_t peer,
+                                   int tag);
+
 static const cubert_comm_transport_vtable mpi_vtable = {
     .name = "mpi",
     .combine = mpi_combine,
     .destroy = mpi_destroy,
+    .p2p_check = mpi_p2p_check,
 };
 
 static const char *thread_level_name(int level) {
@@ -918,7 +931,8 @@ static cubert_status mpi_of(cubert_comm *comm, const char *what, mpi_transport *
   if (tr->vtable != &mpi_vtable)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: comm is a '%s' communicator; send/recv need one of "
-                              "cubert_comm_create_mpi",
+                              "cubert_comm_create_mpi (in one process, name the member: "
+                              "cubert_comm_send_from / cubert_comm_recv_at)",
                               what, tr->vtable->name);
   *out = (mpi_transport *)tr;
   return NULL;
@@ -934,6 +948,12 @@ static cubert_status check_p2p(mpi_transport *t, const char *what, size_t peer, 
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: tag %d is outside 0..%d (MPI_TAG_UB)", what, tag, t->tag_ub);
   return NULL;
+}
+
+/* cubert_comm_send_from / _recv_at on an MPI communicator: the same checks. */
+static cubert_status mpi_p2p_check(cubert_comm_transport *base, const char *fn, size_t peer,
+                                   int tag) {
+  return check_p2p((mpi_transport *)base, fn, peer, tag);
 }
 
 CUBERT_API cubert_status cubert_comm_send(cubert_comm *comm, cubert_handle *buf, size_t count,

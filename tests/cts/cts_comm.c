@@ -86,9 +86,11 @@ static void fill(void *p, size_t count, cubert_dtype dtype) {
   }
 }
 
-/* acc = acc op x, as the engine does it (rank order). */
+/* acc = acc op x, as the engine does it (rank order); the mean sums here, mean_finish
+   divides. */
 static void host_op(void *acc, const void *x, size_t count, cubert_dtype dtype,
                     cubert_reduce_op op) {
+  if (op == CUBERT_REDUCE_MEAN) op = CUBERT_REDUCE_SUM;
   for (size_t i = 0; i < count; ++i) {
     if (dtype == CUBERT_DTYPE_F32) {
       float a = ((float *)acc)[i], b = ((const float *)x)[i];
@@ -106,6 +108,21 @@ static void host_op(void *acc, const void *x, size_t count, cubert_dtype dtype,
                             : op == CUBERT_REDUCE_MAX ? (a > b ? a : b)
                                                       : (a < b ? a : b);
     }
+  }
+}
+
+/* The mean's rule (cubert/comm.h): the finished sum divided once by the member count n; f32
+   rounds the double quotient once, i32 truncates toward zero. Other ops: nothing. */
+static void mean_finish(void *acc, size_t count, cubert_dtype dtype, cubert_reduce_op op,
+                        size_t n) {
+  if (op != CUBERT_REDUCE_MEAN) return;
+  for (size_t i = 0; i < count; ++i) {
+    if (dtype == CUBERT_DTYPE_F32)
+      ((float *)acc)[i] = (float)((double)((float *)acc)[i] / (double)n);
+    else if (dtype == CUBERT_DTYPE_F64)
+      ((double *)acc)[i] = ((double *)acc)[i] / (double)n;
+    else
+      ((int32_t *)acc)[i] = ((int32_t *)acc)[i] / (int32_t)n;
   }
 }
 
@@ -148,6 +165,7 @@ static void check_all_reduce(size_t n, size_t count, cubert_dtype dtype, cubert_
   }
   if (bytes) memcpy(want, host[0], bytes);
   for (size_t i = 1; i < n; ++i) host_op(want, host[i], count, dtype, op);
+  mean_finish(want, count, dtype, op, n);
   cubert_handle *src[MAXN], *dst[MAXN];
   buffers(&m, host, bytes, src);
   if (in_place)
@@ -249,6 +267,7 @@ static void check_reduce(size_t n, size_t count, cubert_dtype dtype, cubert_redu
   }
   if (bytes) memcpy(want, host[0], bytes);
   for (size_t i = 1; i < n; ++i) host_op(want, host[i], count, dtype, op);
+  mean_finish(want, count, dtype, op, n);
   cubert_handle *src[MAXN], *dst[MAXN];
   buffers(&m, host, bytes, src);
   if (in_place)
@@ -325,6 +344,7 @@ static void check_reduce_scatter(size_t n, size_t cpm, cubert_dtype dtype, cuber
   }
   if (total) memcpy(want, host[0], total);
   for (size_t i = 1; i < n; ++i) host_op(want, host[i], cpm * n, dtype, op);
+  mean_finish(want, cpm * n, dtype, op, n);
   cubert_handle *src[MAXN], *dst[MAXN];
   buffers(&m, host, total, src);
   buffers(&m, NULL, piece, dst);
@@ -349,6 +369,155 @@ Test(comm, reduce_scatter) {
       check_reduce_scatter(n, 1009, dtypes[d], ops[(d + 1) % 3]);
     }
   check_reduce_scatter(3, 1000003, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM);
+}
+
+/* Mean in the reducing collectives: seed-server-base.rs.txt, ReduceOperation::Mean (the
+   all_reduce "op - the reduce's aggregation operation e.g. mean, sum"). Every dtype, every
+   member count, all_reduce / reduce / reduce_scatter, against the rule of cubert/comm.h. */
+Test(comm, mean_every_collective_dtype_and_size) {
+  for (size_t n = 1; n <= MAXN; ++n)
+    for (size_t d = 0; d < 3; ++d) {
+      check_all_reduce(n, 1, dtypes[d], CUBERT_REDUCE_MEAN, 0);
+      check_all_reduce(n, 4099, dtypes[d], CUBERT_REDUCE_MEAN, n == 2);
+      check_reduce(n, 1009, dtypes[d], CUBERT_REDUCE_MEAN, n - 1, 0);
+      check_reduce_scatter(n, 1009, dtypes[d], CUBERT_REDUCE_MEAN);
+    }
+  check_all_reduce(3, 3000007, CUBERT_DTYPE_F32, CUBERT_REDUCE_MEAN, 0);
+}
+
+/* The integer rule of the mean (seed-server-base.rs.txt, ReduceOperation::Mean; the rule is
+   cubert's, comm.h): the i32 sum divided by the member count, truncating toward zero, with
+   known values: 3 members {7, 0, 0} -> 2, {-7, 0, 0} -> -2, {1, 1, 2} -> 1, {-1, -1, -2} -> -1,
+   {5, 5, 5} -> 5; and f32 {1, 2, 4} -> 7/3 correctly rounded. */
+Test(comm, mean_integer_rule_truncates_toward_zero) {
+  members m;
+  members_open(&m, 3);
+  enum { K = 5 };
+  const int32_t v[3][K] = {{7, -7, 1, -1, 5}, {0, 0, 1, -1, 5}, {0, 0, 2, -2, 5}};
+  const int32_t want[K] = {2, -2, 1, -1, 5};
+  cubert_handle *h[3];
+  for (size_t i = 0; i < 3; ++i)
+    ASSERT_OK(cubert_client_create_buffer(m.clients[i], v[i], sizeof v[i], &h[i]));
+  ASSERT_OK(cubert_comm_all_reduce(m.comm, h, h, K, CUBERT_DTYPE_I32, CUBERT_REDUCE_MEAN));
+  for (size_t i = 0; i < 3; ++i) {
+    int32_t got[K];
+    ASSERT_OK(cubert_client_read(m.clients[i], h[i], got, sizeof got));
+    for (size_t k = 0; k < K; ++k)
+      cr_assert_eq(got[k], want[k], "member %zu, element %zu: mean %d, expected %d", i, k, got[k],
+                   want[k]);
+  }
+  release_all(h, 3);
+  const float f[3] = {1.0f, 2.0f, 4.0f};
+  for (size_t i = 0; i < 3; ++i)
+    ASSERT_OK(cubert_client_create_buffer(m.clients[i], &f[i], 4, &h[i]));
+  ASSERT_OK(cubert_comm_all_reduce(m.comm, h, h, 1, CUBERT_DTYPE_F32, CUBERT_REDUCE_MEAN));
+  for (size_t i = 0; i < 3; ++i) {
+    float got = 0;
+    ASSERT_OK(cubert_client_read(m.clients[i], h[i], &got, 4));
+    cr_assert_eq(got, 7.0f / 3.0f, "member %zu: f32 mean %.9g, expected %.9g", i, got, 7.0f / 3.0f);
+  }
+  release_all(h, 3);
+  members_close(&m);
+}
+
+/* In-process point-to-point: seed-server-base.rs.txt, ServerCommunication::send / recv (a
+   server sends a copy descriptor to the server of device_id_dst, which receives it), as the MPI
+   communicator has it (cubert/mpi.h). Every ordered pair of members, every dtype, odd sizes and
+   several chunks; the send's bytes are those before it on its stream (a write queued after the
+   send does not leak into the message); two messages with one tag arrive in order. */
+Test(comm, send_recv_in_process_every_pair) {
+  members m;
+  members_open(&m, 3);
+  const size_t counts[] = {0, 1, 1009, 3000007};
+  for (size_t d = 0; d < 3; ++d)
+    for (size_t from = 0; from < 3; ++from)
+      for (size_t to = 0; to < 3; ++to) {
+        if (from == to) continue;
+        size_t count = counts[(d + from + to) % 4], bytes = count * esize(dtypes[d]);
+        void *want = malloc(bytes + 8), *later = malloc(bytes + 8), *got = malloc(bytes + 8);
+        fill(want, count, dtypes[d]);
+        fill(later, count, dtypes[d]);
+        cubert_handle *src = NULL, *dst = NULL;
+        ASSERT_OK(cubert_client_create_buffer(m.clients[from], want, bytes ? bytes : 1, &src));
+        ASSERT_OK(cubert_client_empty(m.clients[to], bytes ? bytes : 1, &dst));
+        ASSERT_OK(cubert_comm_send_from(m.comm, from, src, count, dtypes[d], to, 7));
+        if (bytes) ASSERT_OK(cubert_client_write(m.clients[from], src, 0, later, bytes));
+        ASSERT_OK(cubert_comm_recv_at(m.comm, to, dst, count, dtypes[d], from, 7));
+        ASSERT_OK(cubert_client_read(m.clients[to], dst, got, bytes));
+        expect_bytes(got, want, bytes, "send/recv", to, 3, count);
+        cubert_handle_release(src);
+        cubert_handle_release(dst);
+        free(want);
+        free(later);
+        free(got);
+      }
+  /* two messages 0 -> 2 with one tag, and one with another tag in between: FIFO per tag */
+  int32_t a = 11, b = 22, c = 33, got = 0;
+  cubert_handle *ha = NULL, *hb = NULL, *hc = NULL, *r = NULL;
+  ASSERT_OK(cubert_client_create_buffer(m.clients[0], &a, 4, &ha));
+  ASSERT_OK(cubert_client_create_buffer(m.clients[0], &b, 4, &hb));
+  ASSERT_OK(cubert_client_create_buffer(m.clients[0], &c, 4, &hc));
+  ASSERT_OK(cubert_client_empty(m.clients[2], 4, &r));
+  ASSERT_OK(cubert_comm_send_from(m.comm, 0, ha, 1, CUBERT_DTYPE_I32, 2, 1));
+  ASSERT_OK(cubert_comm_send_from(m.comm, 0, hc, 1, CUBERT_DTYPE_I32, 2, 2));
+  ASSERT_OK(cubert_comm_send_from(m.comm, 0, hb, 1, CUBERT_DTYPE_I32, 2, 1));
+  const int32_t order[3] = {11, 22, 33};
+  const int tags[3] = {1, 1, 2};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(cubert_comm_recv_at(m.comm, 2, r, 1, CUBERT_DTYPE_I32, 0, tags[i]));
+    ASSERT_OK(cubert_client_read(m.clients[2], r, &got, 4));
+    cr_assert_eq(got, order[i], "message %d (tag %d): %d, expected %d", i, tags[i], got, order[i]);
+  }
+  /* a send nobody receives is freed with the communicator (the leak checkers see it) */
+  ASSERT_OK(cubert_comm_send_from(m.comm, 0, ha, 0, CUBERT_DTYPE_I32, 1, 5));
+  cubert_handle_release(ha);
+  cubert_handle_release(hb);
+  cubert_handle_release(hc);
+  cubert_handle_release(r);
+  members_close(&m);
+}
+
+/* Bad point-to-point calls fail at the call, naming the argument and the limit; nothing is
+   queued (the streams stay clean). */
+Test(comm, send_recv_in_process_errors) {
+  members m;
+  members_open(&m, 2);
+  cubert_handle *h0 = NULL, *h1 = NULL;
+  ASSERT_OK(cubert_client_empty(m.clients[0], 64, &h0));
+  ASSERT_OK(cubert_client_empty(m.clients[1], 64, &h1));
+  const cubert_dtype f32 = CUBERT_DTYPE_F32;
+  ASSERT_CODE(cubert_comm_send_from(NULL, 0, h0, 4, f32, 1, 0), CUBERT_CODE_INVALID_ARGUMENT,
+              "cubert_comm_send_from: comm is NULL");
+  ASSERT_CODE(cubert_comm_send_from(m.comm, 2, h0, 4, f32, 1, 0), CUBERT_CODE_INVALID_ARGUMENT,
+              "rank is 2; the members in this process are ranks 0..1");
+  ASSERT_CODE(cubert_comm_send_from(m.comm, 0, h0, 4, f32, 0, 0), CUBERT_CODE_INVALID_ARGUMENT,
+              "peer is 0; expected another rank in 0..1 (this is rank 0)");
+  ASSERT_CODE(cubert_comm_send_from(m.comm, 0, h0, 4, f32, 5, 0), CUBERT_CODE_INVALID_ARGUMENT,
+              "peer is 5");
+  ASSERT_CODE(cubert_comm_send_from(m.comm, 0, h0, 4, f32, 1, -3), CUBERT_CODE_INVALID_ARGUMENT,
+              "tag -3 is negative");
+  ASSERT_CODE(cubert_comm_send_from(m.comm, 0, h0, 17, f32, 1, 0), CUBERT_CODE_INVALID_ARGUMENT,
+              "holds 64 bytes; the collective needs 68");
+  ASSERT_CODE(cubert_comm_send_from(m.comm, 0, NULL, 4, f32, 1, 0), CUBERT_CODE_INVALID_ARGUMENT,
+              "buf");
+  if (strcmp(cubert_client_properties(m.clients[0])->backend,
+             cubert_client_properties(m.clients[1])->backend) != 0)
+    ASSERT_CODE(cubert_comm_send_from(m.comm, 0, h1, 4, f32, 1, 0), CUBERT_CODE_NOT_FOUND,
+                "member 0");
+  ASSERT_CODE(cubert_comm_send_from(m.comm, 0, h0, 4, CUBERT_DTYPE_U32, 1, 0),
+              CUBERT_CODE_INVALID_ARGUMENT, "dtype is u32");
+  /* a recv with no send queued before it, and one that disagrees with the send */
+  ASSERT_CODE(cubert_comm_recv_at(m.comm, 1, h1, 4, f32, 0, 0), CUBERT_CODE_INVALID_ARGUMENT,
+              "no send from rank 0 to rank 1 with tag 0 is queued");
+  ASSERT_OK(cubert_comm_send_from(m.comm, 0, h0, 4, f32, 1, 9));
+  ASSERT_CODE(cubert_comm_recv_at(m.comm, 1, h1, 3, f32, 0, 9), CUBERT_CODE_INVALID_ARGUMENT,
+              "rank 1 receives 3 f32 from rank 0 (tag 9), but the queued send has 4 f32");
+  ASSERT_OK(cubert_comm_recv_at(m.comm, 1, h1, 4, f32, 0, 9));
+  ASSERT_OK(cubert_client_sync(m.clients[0]));
+  ASSERT_OK(cubert_client_sync(m.clients[1]));
+  cubert_handle_release(h0);
+  cubert_handle_release(h1);
+  members_close(&m);
 }
 
 Test(comm, stream_order_write_collective_write_read) {
@@ -459,8 +628,9 @@ Test(comm, argument_errors) {
               CUBERT_CODE_INVALID_ARGUMENT, "dtype is f16");
   ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, (cubert_dtype)99, sum),
               CUBERT_CODE_INVALID_ARGUMENT, "dtype is unknown (99)");
-  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, f32, CUBERT_REDUCE_MEAN),
-              CUBERT_CODE_INVALID_ARGUMENT, "op is 3");
+  ASSERT_CODE(cubert_comm_all_reduce(c, src, dst, 10, f32, CUBERT_REDUCE_ARGMAX),
+              CUBERT_CODE_INVALID_ARGUMENT,
+              "op is 4; collectives take CUBERT_REDUCE_SUM (0), _MAX (1), _MIN (2) or _MEAN (3)");
   ASSERT_CODE(cubert_comm_reduce(c, src, dst, 10, f32, (cubert_reduce_op)-1, 0),
               CUBERT_CODE_INVALID_ARGUMENT, "op is -1");
   ASSERT_CODE(cubert_comm_reduce(c, src, dst, 10, f32, sum, 2), CUBERT_CODE_INVALID_ARGUMENT,
@@ -559,8 +729,8 @@ static void failing_destroy(cubert_comm_transport *t) {
   free(f);
 }
 
-static const cubert_comm_transport_vtable failing_vtable = {"failing", failing_combine,
-                                                            failing_destroy};
+static const cubert_comm_transport_vtable failing_vtable = {
+    .name = "failing", .combine = failing_combine, .destroy = failing_destroy};
 
 Test(comm, queued_error_surfaces_at_next_sync) {
   setenv("CUBERT_COMM_CHUNK_BYTES", "4096", 1);

@@ -355,3 +355,197 @@ Test(devices, to_client_waits_for_a_write_on_another_stream) {
   cubert_client_release(other);
   cubert_client_release(view);
 }
+
+/* ---- device description (issue 25, item 3) ------------------------------------------------- */
+
+/* The vector register bytes the CPU server's kernels run with on this machine: the test's own
+   reading of the ISA (the baseline this test was compiled for, raised by what the CPU runs of
+   the x86-64-v3/v4 kernel variants the library builds with GCC >= 11 / Clang >= 12). */
+static uint32_t cpu_isa_vector_bytes(void) {
+#if defined(__AVX512F__)
+  uint32_t bytes = 64;
+#elif defined(__AVX__)
+  uint32_t bytes = 32;
+#else
+  uint32_t bytes = 16;
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("bmi2");
+  int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512cd");
+  if (v3 && bytes < 32) bytes = 32;
+  if (v4 && bytes < 64) bytes = 64;
+#endif
+  return bytes;
+}
+
+/* seed-client.rs.txt, `features()` (the reference's Features: plane, atomics, dot products) and
+   the vector sizes behind `io_optimized_vector_sizes`: the CPU server's values follow its ISA;
+   an OpenCL device's are consistent with what the driver reports (OpenCL: a preferred double
+   width is 0 without fp64, plane sizes span plane_size_min..max). */
+Test(devices, description_features_vector_widths_and_planes_are_truthful) {
+  const cubert_device_properties *p = cubert_client_properties(cts_client);
+  const cubert_vector_widths *w = &p->vector_widths;
+  cr_assert(p->plane_size_count >= 1 && p->plane_size_count <= CUBERT_MAX_PLANE_SIZES,
+            "plane_size_count %u", p->plane_size_count);
+  for (uint32_t i = 1; i < p->plane_size_count; ++i)
+    cr_assert_lt(p->plane_sizes[i - 1], p->plane_sizes[i], "plane sizes ascend");
+  cr_assert_eq(p->plane_sizes[0], p->hardware.plane_size_min);
+  cr_assert_eq(p->plane_sizes[p->plane_size_count - 1], p->hardware.plane_size_max);
+  cr_assert(w->f32 >= 1 && w->i32 >= 1 && w->i8 >= 1, "f32 %u i32 %u i8 %u", w->f32, w->i32, w->i8);
+  if (w->f64) cr_assert(p->features & CUBERT_FEATURE_FP64, "a double width without fp64");
+  if (p->type == CUBERT_DEVICE_TYPE_CPU_SERVER) {
+    uint32_t bytes = cpu_isa_vector_bytes();
+    cr_assert_eq(w->f32 * 4, bytes, "f32 width %u lanes; the ISA's vectors are %u bytes", w->f32,
+                 bytes);
+    cr_assert_eq(w->i8, bytes);
+    cr_assert_eq(w->i16 * 2, bytes);
+    cr_assert_eq(w->i32 * 4, bytes);
+    cr_assert_eq(w->i64 * 8, bytes);
+    cr_assert_eq(w->f64 * 8, bytes);
+    cr_assert_eq(w->f16, 0, "no fp16 on the CPU server");
+    cr_assert_eq(p->plane_size_count, 1);
+    cr_assert_eq(p->plane_sizes[0], 1);
+    cr_assert_eq(p->features & (CUBERT_FEATURE_PLANE | CUBERT_FEATURE_ATOMIC_F32_ADD |
+                                CUBERT_FEATURE_ATOMIC_F64_ADD),
+                 0, "features 0x%x", p->features);
+    cr_assert(p->features & CUBERT_FEATURE_ATOMIC64);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    int vnni = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+    cr_assert_eq(!!(p->features & CUBERT_FEATURE_DOT_PRODUCT_I8), vnni);
+#endif
+  } else {
+    if (!(p->features & CUBERT_FEATURE_FP64)) cr_assert_eq(w->f64, 0);
+    if (p->features & CUBERT_FEATURE_PLANE) cr_assert_geq(p->plane_sizes[0], 1);
+  }
+}
+
+/* seed-client.rs.txt, `io_optimized_vector_sizes`: powers of two from min(load_width / bits,
+   max_vector_size) down to 1. */
+Test(devices, io_vector_sizes_follow_the_reference) {
+  const cubert_device_properties *p = cubert_client_properties(cts_client);
+  const size_t elems[] = {1, 2, 4, 8};
+  for (size_t e = 0; e < 4; ++e) {
+    uint32_t sizes[16];
+    size_t n = 0;
+    ASSERT_OK(cubert_device_io_vector_sizes(p, elems[e], sizes, 16, &n));
+    uint64_t max = p->hardware.load_width / (8 * elems[e]);
+    if (max > p->hardware.max_vector_size) max = p->hardware.max_vector_size;
+    if (max < 1) max = 1;
+    cr_assert_geq(n, 1);
+    cr_assert_eq(sizes[n - 1], 1);
+    for (size_t i = 1; i < n; ++i) cr_assert_eq(sizes[i - 1], 2 * sizes[i]);
+    if ((max & (max - 1)) == 0) cr_assert_eq(sizes[0], max, "elem %zu bytes", elems[e]);
+  }
+  if (p->type == CUBERT_DEVICE_TYPE_CPU_SERVER) { /* 512-bit loads, at most 16 lanes */
+    uint32_t sizes[8];
+    size_t n = 0;
+    ASSERT_OK(cubert_device_io_vector_sizes(p, 8, sizes, 8, &n));
+    cr_assert_eq(n, 4);
+    cr_assert_eq(sizes[0], 8);
+    ASSERT_OK(cubert_device_io_vector_sizes(p, 4, NULL, 0, &n)); /* count only */
+    cr_assert_eq(n, 5);
+  }
+  size_t n = 0;
+  ASSERT_CODE(cubert_device_io_vector_sizes(p, 0, NULL, 0, &n), CUBERT_CODE_INVALID_ARGUMENT,
+              "elem_bytes is 0");
+  ASSERT_CODE(cubert_device_io_vector_sizes(NULL, 4, NULL, 0, &n), CUBERT_CODE_INVALID_ARGUMENT,
+              "properties is NULL");
+  ASSERT_CODE(cubert_device_io_vector_sizes(p, 4, NULL, 3, &n), CUBERT_CODE_INVALID_ARGUMENT,
+              "out is NULL but capacity");
+}
+
+/* seed-server-base.rs.txt, ServerUtilities::properties_hash ("stable hash of the device
+   properties", properties.checksum()): equal for two clients of one device, for a private
+   instance of it and for the listing (the listing opens nothing: an independent filling, as
+   another process would make), stable within the process, blind to bytes past a string's end,
+   and different when any property differs. The cross-process check is tests/info_json.sh. */
+Test(devices, properties_hash_is_stable_and_tracks_the_properties) {
+  const cubert_device_properties *p = cubert_client_properties(cts_client);
+  cr_assert_neq(p->properties_hash, 0);
+  cr_assert_eq(p->properties_hash, cubert_device_properties_hash(p));
+  cr_assert_eq(cubert_device_properties_hash(p), cubert_device_properties_hash(p));
+  cubert_client *other = NULL, *priv = NULL;
+  ASSERT_OK(cubert_client_create(cts_device(), &other));
+  ASSERT_OK(cubert_client_create(cts_private_device(), &priv));
+  cr_assert_eq(cubert_client_properties(other)->properties_hash, p->properties_hash);
+  cr_assert_eq(cubert_client_properties(priv)->properties_hash, p->properties_hash,
+               "a second instance of one device hashes the same");
+  cubert_client_release(other);
+  cubert_client_release(priv);
+
+  size_t count = 0;
+  ASSERT_OK(cubert_devices_count(p->backend, &count));
+  cubert_device_info *infos = calloc(count, sizeof *infos);
+  cr_assert_not_null(infos);
+  ASSERT_OK(cubert_devices_list(p->backend, infos, count, &count));
+  int found = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (infos[i].available && strcmp(infos[i].properties.name, p->name) == 0 &&
+        infos[i].properties.properties_hash == p->properties_hash)
+      found = 1;
+  cr_assert(found, "the listing has '%s' with hash %016llx", p->name,
+            (unsigned long long)p->properties_hash);
+  free(infos);
+
+  cubert_device_properties q;
+  memcpy(&q, p, sizeof q);
+  size_t len = strlen(q.name); /* garbage after the NUL and a stale stored hash: no change */
+  if (len + 2 < sizeof q.name) q.name[len + 1] = 'x';
+  q.properties_hash ^= 1;
+  cr_assert_eq(cubert_device_properties_hash(&q), p->properties_hash);
+  memcpy(&q, p, sizeof q);
+  q.features ^= CUBERT_FEATURE_DOT_PRODUCT_I8;
+  cr_assert_neq(cubert_device_properties_hash(&q), p->properties_hash, "features");
+  memcpy(&q, p, sizeof q);
+  q.vector_widths.f32 += 1;
+  cr_assert_neq(cubert_device_properties_hash(&q), p->properties_hash, "vector widths");
+  memcpy(&q, p, sizeof q);
+  q.hardware.num_compute_units += 1;
+  cr_assert_neq(cubert_device_properties_hash(&q), p->properties_hash, "compute units");
+  memcpy(&q, p, sizeof q);
+  q.name[0] ^= 1;
+  cr_assert_neq(cubert_device_properties_hash(&q), p->properties_hash, "name");
+  cr_assert_eq(cubert_device_properties_hash(NULL), 0);
+}
+
+/* seed-client.rs.txt, `enumerate_devices` / `enumerate_all_devices` / `device_count` /
+   `device_count_total`: per backend and in total, counts equal the listings, the total is the
+   sum, a short array still reports the total, and the device under test is listed. */
+Test(devices, listing_and_counts_agree) {
+  size_t total = 0, sum = 0;
+  ASSERT_OK(cubert_devices_count(NULL, &total));
+  const cubert_backend *const *b = cubert_backends();
+  for (size_t i = 0; b[i]; ++i) {
+    size_t n = 0, listed = 0, direct = 0;
+    ASSERT_OK(cubert_devices_count(b[i]->name, &n));
+    ASSERT_OK(b[i]->enumerate(NULL, 0, &direct));
+    cr_assert_eq(n, direct, "%s: count %zu, the backend enumerates %zu", b[i]->name, n, direct);
+    cubert_device_info *infos = calloc(n + 1, sizeof *infos);
+    ASSERT_OK(cubert_devices_list(b[i]->name, infos, n + 1, &listed));
+    cr_assert_eq(listed, n);
+    for (size_t k = 0; k < listed; ++k)
+      cr_assert(strncmp(infos[k].selector, b[i]->name, strlen(b[i]->name)) == 0, "%s",
+                infos[k].selector);
+    free(infos);
+    sum += n;
+  }
+  cr_assert_eq(total, sum, "the total is the sum over the backends");
+  cr_assert_geq(total, 1);
+  cubert_device_info one;
+  size_t n = 0;
+  ASSERT_OK(cubert_devices_list(NULL, &one, 1, &n));
+  cr_assert_eq(n, total, "a short array still reports the total");
+  size_t cpu = 0;
+  ASSERT_OK(cubert_devices_count("cpu", &cpu));
+  cr_assert_eq(cpu, 1, "one CPU server");
+  ASSERT_CODE(cubert_devices_count("cuda", &n), CUBERT_CODE_NOT_FOUND,
+              "backend is \"cuda\"; the backends built into this library are cpu");
+  ASSERT_CODE(cubert_devices_count(NULL, NULL), CUBERT_CODE_INVALID_ARGUMENT,
+              "cubert_devices_count: out_count is NULL");
+  ASSERT_CODE(cubert_devices_list(NULL, NULL, 2, &n), CUBERT_CODE_INVALID_ARGUMENT,
+              "out is NULL but capacity is 2");
+}

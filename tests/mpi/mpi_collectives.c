@@ -13,7 +13,7 @@ static const size_t sizes[] = {0, 1, 7919, (1u << 20) + 7};
 static const cubert_dtype dtypes[] = {CUBERT_DTYPE_F32, CUBERT_DTYPE_F64, CUBERT_DTYPE_I32};
 static const cubert_reduce_op ops[] = {CUBERT_REDUCE_SUM, CUBERT_REDUCE_MAX, CUBERT_REDUCE_MIN};
 static const char *const dtype_names[] = {"?", "f32", "f64", "i32"};
-static const char *const op_names[] = {"sum", "max", "min"};
+static const char *const op_names[] = {"sum", "max", "min", "mean"};
 
 static size_t esize(cubert_dtype d) {
   return d == CUBERT_DTYPE_F64 ? 8 : 4;
@@ -43,7 +43,7 @@ static int64_t get(const void *buf, cubert_dtype d, size_t i) {
   return ((const int32_t *)buf)[i];
 }
 static int64_t apply(cubert_reduce_op op, int64_t a, int64_t b) {
-  if (op == CUBERT_REDUCE_SUM) return a + b;
+  if (op == CUBERT_REDUCE_SUM || op == CUBERT_REDUCE_MEAN) return a + b;
   if (op == CUBERT_REDUCE_MAX) return a > b ? a : b;
   return a < b ? a : b;
 }
@@ -51,6 +51,9 @@ static int64_t apply(cubert_reduce_op op, int64_t a, int64_t b) {
 static int64_t reduced(cubert_reduce_op op, size_t i, unsigned salt) {
   int64_t acc = gen(0, i, salt);
   for (size_t m = 1; m < (size_t)t_size; ++m) acc = apply(op, acc, gen(m, i, salt));
+  /* mean (cubert/comm.h): sum / size, i32 truncating toward zero; the f32/f64 quotient read
+     back through get()'s truncation is the same integer (it is exact or between integers) */
+  if (op == CUBERT_REDUCE_MEAN) acc /= (int64_t)t_size;
   return acc;
 }
 
@@ -196,7 +199,11 @@ static void test_send_recv(cubert_comm *comm, cubert_client *c, cubert_dtype d, 
   snprintf(what, sizeof what, "send/recv %s n=%zu with rank %zu", dtype_names[d], n, peer);
   cubert_handle *mine = make(c, d, n, (size_t)t_rank, 0, salt);
   cubert_handle *got = empty(c, n * esize(d) + 4);
-  if (t_rank % 2 == 0) {
+  size_t me = (size_t)t_rank;
+  if (t_rank % 2 == 0 && salt % 2) { /* the named-member form of cubert/comm.h, over MPI */
+    T_OK(cubert_comm_send_from(comm, me, mine, n, d, peer, 7));
+    T_OK(cubert_comm_recv_at(comm, me, got, n, d, peer, 8));
+  } else if (t_rank % 2 == 0) {
     T_OK(cubert_comm_send(comm, mine, n, d, peer, 7));
     T_OK(cubert_comm_recv(comm, got, n, d, peer, 8));
   } else {
@@ -255,6 +262,14 @@ static void test_argument_errors(cubert_comm *comm, cubert_client *c) {
         CUBERT_CODE_INVALID_ARGUMENT, "tag -1");
   T_ERR(cubert_comm_broadcast(comm, &h, 4, CUBERT_DTYPE_F32, P), CUBERT_CODE_INVALID_ARGUMENT,
         "root");
+  /* the named-member form: only this process's rank, and MPI's tag limit */
+  if (P > 1)
+    T_ERR(cubert_comm_send_from(comm, ((size_t)t_rank + 1) % P, h, 4, CUBERT_DTYPE_F32,
+                                (size_t)t_rank, 0),
+          CUBERT_CODE_INVALID_ARGUMENT, "the members in this process are ranks");
+  T_ERR(cubert_comm_recv_at(comm, (size_t)t_rank, h, 4, CUBERT_DTYPE_F32, (size_t)(t_rank ^ 1) % P,
+                            -1),
+        CUBERT_CODE_INVALID_ARGUMENT, "tag -1");
   T_ERR(cubert_comm_reduce(comm, &h, &h, 4, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, P + 3),
         CUBERT_CODE_INVALID_ARGUMENT, "root");
   /* 17 f32 = 68 bytes > 64 */
@@ -264,8 +279,8 @@ static void test_argument_errors(cubert_comm *comm, cubert_client *c) {
         "");
   T_ERR(cubert_comm_all_reduce(comm, &h, &h, 4, CUBERT_DTYPE_U32, CUBERT_REDUCE_SUM),
         CUBERT_CODE_INVALID_ARGUMENT, "dtype");
-  T_ERR(cubert_comm_all_reduce(comm, &h, &h, 4, CUBERT_DTYPE_F32, CUBERT_REDUCE_MEAN),
-        CUBERT_CODE_INVALID_ARGUMENT, "op");
+  T_ERR(cubert_comm_all_reduce(comm, &h, &h, 4, CUBERT_DTYPE_F32, CUBERT_REDUCE_ARGMAX),
+        CUBERT_CODE_INVALID_ARGUMENT, "op is 4");
   T_ERR(cubert_comm_create_mpi(MPI_COMM_NULL, c, &(cubert_comm *){NULL}),
         CUBERT_CODE_INVALID_ARGUMENT, "MPI_COMM_NULL");
   /* send/recv need an MPI communicator */
@@ -342,11 +357,23 @@ int main(int argc, char **argv) {
         test_all_gather(comm, c, dtypes[di], n, ++salt);
         test_send_recv(comm, c, dtypes[di], n, ++salt);
       }
+    /* Mean over MPI: seed-server-base.rs.txt, ReduceOperation::Mean ("the reduce's aggregation
+       operation e.g. mean, sum"), with the integer rule of cubert/comm.h: every dtype and size
+       through the ring / halving-doubling all_reduce, the tree reduce and the ring
+       reduce_scatter (the division happens once, where each finishes its sum). */
+    for (size_t si = 0; si < 3; ++si)
+      for (size_t di = 0; di < 3; ++di) {
+        test_all_reduce(comm, c, dtypes[di], CUBERT_REDUCE_MEAN, sizes[si], (int)(si == 1), ++salt);
+        test_reduce(comm, c, dtypes[di], CUBERT_REDUCE_MEAN, sizes[si], ++salt);
+        test_reduce_scatter(comm, c, dtypes[di], CUBERT_REDUCE_MEAN, sizes[si], ++salt);
+      }
     /* large: several chunks of the engine's pipeline */
     size_t big = sizes[3];
     test_all_reduce(comm, c, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, big, 0, ++salt);
     test_all_reduce(comm, c, CUBERT_DTYPE_I32, CUBERT_REDUCE_MAX, big, 1, ++salt);
     test_all_reduce(comm, c, CUBERT_DTYPE_F64, CUBERT_REDUCE_MIN, big / 2, 0, ++salt);
+    test_all_reduce(comm, c, CUBERT_DTYPE_F32, CUBERT_REDUCE_MEAN, big, 0, ++salt);
+    test_all_reduce(comm, c, CUBERT_DTYPE_I32, CUBERT_REDUCE_MEAN, big, 1, ++salt);
     test_reduce(comm, c, CUBERT_DTYPE_F32, CUBERT_REDUCE_MIN, big, ++salt);
     test_reduce_scatter(comm, c, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM, big / (size_t)t_size + 3,
                         ++salt);

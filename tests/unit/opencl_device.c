@@ -138,6 +138,54 @@ Test(opencl_device, properties_match_device_queries) {
   ocl_test_server_destroy(server);
 }
 
+/* Issue 25 item 3, the device description (seed-client.rs.txt: `features`, the vector sizes of
+   `io_optimized_vector_sizes`): the preferred vector widths are the driver's
+   CL_DEVICE_PREFERRED_VECTOR_WIDTH_* answers, and the new feature bits follow the extensions
+   (a bit is set only with its extension; subgroups also from the OpenCL 2.1 query). */
+Test(opencl_device, description_matches_device_queries) {
+  cubert_server *server = ocl_test_server();
+  cl_context context = NULL;
+  cl_device_id device = NULL;
+  OCL_OK(cubert_ocl_server_context(server, &context, &device));
+  const cubert_device_properties *p = &server->properties;
+  const cl_device_info params[] = {
+      CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR,  CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT,
+      CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT,   CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG,
+      CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF,  CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT,
+      CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE};
+  const cubert_vector_widths *w = &p->vector_widths;
+  const uint32_t got[] = {w->i8, w->i16, w->i32, w->i64, w->f16, w->f32, w->f64};
+  for (size_t i = 0; i < 7; ++i) {
+    cl_uint want = 0;
+    query(device, params[i], &want, sizeof want);
+    cr_expect_eq(got[i], want, "vector width %zu: %u, the driver says %u", i, got[i], want);
+  }
+  char *extensions = query_string(device, CL_DEVICE_EXTENSIONS);
+  int subgroups =
+      has_word(extensions, "cl_khr_subgroups") || has_word(extensions, "cl_intel_subgroups");
+  if (!subgroups) {
+    cl_uint n = 0;
+    char *version = query_string(device, CL_DEVICE_VERSION);
+    int major = 0, minor = 0;
+    sscanf(version, "OpenCL %d.%d", &major, &minor);
+    if (major * 100 + minor >= 201 &&
+        clGetDeviceInfo(device, 0x105C /* CL_DEVICE_MAX_NUM_SUB_GROUPS */, sizeof n, &n, NULL) ==
+            CL_SUCCESS)
+      subgroups = n > 0;
+    free(version);
+  }
+  cr_expect_eq((p->features & CUBERT_FEATURE_PLANE) != 0, subgroups);
+  if (!has_word(extensions, "cl_ext_float_atomics"))
+    cr_expect_eq(p->features & (CUBERT_FEATURE_ATOMIC_F32_ADD | CUBERT_FEATURE_ATOMIC_F64_ADD), 0);
+  if (!has_word(extensions, "cl_khr_integer_dot_product"))
+    cr_expect_eq(p->features & CUBERT_FEATURE_DOT_PRODUCT_I8, 0);
+  cr_expect_geq(p->plane_size_count, 1);
+  cr_expect_eq(p->plane_sizes[0], p->hardware.plane_size_min);
+  cr_expect_eq(p->plane_sizes[p->plane_size_count - 1], p->hardware.plane_size_max);
+  free(extensions);
+  ocl_test_server_destroy(server);
+}
+
 Test(opencl_device, selectors) {
   cubert_server *server = ocl_test_server();
   char name[256];

@@ -25,10 +25,18 @@
 
    Element types: CUBERT_DTYPE_F32, F64 (members whose device lacks CUBERT_FEATURE_FP64 may
    still take part: data passes through the host) and I32. Others are INVALID_ARGUMENT naming
-   the dtype. Reductions: sum, max, min. Integer sums wrap (two's complement); in one
+   the dtype. Reductions: sum, max, min, mean. Integer sums wrap (two's complement); in one
    process, floating-point sums add the members' values in rank order (0 + 1 + ... + size-1)
    for every element, so the result does not depend on chunking or timing (a transport across
    processes may associate differently); max/min propagate NaN, as cubert_op_reduce does.
+
+   Mean (CUBERT_REDUCE_MEAN, the reference's ReduceOperation::Mean, for averaging gradients):
+   the sum over all `size` members, as for CUBERT_REDUCE_SUM, divided once by `size`; the
+   result keeps the dtype (unlike cubert_op_reduce's mean, which gives f32 for i32). f32: the
+   sum, then the correctly rounded quotient (the division is done in double, on the host and
+   on OpenCL devices with fp64); f64: sum / size. Integer rule: i32 is the two's-complement
+   (wrapping) i32 sum divided by size, truncating toward zero as C's `/` does (-7 / 2 = -3);
+   it is the exact mean rounded toward zero whenever the sum fits in int32.
 
    Errors (returned by the call; nothing was queued then): INVALID_ARGUMENT for a NULL
    communicator, array or handle, a handle twice in one array (for src/dst of one member
@@ -63,8 +71,9 @@ CUBERT_EXTERN_C_BEGIN
 /** A communicator (opaque). */
 typedef struct cubert_comm cubert_comm;
 
-/* The reduce operation is cubert_reduce_op of cubert/ops.h: CUBERT_REDUCE_SUM, _MAX and _MIN
-   (the others are INVALID_ARGUMENT naming the op). */
+/* The reduce operation is cubert_reduce_op of cubert/ops.h: CUBERT_REDUCE_SUM, _MAX, _MIN and
+   _MEAN (the others, the arg-reductions, are INVALID_ARGUMENT naming the op and the valid
+   ones). */
 
 /** A communicator over `count` >= 1 clients of this process: clients[i] is member (rank) i. The
    clients may be of any devices, the same device more than once included; the communicator
@@ -111,6 +120,37 @@ CUBERT_API cubert_status cubert_comm_reduce_scatter(cubert_comm *comm, cubert_ha
                                                     cubert_handle *const *dst,
                                                     size_t count_per_member, cubert_dtype dtype,
                                                     cubert_reduce_op op);
+
+/** Point-to-point on any communicator (the reference's ServerCommunication send/recv; over
+   MPI, cubert/mpi.h's cubert_comm_send is this with rank = cubert_comm_rank()): local member
+   `rank` (comm_rank <= rank < comm_rank + local_count, i.e. 0..size-1 in one process) sends
+   `count` elements of `dtype` from the start of `buf` (a handle of that member's device) to
+   member `peer` with `tag` (>= 0; over MPI <= MPI_TAG_UB). Stream-ordered like a collective,
+   on that member's client's current stream only (the other members' streams are not held
+   up): the bytes are read after the work queued before on it; the call returns at once.
+
+   In one process the message goes through host memory: the send copies the bytes into a
+   message buffer of count * dtype-size bytes (held until the matching recv has run), so `buf`
+   may be overwritten by work queued after the send. The matching cubert_comm_recv_at must be
+   called AFTER the send (a recv matches the oldest send queued before it from `peer` to its
+   rank with its tag); sends nobody receives are freed with the communicator. Over MPI the
+   order between the ranks' calls is free (cubert/mpi.h). Errors (nothing queued):
+   INVALID_ARGUMENT for a NULL comm or buf, a rank that is not a member of this process, a
+   peer >= size or equal to rank, a negative tag, a bad dtype or a buf smaller than count
+   elements (naming the argument and the limit). */
+CUBERT_API cubert_status cubert_comm_send_from(cubert_comm *comm, size_t rank, cubert_handle *buf,
+                                               size_t count, cubert_dtype dtype, size_t peer,
+                                               int tag);
+/** Local member `rank` receives `count` elements of `dtype` from member `peer` with `tag` into
+   the start of `buf` (a handle of that member's device), stream-ordered on that member's
+   client's current stream: work queued later there sees the data. In one process the send
+   must already be queued: INVALID_ARGUMENT when no send from `peer` to `rank` with `tag` is
+   waiting, or when it has another count or dtype (naming both). If the send failed (its
+   stream reports the error), the recv fails too: its stream's next flush/sync/read returns
+   the error, and `buf` is not written. Other errors as cubert_comm_send_from. */
+CUBERT_API cubert_status cubert_comm_recv_at(cubert_comm *comm, size_t rank, cubert_handle *buf,
+                                             size_t count, cubert_dtype dtype, size_t peer,
+                                             int tag);
 
 CUBERT_EXTERN_C_END
 

@@ -3,9 +3,11 @@
 #ifndef CUBERT_DEVICE_H
 #define CUBERT_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cubert/export.h"
+#include "cubert/status.h"
 
 CUBERT_EXTERN_C_BEGIN
 
@@ -36,7 +38,38 @@ enum {
   CUBERT_FEATURE_ATOMIC64 = 1u << 2,     /**< 64-bit atomics on global memory */
   CUBERT_FEATURE_UNALIGNED_IO = 1u << 3, /**< reads and writes at any byte offset */
   CUBERT_FEATURE_PROFILING = 1u << 4,    /**< device-side timestamps */
+  /** Planes (the reference's plane feature; OpenCL subgroups): the device runs units in SIMD
+     groups wider than one (cl_khr_subgroups, cl_intel_subgroups, or OpenCL 3.0 subgroups);
+     their sizes are cubert_device_properties.plane_sizes. Never set on the CPU server, whose
+     plane is one unit. */
+  CUBERT_FEATURE_PLANE = 1u << 5,
+  /** Hardware atomic add on f32 in global memory (cl_ext_float_atomics with
+     CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT). Without it ATOMIC_ADD_F32 still works, by
+     compare-exchange (cubert/cube.h). */
+  CUBERT_FEATURE_ATOMIC_F32_ADD = 1u << 6,
+  /** Hardware atomic add on f64 in global memory (cl_ext_float_atomics, double capabilities). */
+  CUBERT_FEATURE_ATOMIC_F64_ADD = 1u << 7,
+  /** Packed 8-bit integer dot products in hardware: cl_khr_integer_dot_product (4x8-bit input)
+     on OpenCL; AVX-512 VNNI or AVX-VNNI on the CPU server. */
+  CUBERT_FEATURE_DOT_PRODUCT_I8 = 1u << 8,
 };
+
+/** Preferred vector widths, in elements (lanes) of each type: the width a kernel's loads and
+   arithmetic should use for that type (OpenCL CL_DEVICE_PREFERRED_VECTOR_WIDTH_*; on the CPU
+   server the vector register of the ISA its kernels run with, divided by the element size).
+   0: the type is not supported (f64 without CUBERT_FEATURE_FP64, f16 without FP16). */
+typedef struct cubert_vector_widths {
+  uint32_t i8;  /**< char */
+  uint32_t i16; /**< short */
+  uint32_t i32; /**< int */
+  uint32_t i64; /**< long */
+  uint32_t f16; /**< half */
+  uint32_t f32; /**< float */
+  uint32_t f64; /**< double */
+} cubert_vector_widths;
+
+/** Most plane sizes cubert_device_properties.plane_sizes lists. */
+#define CUBERT_MAX_PLANE_SIZES 8
 
 /** How profile durations are measured on this device. */
 typedef enum cubert_timing_method {
@@ -68,7 +101,37 @@ typedef struct cubert_device_properties {
   char vendor[128];                   /**< the vendor's name */
   char driver_version[128];           /**< OpenCL driver version, or cubert-cpu's version */
   char platform_version[128];         /**< OpenCL platform version, or the hwloc version */
+  /** Preferred vector widths per type (io-optimised loads: cubert_client_io_vector_sizes). */
+  cubert_vector_widths vector_widths;
+  /** The plane (subgroup) sizes the device can run, ascending, plane_size_count of them
+     (CL_DEVICE_SUB_GROUP_SIZES_INTEL where the driver lists them, else the plane size range's
+     ends: hardware.plane_size_min and _max). {1} on the CPU server. */
+  uint32_t plane_sizes[CUBERT_MAX_PLANE_SIZES];
+  uint32_t plane_size_count; /**< entries of plane_sizes in use (>= 1) */
+  /** A stable checksum of the fields above (the reference's properties_hash; caches may key on
+     it): 64-bit FNV-1a over every field of this struct but itself, field by field in
+     declaration order with integers as little-endian bytes and strings up to their NUL (never
+     padding or bytes past a string's end), so it is the same in every process, build and
+     host byte order for the same properties, and differs when any property differs (the
+     driver version or CUBERT_CPU_THREADS' compute units included). Computed by the core
+     (cubert_device_properties_hash) for clients and for cubert_devices_list. */
+  uint64_t properties_hash;
 } cubert_device_properties;
+
+/** The vector sizes (lanes) worth trying for loads and stores of elements of `elem_bytes`
+   bytes on a device, widest first (the reference's io_optimized_vector_sizes): with max = the
+   smaller of hardware.load_width / (8 * elem_bytes) and hardware.max_vector_size (at least 1),
+   the powers of two max, max/2, ..., 1 (for a max that is not a power of two, its lowest set
+   bit down to 1, as the reference counts). Writes up to `capacity` sizes to out and the number
+   there are to *out_count. Thread-safe, pure. Errors: INVALID_ARGUMENT for NULL properties or
+   out_count, elem_bytes 0, or a NULL out with capacity > 0. */
+CUBERT_API cubert_status cubert_device_io_vector_sizes(const cubert_device_properties *properties,
+                                                       size_t elem_bytes, uint32_t *out,
+                                                       size_t capacity, size_t *out_count);
+
+/** The properties_hash of `properties` (see the field): a pure function, thread-safe; the
+   stored properties_hash field is ignored. 0 for NULL. */
+CUBERT_API uint64_t cubert_device_properties_hash(const cubert_device_properties *properties);
 
 /** Memory statistics (reference MemoryUsage), in bytes except number_allocs. */
 typedef struct cubert_memory_usage {

@@ -74,7 +74,10 @@ CUBERT_API cubert_status cubert_comm_create_mpi(MPI_Comm mpi_comm, cubert_client
    the work queued before on the calling stream; the call returns at once. The matching
    cubert_comm_recv on `peer` must use the same count and dtype (a mismatch fails on both
    ranks, naming both calls; nothing is written past the receive). Works on MPI communicators only
-   (INVALID_ARGUMENT for one of cubert_comm_create). */
+   (INVALID_ARGUMENT for one of cubert_comm_create, whose members all live in one process: there
+   cubert_comm_send_from / cubert_comm_recv_at of cubert/comm.h name the member). This is
+   cubert_comm_send_from(comm, cubert_comm_rank(comm), ...), which works on MPI communicators
+   too. */
 CUBERT_API cubert_status cubert_comm_send(cubert_comm *comm, cubert_handle *buf, size_t count,
                                           cubert_dtype dtype, size_t peer, int tag);
 /** Receives `count` elements from rank `peer` with `tag` into the start of `buf`,

@@ -271,8 +271,9 @@ typedef struct cubert_server_vtable {
      `stream`, for i in [0, count): dst[i] = v_0 op v_1 op ... op v_{n-1}, left to right over
      the ranks, where v_own_rank = own[i] and the other ranks' values are runs of `count`
      elements in `others` (rank r < own_rank at run r, r > own_rank at run r - 1). f32, i32,
-     and f64 on devices with CUBERT_FEATURE_FP64; op sum, max or min, with the host
-     reduction's semantics (integer sums wrap, max/min propagate NaN); byte offsets are
+     and f64 on devices with CUBERT_FEATURE_FP64; op sum, max, min or mean, with the host
+     reduction's semantics (integer sums wrap, max/min propagate NaN, mean divides the sum by
+     n once, integers truncating toward zero: cubert/comm.h); byte offsets are
      multiples of the element size. Works WITHOUT the device lock on a communicator's private
      stream, like write_async. count 0 queues nothing but prepares (builds) what the server
      needs, so a communicator learns at creation whether it works. NULL: the communicator
@@ -429,6 +430,21 @@ typedef struct cubert_backend {
 
 /** The backends compiled into this library, NULL-terminated (generated at build time). */
 CUBERT_API const cubert_backend *const *cubert_backends(void);
+
+/** Lists the devices of backend `backend` ("cpu", "opencl"; NULL: of every backend, in the
+   order of cubert_backends(), the reference's enumerate_all_devices) into out[0..capacity),
+   and sets *out_count to their total number, which may exceed capacity (the reference's
+   device_count). Every device a backend enumerates is listed, unavailable ones too
+   (available 0, with the reason); out[i].selector opens device i with cubert_client_create.
+   Each listed device's properties.properties_hash is filled, equal to the one a client of the
+   device reports. Does not open the devices; thread-safe. Errors: INVALID_ARGUMENT for a NULL
+   out_count, or a NULL out with capacity > 0; NOT_FOUND for a backend not built into the
+   library (naming the ones that are); a backend's enumeration failure as it returns it. */
+CUBERT_API cubert_status cubert_devices_list(const char *backend, cubert_device_info *out,
+                                             size_t capacity, size_t *out_count);
+/** The number of devices cubert_devices_list would list for `backend` (NULL: all backends).
+   Errors as cubert_devices_list. */
+CUBERT_API cubert_status cubert_devices_count(const char *backend, size_t *out_count);
 
 /** Configuration read once from the environment (config.c). */
 typedef struct cubert_config {
