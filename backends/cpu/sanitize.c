@@ -308,64 +308,6 @@ static void report_zone(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write
   cubert_cpu_san_report(s, what);
 }
 
-/* The running unit's access to the shared byte `byte`, whose shadow is `h`. Returns 0 after a
-   report. */
-static inline int access_byte(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uint64_t byte, int write,
-                              int atomic, const void *pc) {
-  const uint32_t e = s->epoch, u = s->unit;
-  if (write) {
-    if (u != CUBERT_CPU_SAN_ALL) {
-      if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
-          !(atomic && (h->flags & W_ATOMIC))) {
-        report_shared(s, "data race (write after write)", byte, h->w_unit, "wrote", pc);
-        return 0;
-      }
-      if (h->r_epoch == e && !(atomic && (h->flags & R_ATOMIC))) {
-        uint32_t other = h->r_unit != u ? h->r_unit : h->r_unit2;
-        if (other != u && other != CUBERT_CPU_SAN_ALL) {
-          report_shared(s, "data race (write after read)", byte, other, "read", pc);
-          return 0;
-        }
-      }
-    }
-    h->w_epoch = e;
-    h->w_unit = (uint16_t)u;
-    h->flags = (uint8_t)((h->flags & ~W_ATOMIC) | (atomic ? W_ATOMIC : 0));
-    return 1;
-  }
-  if (h->w_epoch < s->base) {
-    char where[256], what[512];
-    cubert_cpu_san_place(s, pc, where, sizeof where);
-    snprintf(what, sizeof what,
-             "uninitialised shared memory: read of byte %" PRIu64 " (of %" PRIu64
-             "), which no unit of the cube wrote, %s",
-             byte, s->bytes, where);
-    cubert_cpu_san_report(s, what);
-    return 0;
-  }
-  if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
-      !(atomic && (h->flags & W_ATOMIC))) {
-    report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", pc);
-    return 0;
-  }
-  if (h->r_epoch != e) {
-    h->r_epoch = e;
-    h->r_unit = h->r_unit2 = (uint16_t)u;
-    h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
-  } else {
-    if (h->r_unit != u) h->r_unit2 = (uint16_t)u;
-    if (!atomic) h->flags &= (uint8_t)~R_ATOMIC;
-  }
-  return 1;
-}
-
-/* Whether the four shadow entries from `h` are equal: the bytes of a word written and read as
-   a whole, the common case. */
-static inline int same_word(const cubert_cpu_san_shadow *h) {
-  return !memcmp(h, h + 1, sizeof *h) && !memcmp(h, h + 2, sizeof *h) &&
-         !memcmp(h, h + 3, sizeof *h);
-}
-
 /* The access [a, a + size) of the running unit, `a` inside the zone. */
 static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, int atomic,
                           const void *pc) {
@@ -375,19 +317,53 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
     return;
   }
   if (s->unit == CUBERT_CPU_SAN_ALL && !write) return; /* every unit reads: no finding alone */
-  for (uint64_t i = 0; i < size;) {
+  const uint32_t e = s->epoch, u = s->unit;
+  for (uint64_t i = 0; i < size; ++i) {
     cubert_cpu_san_shadow *h = &s->shadow[off + i];
-    const uint64_t byte = a + i - s->lo;
-    /* Four bytes with equal shadows get equal verdicts and updates: decide once, copy. (The
-       zone starts on a cache line, so `off` alignment is the address's.) */
-    if (size - i >= 4 && !((off + i) & 3) && same_word(h)) {
-      if (!access_byte(s, h, byte, write, atomic, pc)) return;
-      h[1] = h[2] = h[3] = h[0];
-      i += 4;
+    uint64_t byte = a + i - s->lo;
+    if (write) {
+      if (u != CUBERT_CPU_SAN_ALL) {
+        if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
+            !(atomic && (h->flags & W_ATOMIC))) {
+          report_shared(s, "data race (write after write)", byte, h->w_unit, "wrote", pc);
+          return;
+        }
+        if (h->r_epoch == e && !(atomic && (h->flags & R_ATOMIC))) {
+          uint32_t other = h->r_unit != u ? h->r_unit : h->r_unit2;
+          if (other != u && other != CUBERT_CPU_SAN_ALL) {
+            report_shared(s, "data race (write after read)", byte, other, "read", pc);
+            return;
+          }
+        }
+      }
+      h->w_epoch = e;
+      h->w_unit = (uint16_t)u;
+      h->flags = (uint8_t)((h->flags & ~W_ATOMIC) | (atomic ? W_ATOMIC : 0));
       continue;
     }
-    if (!access_byte(s, h, byte, write, atomic, pc)) return;
-    ++i;
+    if (h->w_epoch < s->base) {
+      char where[256], what[512];
+      cubert_cpu_san_place(s, pc, where, sizeof where);
+      snprintf(what, sizeof what,
+               "uninitialised shared memory: read of byte %" PRIu64 " (of %" PRIu64
+               "), which no unit of the cube wrote, %s",
+               byte, s->bytes, where);
+      cubert_cpu_san_report(s, what);
+      return;
+    }
+    if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
+        !(atomic && (h->flags & W_ATOMIC))) {
+      report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", pc);
+      return;
+    }
+    if (h->r_epoch != e) {
+      h->r_epoch = e;
+      h->r_unit = h->r_unit2 = (uint16_t)u;
+      h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
+    } else {
+      if (h->r_unit != u) h->r_unit2 = (uint16_t)u;
+      if (!atomic) h->flags &= (uint8_t)~R_ATOMIC;
+    }
   }
 }
 
