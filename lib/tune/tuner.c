@@ -363,7 +363,8 @@ typedef struct measure_counts {
    check it works (tune_and_run drops the verdict when that launch fails). */
 static cubert_status measure(cubert_client *client, cubert_tuner *t, const cubert_tune_set *set,
                              const cubert_tune_key *key, const void *args, uint64_t checksum,
-                             uint32_t excluded, uint32_t *out_winner, int *out_unmeasured) {
+                             uint32_t excluded, cubert_tune_known_good_fn known_good,
+                             uint32_t *out_winner, int *out_unmeasured) {
   *out_unmeasured = 0;
   int minimal = cubert_config_get()->autotune == CUBERT_AUTOTUNE_MINIMAL;
   uint8_t *eligible = calloc(set->candidate_count, 1);
@@ -375,8 +376,15 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
     ++eligible_count;
     priority_count += set->candidates[i].priority == 0;
   }
-  /* minimal: group 0 only, unless group 0 has nothing valid for this key. */
-  if (minimal && priority_count > 0) {
+  /* minimal: the known-good default of the device family when the set has one and it is
+     eligible (then nothing is measured), else group 0 only, unless group 0 has nothing valid
+     for this key. */
+  uint32_t known = minimal && known_good ? known_good(client, set) : UINT32_MAX;
+  if (known < set->candidate_count && eligible[known]) {
+    memset(eligible, 0, set->candidate_count);
+    eligible[known] = 1;
+    eligible_count = 1;
+  } else if (minimal && priority_count > 0) {
     for (uint32_t i = 0; i < set->candidate_count; ++i)
       if (set->candidates[i].priority != 0) eligible[i] = 0;
     eligible_count = priority_count;
@@ -513,7 +521,8 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
 /* Measures an entry this thread marked PENDING (measure), then launches the winner. */
 static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
                                   const cubert_tune_set *set, const cubert_tune_key *key,
-                                  const void *args, uint64_t checksum, uint32_t excluded) {
+                                  const void *args, uint64_t checksum, uint32_t excluded,
+                                  cubert_tune_known_good_fn known_good) {
   /* The caller's earlier errors are not the candidates': they are kept apart while the
      candidates run and given back before the winner's launch, which then meets them exactly
      as with a warm cache (stream/aside.c says why). */
@@ -534,7 +543,7 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
   }
   uint32_t winner = UINT32_MAX;
   int unmeasured = 0;
-  s = measure(client, t, set, key, args, checksum, excluded, &winner, &unmeasured);
+  s = measure(client, t, set, key, args, checksum, excluded, known_good, &winner, &unmeasured);
   cubert_client_errors_put_back(client, &aside);
   if (s) return s;
   s = set->candidates[winner].launch(client, args);
@@ -555,6 +564,12 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
 
 cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
                                   const cubert_tune_key *key, const void *args) {
+  return cubert_tune_execute_known(client, set, key, args, NULL);
+}
+
+cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune_set *set,
+                                        const cubert_tune_key *key, const void *args,
+                                        cubert_tune_known_good_fn known_good) {
   CUBERT_RETURN_IF_ERROR(check_client(client));
   if (!set || !key || key->count > CUBERT_TUNE_KEY_MAX_FIELDS)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
@@ -610,7 +625,7 @@ cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *
       *at = e;
     }
     pthread_mutex_unlock(&t->lock);
-    if (!hit) return tune_and_run(client, t, set, key, args, checksum, excluded);
+    if (!hit) return tune_and_run(client, t, set, key, args, checksum, excluded, known_good);
     if (from_disk)
       cubert_log(CUBERT_LOG_DEBUG, "tune", "%s: %s from the disk cache", set->name,
                  set->candidates[winner].name);

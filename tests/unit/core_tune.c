@@ -333,6 +333,36 @@ Test(tune, a_lone_candidate_is_not_measured) {
   cubert_client_release(client);
 }
 
+static uint32_t known_spin2(const cubert_client *client, const cubert_tune_set *set) {
+  (void)client, (void)set;
+  return 2;
+}
+
+/* A table of known-good defaults (cubert_tune_execute_known): minimal takes its candidate
+   without measuring anything, even outside group 0; full ignores it and measures all. */
+Test(tune, minimal_takes_the_known_good_default_unmeasured) {
+  env_setup("minimal");
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.spin_ns = {1000, 1000, 1000}};
+  cubert_tune_key key = key1(5);
+  expect_ok(cubert_tune_execute_known(client, &set3, &key, &args, known_spin2));
+  cr_expect_eq(atomic_load(&args.calls[2]), 1, "the known-good candidate, launched once");
+  cr_expect_eq(atomic_load(&args.calls[0]) + atomic_load(&args.calls[1]), 0);
+  cr_expect_eq(stats_of(client).candidates_measured, 0);
+  /* Not valid for the key: minimal measures group 0 as without a table. */
+  cubert_tune_key big = key1(5000);
+  expect_ok(cubert_tune_execute_known(client, &set_valid, &big, &args, known_spin2));
+  cr_expect_eq(stats_of(client).candidates_measured, 2);
+  cubert_client_release(client);
+  env_setup(NULL);
+  client = open_client("cpu");
+  spin_args all = {.spin_ns = {1000, 1000, 1000}};
+  expect_ok(cubert_tune_execute_known(client, &set3, &key, &all, known_spin2));
+  cr_expect_eq(stats_of(client).candidates_measured, 3, "full measures every candidate");
+  cubert_client_release(client);
+}
+
 /* A lone candidate that fails returns its error and is not remembered. */
 Test(tune, a_failing_lone_candidate_is_not_cached) {
   static const cubert_tune_candidate one[] = {{"only", c0, NULL, 0}};

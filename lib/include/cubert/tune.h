@@ -11,8 +11,9 @@
 
    Environment (read once, docs/environment.md):
    - CUBERT_AUTOTUNE=off|minimal|full: off: the first valid candidate, nothing measured or
-     cached; minimal: only the priority-0 candidates are measured; full (default): every valid
-     candidate.
+     cached; minimal: the known-good default for the device family when the kernel
+     library's table has one for the set (nothing measured), else only the priority-0
+     candidates are measured; full (default): every valid candidate.
    - CUBERT_AUTOTUNE_CACHE=0: ignore the disk cache (memory only).
    - CUBERT_LOG=info,tune: one line per measured candidate and per decision.
    - CUBERT_PROFILE, CUBERT_TRACE: launches made while a candidate is measured carry
