@@ -20,6 +20,7 @@
 #include "cubert/kernels.h"
 #include "cubert/tune.h"
 #include "ops/ops_internal.h"
+#include "tune/tune_internal.h"
 
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_simple_f32;
@@ -268,7 +269,7 @@ void cubert_ops_matmul_force_candidate(int index) {
 /* The product through the forced candidate (cubert_ops_matmul_force_candidate), or the tuner. */
 static cubert_status mm_execute(cubert_client *client, const cubert_tune_set *set,
                                 const cubert_tune_key *key, const mm_args *args) {
-  if (forced < 0) return cubert_tune_execute(client, set, key, args);
+  if (forced < 0) return cubert_tune_execute_known(client, set, key, args, cubert_ops_known_good);
   if (forced >= MM_CANDIDATES || !mm_candidates[forced].valid(client, key, args))
     return cubert_status_make(CUBERT_CODE_UNAVAILABLE, "matmul: candidate %d does not fit", forced);
   cubert_status st = mm_candidates[forced].launch(client, args);

@@ -80,6 +80,11 @@ cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_de
 cubert_status cubert_ops_launch_1d_dim(cubert_client *client, const cubert_kernel_def *kernel,
                                        uint64_t n, uint32_t dim, const cubert_kernel_args *args);
 
+/* The known-good candidate of `set` for the device family of `client` (known_good.c), or
+   UINT32_MAX (cubert_tune_execute_known, lib/tune/tune_internal.h). */
+struct cubert_tune_set;
+uint32_t cubert_ops_known_good(const cubert_client *client, const struct cubert_tune_set *set);
+
 /* The autotune sets of cubert_op_reduce and cubert_op_softmax, and a way to bypass them: with
    a candidate index >= 0 set, the calling thread's next operations run that candidate (when it
    is valid for the problem; else UNAVAILABLE) instead of asking the tuner; -1 restores tuning.

@@ -21,6 +21,7 @@
 #include "cubert/kernels.h"
 #include "cubert/tune.h"
 #include "ops/ops_internal.h"
+#include "tune/tune_internal.h"
 
 #define OP "reduce"
 #define KEPT_MAX (CUBERT_MAX_RANK - 1)
@@ -574,7 +575,7 @@ cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, cons
     else
       st = forced_launch(candidates[forced].launch(client, &p), forced);
   } else if (!st) {
-    st = cubert_tune_execute(client, &reduce_set, &key, &p);
+    st = cubert_tune_execute_known(client, &reduce_set, &key, &p, cubert_ops_known_good);
   }
   cubert_handle_release(gathered);
   return st;

@@ -54,6 +54,18 @@ int cubert_tune_disk_update(const char *dir, const char *path, const char *ident
                             cubert_tune_record **out_records, size_t *out_count,
                             const char **out_rejected);
 
+/* Returns the index of the candidate of `set` known to be good on `client`'s device family, or
+   UINT32_MAX (kernels/ops/known_good.c). */
+typedef uint32_t (*cubert_tune_known_good_fn)(const cubert_client *client,
+                                              const cubert_tune_set *set);
+/* cubert_tune_execute with a table of known-good defaults: under CUBERT_AUTOTUNE=minimal, a
+   known-good candidate that is valid for the key is taken without measurement (else minimal
+   measures group 0 as usual); full ignores it. Called only when a key is tuned, never on the
+   cached path. NULL known_good: cubert_tune_execute. */
+cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune_set *set,
+                                        const cubert_tune_key *key, const void *args,
+                                        cubert_tune_known_good_fn known_good);
+
 /* "<set>/<candidate>" while this thread runs a candidate for measurement, else NULL:
    CUBERT_PROFILE and CUBERT_TRACE label those launches as tuning runs. */
 const char *cubert_tune_measuring(void);

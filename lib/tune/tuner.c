@@ -342,75 +342,140 @@ static int disk_lookup(cubert_tuner *t, const cubert_tune_set *set, uint64_t che
   return 0;
 }
 
+/* Early elimination: after each round of samples a candidate whose fastest sample so far is
+   more than ELIMINATE_NUM / ELIMINATE_DEN times the fastest sample of any candidate stops being
+   measured. Why the minimum: noise (other processes, frequency changes) only ever makes a run
+   slower, so a candidate's fastest run is a lower bound of its median, and the fastest run of
+   all is the best estimate of what the winner can do. A candidate 1.5x behind that cannot end
+   within the 5% that separates contenders, so its remaining samples would only cost time. The
+   contenders keep the median of their samples; a lone contender stops being sampled. */
+#define ELIMINATE_NUM 3u
+#define ELIMINATE_DEN 2u
+
+/* Counts of one measurement, added to the tuner's stats under its lock. */
+typedef struct measure_counts {
+  uint64_t measured, failed, samples, eliminated;
+} measure_counts;
+
 /* Measures the valid candidates (all but `excluded`, UINT32_MAX for none) of an entry this
-   thread marked PENDING, publishes the verdict, then launches the winner. */
+   thread marked PENDING and publishes the verdict. *out_unmeasured is set when a lone eligible
+   candidate was chosen without running it: its first launch, the caller's, is then the only
+   check it works (tune_and_run drops the verdict when that launch fails). */
 static cubert_status measure(cubert_client *client, cubert_tuner *t, const cubert_tune_set *set,
                              const cubert_tune_key *key, const void *args, uint64_t checksum,
-                             uint32_t excluded, uint32_t *out_winner) {
+                             uint32_t excluded, cubert_tune_known_good_fn known_good,
+                             uint32_t *out_winner, int *out_unmeasured) {
+  *out_unmeasured = 0;
   int minimal = cubert_config_get()->autotune == CUBERT_AUTOTUNE_MINIMAL;
   uint8_t *eligible = calloc(set->candidate_count, 1);
   if (!eligible) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  uint32_t eligible_count = 0, priority_count = 0;
+  uint32_t eligible_count = 0, priority_count = 0, only = UINT32_MAX;
   for (uint32_t i = 0; i < set->candidate_count; ++i) {
     if (i == excluded || !valid_for(client, set, i, key, args)) continue;
     eligible[i] = 1;
     ++eligible_count;
     priority_count += set->candidates[i].priority == 0;
   }
-  /* minimal: group 0 only, unless group 0 has nothing valid for this key. */
-  if (minimal && priority_count > 0)
+  /* minimal: the known-good default of the device family when the set has one and it is
+     eligible (then nothing is measured), else group 0 only, unless group 0 has nothing valid
+     for this key. */
+  uint32_t known = minimal && known_good ? known_good(client, set) : UINT32_MAX;
+  if (known < set->candidate_count && eligible[known]) {
+    memset(eligible, 0, set->candidate_count);
+    eligible[known] = 1;
+    eligible_count = 1;
+  } else if (minimal && priority_count > 0) {
     for (uint32_t i = 0; i < set->candidate_count; ++i)
       if (set->candidates[i].priority != 0) eligible[i] = 0;
+    eligible_count = priority_count;
+  }
+  for (uint32_t i = 0; i < set->candidate_count && eligible_count == 1; ++i)
+    if (eligible[i]) only = i;
 
   /* Samples are taken round-robin over the candidates rather than candidate after candidate,
      so that a change in the machine's load while tuning (other processes, frequency) spreads
      over every candidate instead of favouring whichever ran in the quiet moment. */
   uint64_t *samples = calloc((size_t)set->candidate_count * CUBERT_TUNE_SAMPLES, sizeof(uint64_t));
-  if (!samples) {
+  uint64_t *fastest = calloc(set->candidate_count, sizeof(uint64_t));
+  if (!samples || !fastest) {
+    free(samples);
+    free(fastest);
     free(eligible);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
   cubert_status last = NULL;
   uint32_t best = UINT32_MAX;
-  uint64_t best_ns = UINT64_MAX, measured = 0, failed = 0;
-  for (int round = -1; round < CUBERT_TUNE_SAMPLES; ++round) {
+  uint64_t best_ns = UINT64_MAX;
+  measure_counts n = {0};
+  int rounds = 0; /* timed rounds taken */
+  /* One eligible candidate: there is nothing to compare, so it is not run at all. */
+  for (int round = -1; only == UINT32_MAX && round < CUBERT_TUNE_SAMPLES; ++round) {
+    uint32_t contenders = 0;
+    uint64_t round_best = UINT64_MAX;
     for (uint32_t i = 0; i < set->candidate_count; ++i) {
       if (!eligible[i]) continue;
       const cubert_tune_candidate *c = &set->candidates[i];
-      measured += round < 0;
+      n.measured += round < 0;
+      n.samples += round >= 0;
       char label[2 * CUBERT_TUNE_NAME_BYTES + 2];
       snprintf(label, sizeof(label), "%s/%s", set->name, c->name);
-      cubert_status s = round < 0 ? warm_up(client, c, args, label)
-                                  : sample(client, c, args, label,
-                                           &samples[(size_t)i * CUBERT_TUNE_SAMPLES + round]);
-      if (!s) continue;
-      ++failed;
+      uint64_t *slot = &samples[(size_t)i * CUBERT_TUNE_SAMPLES + (round < 0 ? 0 : round)];
+      cubert_status s =
+          round < 0 ? warm_up(client, c, args, label) : sample(client, c, args, label, slot);
+      if (!s) {
+        ++contenders;
+        if (round >= 0 && (round == 0 || *slot < fastest[i])) fastest[i] = *slot;
+        if (round >= 0 && fastest[i] < round_best) round_best = fastest[i];
+        continue;
+      }
+      ++n.failed;
       eligible[i] = 0;
       cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s skipped: %s", set->name, c->name,
                  cubert_status_message(s));
       cubert_status_free(last);
       last = s;
     }
+    rounds = round + 1;
+    if (round >= 0) {
+      for (uint32_t i = 0; i < set->candidate_count; ++i) {
+        if (!eligible[i] || fastest[i] * ELIMINATE_DEN <= round_best * ELIMINATE_NUM) continue;
+        eligible[i] = 0;
+        --contenders;
+        ++n.eliminated;
+        cubert_log(CUBERT_LOG_INFO, "tune",
+                   "%s: candidate %s eliminated after %d samples (fastest %llu ns, best %llu ns)",
+                   set->name, set->candidates[i].name, round + 1, (unsigned long long)fastest[i],
+                   (unsigned long long)round_best);
+      }
+    }
+    if (contenders <= 1) break;
   }
   for (uint32_t i = 0; i < set->candidate_count; ++i) {
     if (!eligible[i]) continue;
-    uint64_t *mine = &samples[(size_t)i * CUBERT_TUNE_SAMPLES];
-    qsort(mine, CUBERT_TUNE_SAMPLES, sizeof(uint64_t), compare_u64);
-    uint64_t ns = mine[CUBERT_TUNE_SAMPLES / 2];
-    cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s median %llu ns", set->name,
-               set->candidates[i].name, (unsigned long long)ns);
-    if (ns < best_ns) {
+    uint64_t ns = 0;
+    if (rounds > 0) {
+      uint64_t *mine = &samples[(size_t)i * CUBERT_TUNE_SAMPLES];
+      qsort(mine, (size_t)rounds, sizeof(uint64_t), compare_u64);
+      ns = mine[rounds / 2];
+    }
+    cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s median %llu ns of %d samples", set->name,
+               set->candidates[i].name, (unsigned long long)ns, rounds);
+    if (best == UINT32_MAX || ns < best_ns) {
       best_ns = ns;
       best = i;
     }
   }
+  free(fastest);
   free(samples);
   free(eligible);
+  *out_unmeasured = only != UINT32_MAX;
 
   pthread_mutex_lock(&t->lock);
   t->stats.tunings++;
-  t->stats.candidates_measured += measured;
-  t->stats.candidates_failed += failed;
+  t->stats.candidates_measured += n.measured;
+  t->stats.candidates_failed += n.failed;
+  t->stats.samples += n.samples;
+  t->stats.candidates_eliminated += n.eliminated;
   tune_entry **at = find(t, set, key);
   tune_entry *e = *at;
   if (best == UINT32_MAX) {
@@ -434,19 +499,30 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
     return last;
   }
   cubert_status_free(last);
-  cubert_log(CUBERT_LOG_INFO, "tune", "%s: %s wins (%llu ns, %llu candidates measured)", set->name,
-             set->candidates[best].name, (unsigned long long)best_ns, (unsigned long long)measured);
+  *out_winner = best;
+  if (*out_unmeasured) {
+    /* Nothing was measured, so nothing is worth a disk write: the next process decides the
+       same way at no cost. */
+    cubert_log(CUBERT_LOG_INFO, "tune", "%s: %s is the only candidate for this key (not measured)",
+               set->name, set->candidates[best].name);
+    return NULL;
+  }
+  cubert_log(CUBERT_LOG_INFO, "tune",
+             "%s: %s wins (%llu ns, %llu candidates measured, %llu eliminated, %llu samples)",
+             set->name, set->candidates[best].name, (unsigned long long)best_ns,
+             (unsigned long long)n.measured, (unsigned long long)n.eliminated,
+             (unsigned long long)n.samples);
   cubert_tune_record record;
   record_fill(&record, set, checksum, key, best, best_ns);
   disk_update(t, &record, NULL);
-  *out_winner = best;
   return NULL;
 }
 
 /* Measures an entry this thread marked PENDING (measure), then launches the winner. */
 static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
                                   const cubert_tune_set *set, const cubert_tune_key *key,
-                                  const void *args, uint64_t checksum, uint32_t excluded) {
+                                  const void *args, uint64_t checksum, uint32_t excluded,
+                                  cubert_tune_known_good_fn known_good) {
   /* The caller's earlier errors are not the candidates': they are kept apart while the
      candidates run and given back before the winner's launch, which then meets them exactly
      as with a warm cache (stream/aside.c says why). */
@@ -466,14 +542,34 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
     return s;
   }
   uint32_t winner = UINT32_MAX;
-  s = measure(client, t, set, key, args, checksum, excluded, &winner);
+  int unmeasured = 0;
+  s = measure(client, t, set, key, args, checksum, excluded, known_good, &winner, &unmeasured);
   cubert_client_errors_put_back(client, &aside);
   if (s) return s;
-  return set->candidates[winner].launch(client, args);
+  s = set->candidates[winner].launch(client, args);
+  if (s && unmeasured) {
+    /* The lone candidate was never tried: its failure is the key's answer, as when every
+       measured candidate fails, and nothing stays cached (the failure may be transient). */
+    pthread_mutex_lock(&t->lock);
+    tune_entry **at = find(t, set, key);
+    if (*at && (*at)->state == ENTRY_DONE && (*at)->winner == winner) {
+      tune_entry *gone = *at;
+      *at = gone->next;
+      free(gone);
+    }
+    pthread_mutex_unlock(&t->lock);
+  }
+  return s;
 }
 
 cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
                                   const cubert_tune_key *key, const void *args) {
+  return cubert_tune_execute_known(client, set, key, args, NULL);
+}
+
+cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune_set *set,
+                                        const cubert_tune_key *key, const void *args,
+                                        cubert_tune_known_good_fn known_good) {
   CUBERT_RETURN_IF_ERROR(check_client(client));
   if (!set || !key || key->count > CUBERT_TUNE_KEY_MAX_FIELDS)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
@@ -529,7 +625,7 @@ cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *
       *at = e;
     }
     pthread_mutex_unlock(&t->lock);
-    if (!hit) return tune_and_run(client, t, set, key, args, checksum, excluded);
+    if (!hit) return tune_and_run(client, t, set, key, args, checksum, excluded, known_good);
     if (from_disk)
       cubert_log(CUBERT_LOG_DEBUG, "tune", "%s: %s from the disk cache", set->name,
                  set->candidates[winner].name);

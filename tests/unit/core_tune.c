@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include "config_internal.h"
 #include "core_capture.h"
 #include "cubert/cubert.h"
+#include "cubert/ops.h"
 #include "cubert/server.h"
 #include "tune/tune_internal.h"
 
@@ -189,14 +191,18 @@ Test(tune, picks_the_fastest_then_runs_it_from_memory) {
     cubert_tune_stats st = stats_of(client);
     cr_expect_eq(st.tunings, 1, "%s", selectors[d]);
     cr_expect_eq(st.candidates_measured, 3);
-    /* Warm-up + samples for each, then one more run of the winner. */
-    cr_expect_eq(atomic_load(&args.calls[0]), 1 + CUBERT_TUNE_SAMPLES);
-    cr_expect_eq(atomic_load(&args.calls[1]), 2 + CUBERT_TUNE_SAMPLES, "%s: winner spin1",
-                 selectors[d]);
+    /* Warm-up + one sample each: spin0 and spin2 are 24x and 10x behind spin1, so both are
+       eliminated after the first round, which leaves spin1 alone (no more samples); then one
+       more run of the winner. */
+    cr_expect_eq(st.samples, 3, "%s", selectors[d]);
+    cr_expect_eq(st.candidates_eliminated, 2, "%s", selectors[d]);
+    cr_expect_eq(atomic_load(&args.calls[0]), 2);
+    cr_expect_eq(atomic_load(&args.calls[2]), 2);
+    cr_expect_eq(atomic_load(&args.calls[1]), 3, "%s: winner spin1", selectors[d]);
     /* 1024 anchors like 1000: no new tuning; the winner runs. */
     cubert_tune_key same = key1(1024);
     expect_ok(cubert_tune_execute(client, &set3, &same, &args));
-    cr_expect_eq(atomic_load(&args.calls[1]), 3 + CUBERT_TUNE_SAMPLES);
+    cr_expect_eq(atomic_load(&args.calls[1]), 4);
     st = stats_of(client);
     cr_expect_eq(st.tunings, 1);
     cr_expect_eq(st.memory_hits, 1);
@@ -222,8 +228,8 @@ Test(tune, failing_candidate_is_skipped) {
     cr_expect_eq(st.candidates_measured, 3);
     cr_expect_eq(st.candidates_failed, 1);
     cr_expect_eq(atomic_load(&args.calls[0]), 1, "the failing warm-up stops it");
-    cr_expect_eq(atomic_load(&args.calls[2]), 2 + CUBERT_TUNE_SAMPLES, "%s: winner spin2",
-                 selectors[d]);
+    /* spin1 is 10x behind: eliminated after one sample, spin2 is left alone. */
+    cr_expect_eq(atomic_load(&args.calls[2]), 3, "%s: winner spin2", selectors[d]);
     args_done(&args);
     cubert_client_release(client);
   }
@@ -265,8 +271,8 @@ Test(tune, cached_winner_that_fails_is_evicted_and_replaced) {
     cubert_tune_stats st = stats_of(client);
     cr_expect_eq(st.evictions, 1);
     cr_expect_eq(st.tunings, 2);
-    cr_expect_eq(atomic_load(&args.calls[2]) - before2, 2 + CUBERT_TUNE_SAMPLES,
-                 "%s: spin2 wins the retuning", selectors[d]);
+    cr_expect_eq(atomic_load(&args.calls[2]) - before2, 3, "%s: spin2 wins the retuning",
+                 selectors[d]);
     /* The disk entry names the new winner. */
     char path[4096];
     expect_ok(cubert_tune_cache_path(client, path, sizeof(path)));
@@ -283,6 +289,160 @@ Test(tune, cached_winner_that_fails_is_evicted_and_replaced) {
     cr_expect_eq(listed, 1);
     free(identity);
     args_done(&args);
+    cubert_client_release(client);
+  }
+}
+
+/* A key with one eligible candidate is decided without running it: the caller's launch is its
+   only run (issue 24: it used to be measured 1 + CUBERT_TUNE_SAMPLES times). */
+Test(tune, a_lone_candidate_is_not_measured) {
+  static const cubert_tune_candidate one[] = {{"only", c0, NULL, 0}};
+  static const cubert_tune_set one_set = {"test.one", one, 1, 0};
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    spin_args args = {.spin_ns = {100000}};
+    args_attach(client, &args);
+    cubert_tune_key key = key1(5);
+    expect_ok(cubert_tune_execute(client, &one_set, &key, &args));
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_eq(atomic_load(&args.calls[0]), 1, "%s: only the caller's launch", selectors[d]);
+    cr_expect_eq(st.candidates_measured, 0);
+    cr_expect_eq(st.samples, 0);
+    cr_expect_eq(st.tunings, 1);
+    cr_expect_eq(st.disk_writes, 0, "nothing measured, nothing written");
+    expect_ok(cubert_tune_execute(client, &one_set, &key, &args));
+    cr_expect_eq(atomic_load(&args.calls[0]), 2);
+    cr_expect_eq(stats_of(client).memory_hits, 1);
+    args_done(&args);
+    cubert_client_release(client);
+  }
+  /* minimal leaving one candidate of group 0. */
+  static const cubert_tune_candidate grouped[] = {{"g0", c0, NULL, 0}, {"g1", c1, NULL, 1}};
+  static const cubert_tune_set grouped_set = {"test.grouped", grouped, 2, 0};
+  env_setup("minimal");
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.spin_ns = {1000, 1000}};
+  cubert_tune_key key = key1(5);
+  expect_ok(cubert_tune_execute(client, &grouped_set, &key, &args));
+  cr_expect_eq(atomic_load(&args.calls[0]), 1);
+  cr_expect_eq(atomic_load(&args.calls[1]), 0);
+  cr_expect_eq(stats_of(client).candidates_measured, 0);
+  cubert_client_release(client);
+}
+
+static uint32_t known_spin2(const cubert_client *client, const cubert_tune_set *set) {
+  (void)client, (void)set;
+  return 2;
+}
+
+/* A table of known-good defaults (cubert_tune_execute_known): minimal takes its candidate
+   without measuring anything, even outside group 0; full ignores it and measures all. */
+Test(tune, minimal_takes_the_known_good_default_unmeasured) {
+  env_setup("minimal");
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.spin_ns = {1000, 1000, 1000}};
+  cubert_tune_key key = key1(5);
+  expect_ok(cubert_tune_execute_known(client, &set3, &key, &args, known_spin2));
+  cr_expect_eq(atomic_load(&args.calls[2]), 1, "the known-good candidate, launched once");
+  cr_expect_eq(atomic_load(&args.calls[0]) + atomic_load(&args.calls[1]), 0);
+  cr_expect_eq(stats_of(client).candidates_measured, 0);
+  /* Not valid for the key: minimal measures group 0 as without a table. */
+  cubert_tune_key big = key1(5000);
+  expect_ok(cubert_tune_execute_known(client, &set_valid, &big, &args, known_spin2));
+  cr_expect_eq(stats_of(client).candidates_measured, 2);
+  cubert_client_release(client);
+  env_setup(NULL);
+  client = open_client("cpu");
+  spin_args all = {.spin_ns = {1000, 1000, 1000}};
+  expect_ok(cubert_tune_execute_known(client, &set3, &key, &all, known_spin2));
+  cr_expect_eq(stats_of(client).candidates_measured, 3, "full measures every candidate");
+  cubert_client_release(client);
+}
+
+/* A lone candidate that fails returns its error and is not remembered. */
+Test(tune, a_failing_lone_candidate_is_not_cached) {
+  static const cubert_tune_candidate one[] = {{"only", c0, NULL, 0}};
+  static const cubert_tune_set one_set = {"test.one_failing", one, 1, 0};
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.fail = {CUBERT_CODE_COMPILATION}};
+  cubert_tune_key key = key1(5);
+  for (int i = 0; i < 2; ++i) {
+    cubert_status s = cubert_tune_execute(client, &one_set, &key, &args);
+    cr_expect_eq(cubert_status_code(s), CUBERT_CODE_COMPILATION, "%s", cubert_status_message(s));
+    cubert_status_free(s);
+  }
+  cubert_tune_stats st = stats_of(client);
+  cr_expect_eq(st.tunings, 2, "nothing was cached");
+  cr_expect_eq(st.memory_hits, 0);
+  args.fail[0] = 0;
+  expect_ok(cubert_tune_execute(client, &one_set, &key, &args));
+  cubert_client_release(client);
+}
+
+/* Early elimination keeps sampling the contenders that are close (here two equal candidates,
+   and one 8x slower that is dropped after its first sample). */
+Test(tune, early_elimination_keeps_close_contenders) {
+  static const cubert_tune_candidate close[] = {
+      {"slow", c0, NULL, 0}, {"a", c1, NULL, 0}, {"b", c2, NULL, 0}};
+  static const cubert_tune_set close_set = {"test.close", close, 3, 0};
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  spin_args args = {.spin_ns = {4000000, 500000, 500000}};
+  cubert_tune_key key = key1(5);
+  expect_ok(cubert_tune_execute(client, &close_set, &key, &args));
+  cubert_tune_stats st = stats_of(client);
+  cr_expect_eq(atomic_load(&args.calls[0]), 2, "slow: warm-up and one sample");
+  cr_expect_geq(st.candidates_eliminated, 1);
+  cr_expect_leq(st.candidates_eliminated, 2);
+  /* a and b are within 1.5x of each other on a quiet machine: both take every sample, unless
+     load stretched one of them past 1.5x, in which case it was eliminated too. */
+  int ab = atomic_load(&args.calls[1]) + atomic_load(&args.calls[2]);
+  cr_expect(st.samples == 1 + 2 * CUBERT_TUNE_SAMPLES || st.candidates_eliminated == 2,
+            "samples %llu", (unsigned long long)st.samples);
+  cr_expect(ab >= 5, "%d", ab);
+  cubert_client_release(client);
+}
+
+/* Tuning runs the candidates several times on the caller's arguments: an in-place operation
+   (softmax, out == in) must measure on scratch, so that the caller's buffer holds softmax(x)
+   once, not softmax applied once per timed run (issue 24: "tuning never writes user buffers
+   other than the result"). The cache is cold, so the call really tunes. */
+Test(tune, tuning_an_in_place_op_applies_it_once) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    enum { R = 4, C = 1000 };
+    static float x[R * C], y[R * C];
+    for (int i = 0; i < R * C; ++i) x[i] = (float)((i * 37) % 101) / 10.0f - 5.0f;
+    cubert_layout_desc desc = {.rank = 2, .shape = {R, C}, .dtype = CUBERT_DTYPE_F32};
+    cubert_tensor t;
+    expect_ok(cubert_client_create_tensor(client, x, &desc, &t));
+    expect_ok(cubert_op_softmax(client, &t, &t));
+    expect_ok(cubert_client_read_tensor(client, &t, y, sizeof y));
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_geq(st.samples, 2, "%s: the softmax was tuned (%llu samples)", selectors[d],
+                  (unsigned long long)st.samples);
+    double worst = 0;
+    for (int r = 0; r < R; ++r) {
+      double mx = -1e30, sum = 0;
+      for (int j = 0; j < C; ++j) mx = x[r * C + j] > mx ? x[r * C + j] : mx;
+      for (int j = 0; j < C; ++j) sum += exp(x[r * C + j] - mx);
+      for (int j = 0; j < C; ++j) {
+        double err = fabs(y[r * C + j] - exp(x[r * C + j] - mx) / sum);
+        worst = err > worst ? err : worst;
+      }
+    }
+    cr_expect_lt(worst, 1e-5, "%s: softmax applied more than once? worst error %g", selectors[d],
+                 worst);
+    cubert_tensor_release(&t);
     cubert_client_release(client);
   }
 }
@@ -576,8 +736,8 @@ Test(tune, two_threads_tune_one_key_once) {
     cr_expect_eq(st.tunings, 1, "%s", selectors[d]);
     cr_expect_eq(st.candidates_measured, 3);
     cr_expect_eq(st.memory_hits, 1, "the other thread waited and ran the winner");
-    cr_expect_eq(atomic_load(&args.calls[0]), 1 + CUBERT_TUNE_SAMPLES);
-    cr_expect_eq(atomic_load(&args.calls[1]), 3 + CUBERT_TUNE_SAMPLES);
+    cr_expect_eq(atomic_load(&args.calls[0]), 2, "eliminated after one sample");
+    cr_expect_eq(atomic_load(&args.calls[1]), 4, "warm-up, one sample, two launches");
     args_done(&args);
     cubert_client_release(client);
   }

@@ -11,8 +11,9 @@
 
    Environment (read once, docs/environment.md):
    - CUBERT_AUTOTUNE=off|minimal|full: off: the first valid candidate, nothing measured or
-     cached; minimal: only the priority-0 candidates are measured; full (default): every valid
-     candidate.
+     cached; minimal: the known-good default for the device family when the kernel
+     library's table has one for the set (nothing measured), else only the priority-0
+     candidates are measured; full (default): every valid candidate.
    - CUBERT_AUTOTUNE_CACHE=0: ignore the disk cache (memory only).
    - CUBERT_LOG=info,tune: one line per measured candidate and per decision.
    - CUBERT_PROFILE, CUBERT_TRACE: launches made while a candidate is measured carry
@@ -32,7 +33,7 @@ typedef struct cubert_client cubert_client; /**< A client of one device (client.
 
 /** The most fields a tuning key holds. */
 #define CUBERT_TUNE_KEY_MAX_FIELDS 8
-/** Timed runs per candidate after one warm-up run; the median decides. */
+/** The most timed runs per candidate after one warm-up run; the median decides. */
 #define CUBERT_TUNE_SAMPLES 5
 
 /** A tuning key: up to CUBERT_TUNE_KEY_MAX_FIELDS 64-bit fields, compared field by field.
@@ -99,16 +100,20 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    winner is launched directly (no measurement). A cached winner whose launch fails is evicted
    from both caches and the key is tuned again without it.
 
-   Unknown key: every valid candidate (see CUBERT_AUTOTUNE) is run once to warm up and then
-   timed CUBERT_TUNE_SAMPLES times, round-robin over the candidates, through cubert_client_profile()
+   Unknown key: a key with a single valid candidate (see CUBERT_AUTOTUNE) is not measured: that
+   candidate is launched directly and remembered in memory only (when its launch fails, nothing
+   is remembered). Otherwise every valid candidate is run once to warm up and then timed up to
+   CUBERT_TUNE_SAMPLES times, round-robin over the candidates, through cubert_client_profile()
    on the calling stream (device timestamps on OpenCL, host clock after a sync on the CPU server;
-   each run is synchronised, other streams keep their work and results); the median decides. A
-   candidate that fails is skipped and logged at info; the winner is cached and then launched once
-   more, and that launch's status is returned. When every candidate fails, the last failure is
-   returned and nothing is cached. Errors the calling stream's earlier asynchronous work raised
-   are not the candidates': they are kept apart while the candidates run and returned by the
-   stream's next flush/sync/read, as when the key is cached (work queued behind them, the
-   winner's launch included, is skipped as usual).
+   each run is synchronised, other streams keep their work and results). After each round, a
+   candidate whose fastest run is more than 1.5x the fastest run of any candidate is eliminated
+   (it cannot win), and sampling stops once one contender is left; the median of the
+   contenders' samples decides. A candidate that fails is skipped and logged at info; the winner
+   is cached and then launched once more, and that launch's status is returned. When every
+   candidate fails, the last failure is returned and nothing is cached. Errors the calling
+   stream's earlier asynchronous work raised are not the candidates': they are kept apart while
+   the candidates run and returned by the stream's next flush/sync/read, as when the key is
+   cached (work queued behind them, the winner's launch included, is skipped as usual).
 
    Thread-safety: any number of threads may call this for one client or device. When several
    threads ask for the same unknown key, one measures it and the others wait for its verdict
@@ -129,14 +134,17 @@ CUBERT_API cubert_status cubert_tune_execute(cubert_client *client, const cubert
 /** Counters of one device's tuner since its client was created (all clients of the device
    share them). */
 typedef struct cubert_tune_stats {
-  uint64_t memory_hits;         /**< calls answered from memory */
-  uint64_t disk_hits;           /**< keys first answered from the disk cache */
-  uint64_t tunings;             /**< keys measured */
-  uint64_t candidates_measured; /**< candidates run for measurement (failures included) */
-  uint64_t candidates_failed;   /**< of those, the ones that failed */
-  uint64_t evictions;           /**< cached winners that failed at launch */
-  uint64_t disk_writes;         /**< cache files written */
-  uint64_t disk_rejected;       /**< cache files ignored (truncated, garbage, foreign) */
+  uint64_t memory_hits;           /**< calls answered from memory */
+  uint64_t disk_hits;             /**< keys first answered from the disk cache */
+  uint64_t tunings;               /**< keys decided by tuning (measured, or a lone candidate) */
+  uint64_t candidates_measured;   /**< candidates run for measurement (failures included) */
+  uint64_t candidates_failed;     /**< of those, the ones that failed */
+  uint64_t evictions;             /**< cached winners that failed at launch */
+  uint64_t disk_writes;           /**< cache files written */
+  uint64_t disk_rejected;         /**< cache files ignored (truncated, garbage, foreign) */
+  uint64_t samples;               /**< timed runs taken (warm-up runs not included) */
+  uint64_t candidates_eliminated; /**< candidates dropped before their last sample: too slow
+                                     to win (see cubert_tune_execute) */
 } cubert_tune_stats;
 
 /** Copies the counters. INVALID_ARGUMENT for NULL arguments. Thread-safe. */

@@ -1,0 +1,51 @@
+/* cubert — known-good defaults of the operations' tunable sets per device family
+   (cubert_tune_execute_known), the small table CLBlast ships as its "database".
+
+   Why a table: on PoCL every (kernel, local size) pair is compiled on its first launch, so the
+   warm-up of each candidate costs 0.2–2 s of LLVM time while its timed runs cost microseconds
+   (docs/BENCHMARKS.md, "Tuning in seconds"). CUBERT_AUTOTUNE=minimal takes the entry for the
+   device family without running anything else; full still measures every candidate and so
+   refines the table per key. An entry is a candidate name, found by name in the set (a renamed
+   or removed candidate simply makes the entry inert), and must stay a choice that full tuning
+   makes or comes within a few percent of: the entries below are the winners of full tuning on
+   PoCL 3.1 (AVX-512 host) at the sizes of examples/mlp.c. Families without measured entries
+   have none: minimal then measures the set's group 0 as before. */
+#include <string.h>
+
+#include "cubert/client.h"
+#include "cubert/device.h"
+#include "cubert/tune.h"
+#include "ops/ops_internal.h"
+
+typedef enum family { FAMILY_CPU_SERVER, FAMILY_POCL, FAMILY_NVIDIA, FAMILY_OTHER } family;
+
+typedef struct known_good_entry {
+  const char *set_name;
+  family family;
+  const char *candidate;
+} known_good_entry;
+
+static const known_good_entry table[] = {
+    {"ops.softmax", FAMILY_POCL, "online_d32"},
+    {"ops.reduce_axis", FAMILY_POCL, "inner_x8_d64"},
+    {"matmul_f32", FAMILY_POCL, "vec8x32"},
+};
+
+static family family_of(const cubert_client *client) {
+  const cubert_device_properties *p = cubert_client_properties(client);
+  if (!p) return FAMILY_OTHER;
+  if (p->type == CUBERT_DEVICE_TYPE_CPU_SERVER) return FAMILY_CPU_SERVER;
+  if (strstr(p->platform_version, "PoCL") || strstr(p->driver_version, "PoCL")) return FAMILY_POCL;
+  if (strstr(p->vendor, "NVIDIA")) return FAMILY_NVIDIA;
+  return FAMILY_OTHER;
+}
+
+uint32_t cubert_ops_known_good(const cubert_client *client, const cubert_tune_set *set) {
+  const family f = family_of(client);
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
+    if (table[i].family != f || strcmp(table[i].set_name, set->name) != 0) continue;
+    for (uint32_t c = 0; c < set->candidate_count; ++c)
+      if (strcmp(set->candidates[c].name, table[i].candidate) == 0) return c;
+  }
+  return UINT32_MAX;
+}
