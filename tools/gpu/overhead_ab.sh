@@ -4,23 +4,36 @@
 # kernel sanitizer) left checked and unchecked launches as fast as before.
 # Before the call, export the older tree into the carried folder:
 #   rm -rf .gpu/old && mkdir -p .gpu/old && git archive <commit> | tar -x -C .gpu/old
-# Then: device run `bash tools/gpu/overhead_ab.sh` with carry [".gpu"]; reports in $OUT.
+# Then: device run `bash tools/gpu/overhead_ab.sh [cpu_server|matmul|reduce ...]` with carry
+# [".gpu"]; reports in $OUT (default: all three benchmarks).
 . .gpu/setup.sh
 OLD=${OLD:-.gpu/old}
 OUT=${OUT:-/tmp/out}
+WHICH=${*:-cpu_server matmul reduce}
+targets=$(for w in $WHICH; do printf 'bench_%s ' "$w"; done)
 build() {
   CUBERT_SKIP_DEPS=1 cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DCUBERT_BUILD_TESTS=OFF \
     -DCUBERT_MPI=OFF >/dev/null 2>&1
-  cmake --build "$2" -j16 --target bench_cpu_server 2>&1 | grep -E "error|Error" | head -5
+  # shellcheck disable=SC2086
+  cmake --build "$2" -j16 --target $targets 2>&1 | grep -E "error|Error" | head -5
 }
 build "$OLD" /tmp/b-old &
 build . /tmp/b-new &
 wait
 nproc; uptime
+args_cpu_server="--only=123 --n=16777216"
+args_matmul="--sizes=512,1024,2048 --reps=5 --no-peer"
+args_reduce="--n=4096 --m=4096 --reps=5"
 for i in 1 2 3; do
-  for v in old new; do
-    echo "== $v $i"
-    timeout 100 /tmp/b-$v/bench/bench_cpu_server --only=123 --n=16777216 >"$OUT/cpu_${v}_$i.md" 2>&1
-    grep -E "^\|" "$OUT/cpu_${v}_$i.md" | head -12
+  for w in $WHICH; do
+    for v in old new; do
+      echo "== $w $v $i"
+      a="args_$w"
+      # Each build tunes into its own cache, warmed by its first run.
+      # shellcheck disable=SC2086
+      CUBERT_CACHE_DIR=/tmp/cache-$v timeout 150 /tmp/b-$v/bench/bench_$w ${!a} \
+        >"$OUT/${w}_${v}_$i.md" 2>&1
+      grep -E "^\|" "$OUT/${w}_${v}_$i.md" | head -14
+    done
   done
 done
