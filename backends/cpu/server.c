@@ -14,6 +14,9 @@
      threads that run kernels (workers + the helping caller). */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "cpu/internal.h"
 #include "cpu/sanitize.h"
@@ -92,11 +95,16 @@ static uint32_t vector_bytes(void) {
   return bytes;
 }
 
-/* Packed 8-bit dot products in hardware (AVX-512 VNNI, AVX-VNNI). */
+/* Packed 8-bit dot products in hardware (AVX-512 VNNI, AVX-VNNI). AVX-VNNI is read from CPUID
+   (leaf 7, sub-leaf 1, EAX bit 4) because older compilers (clang 14) do not know its name in
+   __builtin_cpu_supports; like AVX2, whose support by the OS it needs, it is checked that way. */
 static int has_dot_product_i8(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  if (__builtin_cpu_supports("avx512vnni")) return 1;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __builtin_cpu_supports("avx2") && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) &&
+         (eax >> 4 & 1u);
 #else
   return 0;
 #endif
