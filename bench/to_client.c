@@ -32,6 +32,7 @@
 
 #include "bench_ocl.h"
 #include "bench_util.h"
+#include "cubert/backend.h"
 #include "cubert/server.h"
 
 #define CHUNK (8u << 20)

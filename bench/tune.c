@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "bench_util.h"
 #include "cubert/cubert.h"
 #include "cubert/ops.h"

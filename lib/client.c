@@ -13,8 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/object_table.h"
+#include "base/status.h"
 #include "client_internal.h"
-#include "object_table.h"
+#include "cubert/config.h"
+#include "cubert/server/sanitizer.h"
 #include "profile_log.h"
 #include "registry.h"
 #include "trace.h"
@@ -173,10 +176,10 @@ static cubert_status create_buffer(cubert_client *client, const void *data, size
     cubert_binding b = cubert_handle_binding(h);
     s = write_binding(device, index, &b, data);
     cubert_handle_release(handle);
-  } else if (!s && size && unwritten && device->server->vtable->sanitizer) {
+  } else if (!s && size && unwritten && device->server->sanitizer) {
     cubert_handle_obj *h = cubert_handle_acquire(handle);
     cubert_binding b = cubert_handle_binding(h);
-    device->server->vtable->sanitizer->mark_undefined(device->server, &b);
+    device->server->sanitizer->mark_undefined(device->server, &b);
     cubert_handle_release(handle);
   }
   cubert_device_unlock(device);

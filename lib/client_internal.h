@@ -7,12 +7,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "base/object_table.h"
+#include "cubert/backend.h"
 #include "cubert/client.h"
 #include "cubert/profile.h"
 #include "cubert/server.h"
 #include "cubert/stream.h"
 #include "memory/memory_manager.h"
-#include "object_table.h"
+#include "stream/timing.h"
 
 /* One stream slot: the server's queue, the stream's memory, its error queue and the cursors of
    the cross-stream protocol (stream/README.md). Created on first use. */
@@ -38,7 +40,7 @@ typedef struct cubert_parked_error {
 } cubert_parked_error;
 
 typedef struct cubert_profile_entry {
-  uint64_t token;
+  cubert_timing timing; /* its token and start */
   uint32_t slot;
   cubert_stream_id stream;
   cubert_status failure; /* an error of the stream raised while the profile was open, or NULL */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "client_internal.h"
 
 cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_usage *out) {

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/config.h"
+#include "base/log.h"
 #include "client_internal.h"
-#include "config_internal.h"
+#include "cubert/config.h"
 #include "profile_log.h"
 #include "registry.h"
 #include "trace.h"
@@ -29,7 +31,7 @@ static void storage_free(void *ctx, cubert_storage *storage) {
 }
 static void storage_slice_cache_release(void *ctx, cubert_slice *slice) {
   cubert_server *server = ((cubert_device *)ctx)->server;
-  if (server->vtable->slice_cache_release) server->vtable->slice_cache_release(server, slice);
+  server->vtable->slice_cache_release(server, slice);
 }
 
 static void device_destroy(cubert_device *device) {
@@ -109,9 +111,10 @@ cubert_status cubert_device_create(const cubert_device_key *key, cubert_device *
       .alignment = p->memory.alignment ? p->memory.alignment : 1,
       .max_page_size = p->memory.max_page_size,
   };
-  /* Pitched rows pay off where loads are coalesced per row (GPUs); CPUs read contiguous
-     memory best (the reference uses a contiguous policy there). */
-  device->pitch_align = p->type == CUBERT_DEVICE_TYPE_OPENCL_GPU ? device->storage.alignment : 0;
+  /* The server's layout policy (pitched on GPUs, whose loads coalesce per row; contiguous on
+     CPUs, as the reference's). */
+  device->pitch_align =
+      device->server->layout == CUBERT_LAYOUT_POLICY_PITCHED ? device->storage.alignment : 0;
   *out = device;
   return NULL;
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend_list.h"
+#include "cubert/backend.h"
 #include "cubert/device.h"
 #include "cubert/server.h"
 
@@ -97,19 +99,13 @@ cubert_status cubert_device_io_vector_sizes(const cubert_device_properties *p, s
 
 /* The backend named `name`; NOT_FOUND naming the backends built in. */
 static cubert_status find_backend(const char *name, const char *fn, const cubert_backend **out) {
-  char known[256] = "";
-  const cubert_backend *const *backends = cubert_backends();
-  for (size_t i = 0; backends[i]; ++i) {
-    if (strcmp(backends[i]->name, name) == 0) {
-      *out = backends[i];
-      return NULL;
-    }
-    size_t used = strlen(known);
-    snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", backends[i]->name);
-  }
+  *out = cubert_backend_find(name, strlen(name));
+  if (*out) return NULL;
+  char known[256];
+  cubert_backend_names(known, sizeof known);
   return cubert_status_make(CUBERT_CODE_NOT_FOUND,
-                            "%s: backend is \"%s\"; the backends built into this library are %s",
-                            fn, name, known);
+                            "%s: backend is \"%s\"; the backends of this library are %s", fn, name,
+                            known);
 }
 
 /* One backend's devices into out[0..capacity) (hashes filled), *total += its count. */
@@ -140,11 +136,11 @@ static cubert_status list_devices(const char *fn, const char *backend, cubert_de
     CUBERT_RETURN_IF_ERROR(find_backend(backend, fn, &b));
     CUBERT_RETURN_IF_ERROR(list_backend(b, out, capacity, &total));
   } else {
-    const cubert_backend *const *backends = cubert_backends();
-    for (size_t i = 0; backends[i]; ++i) {
+    const cubert_backend *all[CUBERT_MAX_REGISTERED_BACKENDS + 8];
+    size_t n = cubert_backend_all(all, sizeof all / sizeof *all);
+    for (size_t i = 0; i < n && i < sizeof all / sizeof *all; ++i) {
       size_t at = total < capacity ? total : capacity;
-      CUBERT_RETURN_IF_ERROR(
-          list_backend(backends[i], out ? out + at : NULL, capacity - at, &total));
+      CUBERT_RETURN_IF_ERROR(list_backend(all[i], out ? out + at : NULL, capacity - at, &total));
     }
   }
   *out_count = total;

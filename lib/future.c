@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "client_internal.h"
+#include "cubert/server/transfers.h"
 
 struct cubert_future {
   cubert_device *device; /* retained */
@@ -80,7 +81,7 @@ static cubert_status queue_reads(cubert_client *client, cubert_client_obj *c, si
   if (!bindings) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   for (size_t k = 0; k < count && !s; ++k)
     s = read_binding(objs[k], dsts[k], sizes[k], k, many, &bindings[k]);
-  if (!s && !server->vtable->read_async) {
+  if (!s && !server->transfers) {
     /* The lock is recursive, so the synchronous reads can run under it. */
     for (size_t k = 0; k < count && !f->result; ++k)
       f->result = cubert_client_read(client, handles[k], dsts[k], sizes[k]);
@@ -89,8 +90,8 @@ static cubert_status queue_reads(cubert_client *client, cubert_client_obj *c, si
   for (size_t k = 0; k < count && !s && !f->done; ++k) {
     s = cubert_slot_resolve(device, index, &bindings[k], 1);
     if (!s)
-      s = server->vtable->read_async(server, f->slot->stream, &bindings[k], dsts[k], sizes[k],
-                                     &f->events[k]);
+      s = server->transfers->read_async(server, f->slot->stream, &bindings[k], dsts[k], sizes[k],
+                                        &f->events[k]);
     if (!s) cubert_slot_mark_used(device, index, &bindings[k], 1);
   }
   free(bindings);

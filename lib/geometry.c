@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/status.h"
 #include "cubert/client.h"
 #include "cubert/server.h"
 #include "geometry_internal.h"

@@ -6,8 +6,9 @@
    from under a launch or a read. */
 #include <stdlib.h>
 
+#include "base/object_table.h"
+#include "base/status.h"
 #include "client_internal.h"
-#include "object_table.h"
 
 static uintptr_t token(const cubert_handle *handle) {
   return (uintptr_t)handle;

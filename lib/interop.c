@@ -3,6 +3,8 @@
    behind handles through these, so that the core never names a backend. The ordering is the
    core's cross-stream protocol (stream/resolve.c): a handle handed out is resolved on the
    calling stream and marked as used there, exactly as if a command of that stream used it. */
+#include "cubert/server/interop.h"
+
 #include <string.h>
 
 #include "client_internal.h"

@@ -5,8 +5,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "base/config.h"
 #include "client_internal.h"
-#include "config_internal.h"
+#include "cubert/config.h"
+#include "cubert/server/violation.h"
 
 /* "a: const float, b: const float, out: float" */
 static void describe_buffers(const cubert_kernel_signature *sig, char *out, size_t size) {

@@ -9,9 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
+#include "base/object_table.h"
+#include "base/status.h"
 #include "client_internal.h"
-#include "object_table.h"
+#include "cubert/config.h"
+#include "cubert/server/violation.h"
 #include "profile_log.h"
+#include "stream/timing.h"
 #include "trace.h"
 #include "tune/tune_internal.h"
 
@@ -94,13 +99,14 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
 static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *slot,
                                      uint32_t slot_index, const cubert_launch *launch) {
   cubert_server *server = device->server;
-  uint64_t token = cubert_profile_token_next(device);
+  cubert_timing timing;
   uint64_t start = cubert_now_ns();
-  CUBERT_RETURN_IF_ERROR(server->vtable->profile_begin(server, slot->stream, token));
+  CUBERT_RETURN_IF_ERROR(
+      cubert_timing_begin(server, slot->stream, cubert_profile_token_next(device), &timing));
   cubert_status s = server->vtable->launch(server, slot->stream, launch);
   uint64_t ns = 0;
   cubert_timing_method method;
-  cubert_status end = server->vtable->profile_end(server, slot->stream, token, &ns, &method);
+  cubert_status end = cubert_timing_end(server, slot->stream, &timing, &ns, &method);
   if (s) {
     cubert_status_free(end);
     return s;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "cubert/server.h"
 
 static bool is_pow2(uint64_t v) {

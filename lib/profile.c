@@ -6,6 +6,7 @@
    the first profile to end collects the stream's errors and leaves a copy with the others. */
 #include <stdlib.h>
 
+#include "base/status.h"
 #include "client_internal.h"
 
 uint64_t cubert_profile_token_next(cubert_device *device) {
@@ -54,10 +55,11 @@ static cubert_status profile_start(cubert_client_obj *c, cubert_profile_token *o
     }
   }
   uint64_t token = cubert_profile_token_next(device);
-  if (!s) s = server->vtable->profile_begin(server, slot->stream, token);
+  cubert_timing timing;
+  if (!s) s = cubert_timing_begin(server, slot->stream, token, &timing);
   if (!s) {
     device->profiles[device->profile_count++] =
-        (cubert_profile_entry){token, index, slot->owner, NULL};
+        (cubert_profile_entry){timing, index, slot->owner, NULL};
     out->id = token;
   }
   cubert_device_unlock(device);
@@ -83,7 +85,7 @@ static cubert_status profile_end(cubert_device *device, cubert_profile_token tok
   cubert_device_lock(device);
   size_t at = device->profile_count;
   for (size_t i = 0; i < device->profile_count; ++i)
-    if (device->profiles[i].token == token.id) at = i;
+    if (device->profiles[i].timing.token == token.id) at = i;
   if (at == device->profile_count) {
     cubert_device_unlock(device);
     return cubert_status_make(CUBERT_CODE_NOT_REGISTERED,
@@ -96,7 +98,7 @@ static cubert_status profile_end(cubert_device *device, cubert_profile_token tok
   cubert_stream_slot *slot = device->slots[entry.slot];
   uint64_t ns = 0;
   cubert_timing_method method = CUBERT_TIMING_SYSTEM;
-  cubert_status s = server->vtable->profile_end(server, slot->stream, token.id, &ns, &method);
+  cubert_status s = cubert_timing_end(server, slot->stream, &entry.timing, &ns, &method);
   cubert_status errors = cubert_stream_take_errors(device, entry.stream, slot);
   cubert_device_unlock(device);
   if (!errors)

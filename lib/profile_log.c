@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "cubert/config.h"
 #include "tune/tune_internal.h"
 
 struct cubert_kernel_stats {

@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend_list.h"
+#include "base/status.h"
+#include "cubert/backend.h"
+#include "cubert/config.h"
 #include "cubert/server.h"
 
 #define SELECTORS "cpu, opencl, opencl:N, opencl:gpu, opencl:cpu, each with an optional !private"
@@ -67,22 +71,18 @@ cubert_status cubert_registry_resolve(const char *selector, cubert_device_key *o
     return cubert_status_make(
         CUBERT_CODE_INVALID_ARGUMENT, "device selector \"%s\" has an empty %s (selectors: %s)",
         selector, name_len ? "device after the colon" : "backend before the colon", SELECTORS);
-  char known[256] = "";
-  const cubert_backend *const *backends = cubert_backends();
-  for (size_t i = 0; backends[i]; ++i) {
-    const cubert_backend *b = backends[i];
-    if (strlen(b->name) == name_len && strncmp(b->name, name, name_len) == 0) {
-      out->backend = b;
-      if (!b->resolve) return NULL; /* opened by spec, never shared */
-      out->shareable = 1;
-      return device_not_found(b->resolve(spec, &out->index));
-    }
-    size_t used = strlen(known);
-    snprintf(known + used, sizeof(known) - used, "%s%s", used ? ", " : "", b->name);
+  const cubert_backend *b = cubert_backend_find(name, name_len);
+  if (b) {
+    out->backend = b;
+    if (!b->resolve) return NULL; /* opened by spec, never shared */
+    out->shareable = 1;
+    return device_not_found(b->resolve(spec, &out->index));
   }
+  char known[256];
+  cubert_backend_names(known, sizeof known);
   return device_not_found(cubert_status_make(CUBERT_CODE_NOT_FOUND,
-                                             "unknown device selector \"%s\": the backends built "
-                                             "into this library are %s (selectors: %s)",
+                                             "unknown device selector \"%s\": the backends of "
+                                             "this library are %s (selectors: %s)",
                                              selector, known, SELECTORS));
 }
 
@@ -98,5 +98,15 @@ cubert_status cubert_registry_open(const cubert_device_key *key, cubert_server *
     const char *colon = strchr(name, ':');
     snprintf(spec, sizeof(spec), "%s", colon ? colon + 1 : "");
   }
-  return device_not_found(key->backend->create(spec, out_server));
+  CUBERT_RETURN_IF_ERROR(device_not_found(key->backend->create(spec, out_server)));
+  /* A registered backend's server may be incomplete: refuse it before a client calls into it
+     (the built-in ones are complete, and cheap to check). */
+  cubert_server *server = *out_server;
+  cubert_status s =
+      server ? cubert_server_vtable_check(server->vtable, key->backend->name)
+             : cubert_status_make(CUBERT_CODE_GENERIC, "backend \"%s\" created no server",
+                                  key->backend->name);
+  if (s && server && server->vtable && server->vtable->destroy) server->vtable->destroy(server);
+  if (s) *out_server = NULL;
+  return s;
 }

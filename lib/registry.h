@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "cubert/backend.h"
 #include "cubert/server.h"
 
 /* A selector after resolution: which device of which backend, and whether the caller asked for

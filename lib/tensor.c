@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "client_internal.h"
 #include "cubert/kernels.h"
 #include "cubert/ops.h"

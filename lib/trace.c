@@ -28,7 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "cubert/config.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *g_file;

@@ -4,8 +4,8 @@
    Paths, by the two device instances:
    - one instance (two clients of one device, or one client): a device-side copy queued on the
      destination client's stream, after the source's last writer (the cross-stream protocol):
-     the server's copy entry (clEnqueueCopyBuffer on OpenCL), else the strided copy kernel
-     through cubert_op_copy (memcpy rows on the CPU server); the call returns at once.
+     the server's copy (clEnqueueCopyBuffer on OpenCL, a queued memcpy on the CPU server); the
+     call returns at once. A server without the transfers table copies through host memory.
    - the source's memory is host memory (CPU server): wait for the source's writers (a size-0
      read future), then one write of that memory into the destination (on an OpenCL GPU its
      pinned staging pipeline; on a host-unified OpenCL device or another CPU instance a memcpy).
@@ -17,14 +17,16 @@
      pinned memory) while chunk k is written to the destination (a write on its stream), so
      the two legs overlap. The call returns when the last chunk's write was queued.
 
-   The core calls the public client functions and three optional server entries (copy,
-   host_alloc/host_free); no backend is named here. */
+   The core calls the public client functions and two optional server capabilities (the
+   transfers table's copy, the pinned table); no backend is named here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "client_internal.h"
-#include "cubert/ops.h"
+#include "cubert/server/pinned.h"
+#include "cubert/server/transfers.h"
 
 #ifndef TRANSFER_CHUNK
 #define TRANSFER_CHUNK (8u << 20) /* bytes per pipeline chunk */
@@ -50,7 +52,7 @@ static void staging_free(cubert_device *device, cubert_transfer_staging *st) {
   for (int i = 0; i < TRANSFER_SLOTS; ++i) {
     if (!st->slots[i]) continue;
     if (st->pinned)
-      server->vtable->host_free(server, st->slots[i]);
+      server->pinned->host_free(server, st->slots[i]);
     else
       free(st->slots[i]);
   }
@@ -68,12 +70,12 @@ static cubert_status staging_alloc(cubert_device *device, cubert_transfer_stagin
   cubert_transfer_staging *st = calloc(1, sizeof(*st));
   if (!st) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   cubert_server *server = device->server;
-  st->pinned = server->vtable->host_alloc && server->vtable->host_free;
+  st->pinned = server->pinned != NULL;
   cubert_status s = NULL;
   cubert_device_lock(device);
   for (int i = 0; i < TRANSFER_SLOTS && !s; ++i) {
     if (st->pinned) {
-      s = server->vtable->host_alloc(server, TRANSFER_CHUNK, &st->slots[i]);
+      s = server->pinned->host_alloc(server, TRANSFER_CHUNK, &st->slots[i]);
     } else {
       st->slots[i] = aligned_alloc(4096, TRANSFER_CHUNK);
       if (!st->slots[i])
@@ -120,44 +122,38 @@ static void staging_give(cubert_device *device, cubert_transfer_staging *st, int
 
 /* ---- the paths ----------------------------------------------------------------------------- */
 
-/* The server's own copy (clEnqueueCopyBuffer) on the client's stream, after the last users of
-   both buffers on other streams. */
-static cubert_status server_copy(cubert_client *client, const cubert_handle_obj *h, uint64_t offset,
-                                 uint64_t size, cubert_handle *dst) {
+/* Bytes [offset, offset+size) of src into dst on one device, on the client's stream, after
+   the last users of both buffers on other streams: the server's copy (clEnqueueCopyBuffer; a
+   queued memcpy on the CPU server), else, on a server without the transfers table, through
+   host memory (a read, then a write: cubert/server/transfers.h). */
+static cubert_status copy_on_device(cubert_client *client, const cubert_handle_obj *h,
+                                    uint64_t offset, uint64_t size, cubert_handle *dst) {
   cubert_client_obj *c = NULL;
   cubert_stream_slot *slot = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
   cubert_device *device = c->device;
+  cubert_server *server = device->server;
   cubert_handle_obj *d = cubert_handle_acquire(dst);
   cubert_binding b[2] = {cubert_handle_binding(h), cubert_handle_binding(d)};
   b[0].offset += offset;
   b[0].size = size;
   uint32_t index = cubert_client_slot_index(c);
   cubert_status s = cubert_slot_resolve(device, index, b, 2);
-  if (!s) s = device->server->vtable->copy(device->server, slot->stream, &b[0], &b[1]);
+  if (!s && server->transfers) {
+    s = server->transfers->copy(server, slot->stream, &b[0], &b[1]);
+  } else if (!s) {
+    void *staging = malloc(size ? size : 1);
+    if (!staging)
+      s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                             "host allocation of %llu bytes to stage a copy failed",
+                             (unsigned long long)size);
+    if (!s) s = server->vtable->read(server, slot->stream, &b[0], staging, size);
+    if (!s) s = server->vtable->write(server, slot->stream, &b[1], staging, size);
+    free(staging);
+  }
   if (!s) cubert_slot_mark_used(device, index, b, 2);
   cubert_handle_release(dst);
   return cubert_client_unlock_slot(client, c, s);
-}
-
-/* Bytes [offset, offset+size) of src into dst on one device, on dst_client's stream: the
-   server's copy, else a copy launch. */
-static cubert_status copy_on_device(cubert_client *client, const cubert_handle_obj *h,
-                                    cubert_handle *src, uint64_t offset, uint64_t size,
-                                    cubert_handle *dst) {
-  if (h->device->server->vtable->copy) return server_copy(client, h, offset, size, dst);
-  /* the widest element that divides the size and the bytes' start in their allocation (a view
-     may start at any byte) */
-  const uint64_t start = cubert_handle_binding(h).offset + offset;
-  uint64_t elem = 8;
-  while ((start % elem) || (size % elem)) elem /= 2;
-  cubert_tensor in = {.handle = src, .rank = 1, .elem_size = elem, .offset = offset / elem};
-  in.shape[0] = size / elem;
-  in.strides[0] = 1;
-  cubert_tensor out = in;
-  out.handle = dst;
-  out.offset = 0;
-  return cubert_op_copy(client, &in, &out);
 }
 
 /* Waits until the work queued so far that writes src (on any stream) finished. */
@@ -227,7 +223,7 @@ static cubert_status transfer(cubert_client *src_client, cubert_device *src_devi
   if (size == 0) {
     /* nothing to move */
   } else if (src_device == dst_device) {
-    s = copy_on_device(dst_client, h, src, offset, size, dst);
+    s = copy_on_device(dst_client, h, offset, size, dst);
   } else if (h->slice->page->host_ptr) {
     cubert_binding b = cubert_handle_binding(h);
     s = wait_for_writers(src_client, src);

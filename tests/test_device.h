@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cubert/backend.h"
 #include "cubert/server.h"
 
 typedef struct cubert_test_device_choice {

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "base/json.h"
+#include "cubert/backend.h"
 
 /* Names of the CUBERT_FEATURE_* bits, for both listings. */
 static const struct {

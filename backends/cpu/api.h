@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "cubert/backend.h"
 #include "cubert/server.h"
 #include "cubert/status.h"
 

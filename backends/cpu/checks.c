@@ -4,6 +4,7 @@
    CPU server and the OpenCL server word a violation alike. Reports come from any worker at any
    time; the launch's `failed` flag keeps one. */
 #include "cpu/internal.h"
+#include "cubert/server/violation.h"
 
 static void report(const cubert_cpu_ctx *ctx, cubert_kernel_violation *v, uint64_t unit_id) {
   const cubert_cpu_call *call = ctx ? ctx->priv_ : NULL;

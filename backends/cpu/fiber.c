@@ -34,6 +34,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "base/status.h"
 #include "cpu/internal.h"
 
 /* ---- sanitizer annotations (only in sanitizer builds) ---------------------------------------- */

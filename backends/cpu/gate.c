@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu/internal.h"
+#include "cubert/server/gates.h"
 
 struct cubert_gate {
   cubert_gate_state state;

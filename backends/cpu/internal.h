@@ -19,6 +19,7 @@
 #include "cpu/topology.h"
 #include "cpu/undefined.h"
 #include "cubert/server.h"
+#include "cubert/server/gates.h"
 
 enum {
   CUBERT_CPU_LINE = 64,          /* cache line bytes: claim counters sit alone on one */
@@ -76,6 +77,9 @@ typedef enum cubert_cpu_job_kind {
   /* An asynchronous read: copies bindings[0] to read_dst when it reaches the head of the queue
      (on the thread that completed the previous command), unless an error is pending. */
   CUBERT_CPU_JOB_READ = 2,
+  /* A copy on the device: bindings[0] to bindings[1] when it reaches the head of the queue,
+     unless an error is pending. */
+  CUBERT_CPU_JOB_COPY = 3,
 } cubert_cpu_job_kind;
 
 /* One queued command. Records are type-stable: they are recycled through the device's free
@@ -129,10 +133,6 @@ struct cubert_cpu_job {
   uint64_t inline_info[CUBERT_CPU_INLINE_INFO];
 };
 
-typedef struct cubert_cpu_profile_entry {
-  uint64_t token, start_ns;
-} cubert_cpu_profile_entry;
-
 struct cubert_server_stream {
   cubert_cpu_device *device;
   cubert_stream_errors *errors;
@@ -153,8 +153,6 @@ struct cubert_server_stream {
   _Alignas(CUBERT_CPU_LINE) _Atomic uint64_t submitted;
   uint64_t completed_seen; /* a recent value of `completed` (queue bound) */
   cubert_cpu_job *spare;   /* records ready for the next launches */
-  cubert_cpu_profile_entry *profiles;
-  uint32_t profile_count, profile_capacity;
 
   /* Completion side: its own cache line, polled by waiters. */
   _Alignas(CUBERT_CPU_LINE) _Atomic uint64_t completed; /* commands finished, in order */
@@ -275,8 +273,7 @@ void cubert_cpu_participant_finish(cubert_cpu_participant *part);
 cubert_status cubert_cpu_workers_start(cubert_cpu_device *device);
 void cubert_cpu_workers_stop(cubert_cpu_device *device);
 
-/* ---- vtable parts (stream.c, events.c, storage.c, profile.c) ----------------------------------
- */
+/* ---- vtable parts (stream.c, events.c, gate.c, storage.c) ------------------------------------ */
 
 cubert_status cubert_cpu_stream_create(cubert_server *server, cubert_stream_errors *errors,
                                        cubert_server_stream **out);
@@ -293,6 +290,11 @@ cubert_status cubert_cpu_sync(cubert_server *server, cubert_server_stream *strea
 cubert_status cubert_cpu_read_async(cubert_server *server, cubert_server_stream *stream,
                                     const cubert_binding *src, void *dst, uint64_t size,
                                     cubert_event **out_event);
+cubert_status cubert_cpu_write_async(cubert_server *server, cubert_server_stream *stream,
+                                     const cubert_binding *dst, const void *src, uint64_t size,
+                                     cubert_event **out_event);
+cubert_status cubert_cpu_copy(cubert_server *server, cubert_server_stream *stream,
+                              const cubert_binding *src, const cubert_binding *dst);
 cubert_status cubert_cpu_event_record(cubert_server *server, cubert_server_stream *stream,
                                       cubert_event **out);
 cubert_status cubert_cpu_gate_create(cubert_server *server, cubert_gate **out);
@@ -308,11 +310,5 @@ void cubert_cpu_event_release(cubert_server *server, cubert_event *event);
 
 cubert_status cubert_cpu_storage_alloc(cubert_server *server, uint64_t size, cubert_storage *out);
 void cubert_cpu_storage_free(cubert_server *server, cubert_storage *storage);
-
-cubert_status cubert_cpu_profile_begin(cubert_server *server, cubert_server_stream *stream,
-                                       uint64_t token);
-cubert_status cubert_cpu_profile_end(cubert_server *server, cubert_server_stream *stream,
-                                     uint64_t token, uint64_t *out_ns,
-                                     cubert_timing_method *out_method);
 
 #endif /* CUBERT_CPU_INTERNAL_H */

@@ -1,6 +1,8 @@
 /* cubert CPU server — the public interop header cubert/cpu.h: host pointers behind handles.
    The core resolves the handle on the calling stream (server.h "interop"); the wait for the
    stream is what makes the bytes quiet (rule 1 of the header). */
+#include "cubert/server/interop.h"
+
 #include "cpu/internal.h"
 #include "cubert/cpu.h"
 

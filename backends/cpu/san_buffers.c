@@ -22,6 +22,8 @@
 
 #include "cpu/internal.h"
 #include "cpu/sanitize.h"
+#include "cubert/config.h"
+#include "cubert/server/sanitizer.h"
 
 #define EPOCH_BITS 0x3fffffffu
 #define F_ATOMIC 0x40000000u

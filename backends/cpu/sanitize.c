@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cpu/internal.h"
+#include "cubert/config.h"
 #include "cubert/sanitize.h"
 
 void cubert_cpu_report_sanitizer(const cubert_cpu_ctx *ctx, uint64_t unit_id, const char *what);

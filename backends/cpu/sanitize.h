@@ -9,6 +9,7 @@
 
 #include "cubert/kernel.h"
 #include "cubert/server.h"
+#include "cubert/server/sanitizer.h"
 
 struct cubert_cpu_job;
 

@@ -10,9 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
+#include "base/status.h"
 #include "cpu/internal.h"
 #include "cpu/order.h"
 #include "cpu/sanitize.h"
+#include "cubert/config.h"
 
 /* How long a host thread in sync/event_sync polls before sleeping, in ns. Long enough that a
    launch + sync loop never sleeps between short kernels; short enough not to hog a core while
@@ -222,7 +225,6 @@ void cubert_cpu_stream_ref(cubert_server_stream *s) {
 
 void cubert_cpu_stream_unref(cubert_server_stream *s) {
   if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
-  free(s->profiles);
   free(s);
 }
 
@@ -371,6 +373,21 @@ static step_kind advance_locked(cubert_cpu_device *d, cubert_server_stream *s, i
   return STEP_PUBLISHED;
 }
 
+/* A copy on the device: the bytes, and what the sanitizer knows about them (bytes copied from
+   memory nothing wrote stay unwritten, so that a read of them is still reported). */
+static void copy_job_run(cubert_cpu_device *d, cubert_cpu_job *job) {
+  uint64_t size = job->bindings[0].size;
+  memcpy(job->buffers[1], job->buffers[0], size);
+  if (!atomic_load_explicit(&d->undefined.nonempty, memory_order_relaxed)) return;
+  uintptr_t src = (uintptr_t)job->buffers[0], dst = (uintptr_t)job->buffers[1];
+  uint8_t *bits = calloc((size_t)((size + 7) / 8), 1);
+  if (bits && cubert_cpu_undefined_load(&d->undefined, src, size, bits))
+    cubert_cpu_undefined_store(&d->undefined, dst, size, bits);
+  else
+    cubert_cpu_undefined_remove(&d->undefined, dst, size); /* never report falsely */
+  free(bits);
+}
+
 static void recheck_blocked(cubert_cpu_device *d);
 static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_t chunk);
 
@@ -392,6 +409,9 @@ static void stream_step(cubert_server_stream *s, cubert_cpu_job *finished, int r
       if (finished->kind == CUBERT_CPU_JOB_READ && finished->bindings[0].size &&
           !cubert_stream_errors_pending(s->errors))
         memcpy(finished->read_dst, finished->buffers[0], finished->bindings[0].size);
+      if (finished->kind == CUBERT_CPU_JOB_COPY && finished->bindings[0].size &&
+          !cubert_stream_errors_pending(s->errors))
+        copy_job_run(d, finished);
       /* What a launch the sanitizer did not watch may have written is written from now on
          (a watched one stored what it left unwritten itself: san_buffers.c). */
       if (finished->kind == CUBERT_CPU_JOB_LAUNCH &&

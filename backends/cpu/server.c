@@ -18,8 +18,13 @@
 #include <cpuid.h>
 #endif
 
+#include "base/status.h"
 #include "cpu/internal.h"
 #include "cpu/sanitize.h"
+#include "cubert/backend.h"
+#include "cubert/config.h"
+#include "cubert/server/gates.h"
+#include "cubert/server/transfers.h"
 
 #ifndef CUBERT_VERSION_STRING_BUILD
 #define CUBERT_VERSION_STRING_BUILD "unknown"
@@ -27,17 +32,21 @@
 
 static void destroy(cubert_server *server);
 
+/* Pages are plain host memory: no slice carries a backend cache. */
+static void slice_cache_release(cubert_server *server, cubert_slice *slice) {
+  (void)server, (void)slice;
+}
+
 static const cubert_server_vtable cpu_vtable = {
     .kernel_form = CUBERT_KERNEL_FORM_CPU,
     .destroy = destroy,
     .storage_alloc = cubert_cpu_storage_alloc,
     .storage_free = cubert_cpu_storage_free,
-    .slice_cache_release = NULL,
+    .slice_cache_release = slice_cache_release,
     .stream_create = cubert_cpu_stream_create,
     .stream_destroy = cubert_cpu_stream_destroy,
     .launch = cubert_cpu_launch,
     .read = cubert_cpu_read,
-    .read_async = cubert_cpu_read_async,
     .write = cubert_cpu_write,
     .flush = cubert_cpu_flush,
     .sync = cubert_cpu_sync,
@@ -46,13 +55,21 @@ static const cubert_server_vtable cpu_vtable = {
     .event_sync = cubert_cpu_event_sync,
     .event_done = cubert_cpu_event_done,
     .event_release = cubert_cpu_event_release,
-    .gate_create = cubert_cpu_gate_create,
-    .gate_wait = cubert_cpu_gate_wait,
-    .gate_open = cubert_cpu_gate_open,
-    .gate_release = cubert_cpu_gate_release,
-    .profile_begin = cubert_cpu_profile_begin,
-    .profile_end = cubert_cpu_profile_end,
-    .sanitizer = &cubert_cpu_sanitizer_table,
+};
+
+/* The capabilities (cubert/server.h). No pinned memory (all of it is host memory), no
+   profiler (the core's host timing is what this server would do), no device combination (the
+   communicators' host reduction runs on the same cores). */
+static const cubert_server_transfers cpu_transfers = {
+    .read_async = cubert_cpu_read_async,
+    .write_async = cubert_cpu_write_async,
+    .copy = cubert_cpu_copy,
+};
+static const cubert_server_gates cpu_gates = {
+    .create = cubert_cpu_gate_create,
+    .wait = cubert_cpu_gate_wait,
+    .open = cubert_cpu_gate_open,
+    .release = cubert_cpu_gate_release,
 };
 
 /* Threads that run kernels: CUBERT_CPU_THREADS, else one per core of the cpubind set. */
@@ -194,6 +211,9 @@ static cubert_status create(const char *spec, cubert_server **out) {
         sizeof *d);
   memset(d, 0, sizeof *d);
   d->base.vtable = &cpu_vtable;
+  d->base.transfers = &cpu_transfers;
+  d->base.gates = &cpu_gates;
+  d->base.sanitizer = &cubert_cpu_sanitizer_table;
   cubert_cpu_ec_init(&d->work_ec);
   cubert_cpu_ec_init(&d->done_ec);
   pthread_mutex_init(&d->registry_lock, NULL);

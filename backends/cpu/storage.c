@@ -10,7 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/status.h"
 #include "cpu/internal.h"
+#include "cubert/config.h"
 
 #define CUBERT_CPU_MAP_BYTES (256u * 1024u)
 #define CUBERT_CPU_HUGE_BYTES (8u * 1024u * 1024u)

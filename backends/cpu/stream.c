@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "cpu/internal.h"
+#include "cubert/config.h"
 
 /* Commands a stream may have queued before a launch waits for some to finish. Without a bound, a
    loop of launches that never syncs would grow the queue (and its records) without limit. */
@@ -180,6 +182,38 @@ cubert_status cubert_cpu_write(cubert_server *server, cubert_server_stream *s,
   if (size) memcpy(cubert_binding_host_ptr(dst), src, size);
   cubert_cpu_undefined_remove(&cubert_cpu_device_of(server)->undefined,
                               (uintptr_t)cubert_binding_host_ptr(dst), size);
+  return NULL;
+}
+
+/* The memory is host memory: the write itself is a memcpy, done at once (after the stream's
+   earlier work), and the event completes with it. */
+cubert_status cubert_cpu_write_async(cubert_server *server, cubert_server_stream *s,
+                                     const cubert_binding *dst, const void *src, uint64_t size,
+                                     cubert_event **out_event) {
+  *out_event = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_cpu_write(server, s, dst, src, size));
+  return cubert_cpu_event_record(server, s, out_event);
+}
+
+cubert_status cubert_cpu_copy(cubert_server *server, cubert_server_stream *s,
+                              const cubert_binding *src, const cubert_binding *dst) {
+  (void)server;
+  CUBERT_RETURN_IF_ERROR(check_copy(src, src->size, "copy source"));
+  CUBERT_RETURN_IF_ERROR(check_copy(dst, src->size, "copy destination"));
+  cubert_cpu_job *job = cubert_cpu_job_obtain(s, 2, 0);
+  if (!job)
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                              "host allocation of a copy record (%llu bytes) failed",
+                              (unsigned long long)src->size);
+  job->kind = CUBERT_CPU_JOB_COPY;
+  const cubert_binding *b[2] = {src, dst};
+  for (int i = 0; i < 2; ++i) {
+    job->bindings[i] = (cubert_binding){b[i]->slice, b[i]->offset, src->size};
+    job->buffers[i] = src->size ? cubert_binding_host_ptr(b[i]) : NULL;
+    job->buffer_bytes[i] = src->size;
+    cubert_slice_retain(b[i]->slice);
+  }
+  cubert_cpu_stream_submit(s, job);
   return NULL;
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "cpu/internal.h"
 
 /* Poll time before sleeping, in ns (OpenMP runtimes use 0.2-200 ms; launches here are short). */

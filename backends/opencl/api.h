@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cubert/backend.h"
 #include "cubert/export.h"
 #include "cubert/server.h"
 

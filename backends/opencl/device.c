@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cubert/backend.h"
 #include "internal.h"
 
 #ifndef CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE_3_0

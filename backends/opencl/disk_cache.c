@@ -46,6 +46,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cache_file.h"
+#include "base/log.h"
 #include "internal.h"
 
 #define CACHE_MAGIC "CUBRTCL"

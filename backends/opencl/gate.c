@@ -8,6 +8,7 @@
    flush/sync/read report it. */
 #include <stdlib.h>
 
+#include "cubert/server/gates.h"
 #include "internal.h"
 
 struct cubert_gate {

@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/cache_file.h"
+#include "base/thread_team.h"
+#include "cubert/server/combine.h"
+#include "cubert/server/gates.h"
 #include "opencl/api.h"
 
 /* ---- errors.c: the one place that knows OpenCL error codes ------------------------------- */

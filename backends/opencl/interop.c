@@ -8,6 +8,8 @@
    mem_generation (kernel argument caches are keyed by address) under the lock: so the release
    only pushes the slice onto a lock-free stack, and the server drains it under the lock at its
    next launch, page allocation, sync or destroy (cubert_ocl_external_drain). */
+#include "cubert/server/interop.h"
+
 #include <stdlib.h>
 
 #include "cubert/opencl.h"

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
+#include "cubert/server/violation.h"
 #include "internal.h"
 
 /* ---- info words -------------------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/status.h"
 #include "internal.h"
 
 /* ---- pages ------------------------------------------------------------------------------- */

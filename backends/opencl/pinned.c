@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/status.h"
 #include "internal.h"
 
 struct cubert_ocl_pinned {

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
+#include "base/status.h"
 #include "internal.h"
 
 static const char *kernel_name(const cubert_kernel_def *kernel) {

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "internal.h"
 
 /* A batch is closed with a marker past this many pins or host bytes, so that a stream that

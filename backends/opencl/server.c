@@ -7,6 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cubert/backend.h"
+#include "cubert/config.h"
+#include "cubert/server/combine.h"
+#include "cubert/server/gates.h"
+#include "cubert/server/pinned.h"
+#include "cubert/server/profiler.h"
+#include "cubert/server/transfers.h"
 #include "internal.h"
 
 #ifndef CUBERT_VERSION_STRING_BUILD
@@ -29,11 +36,7 @@ static const cubert_server_vtable kVtable = {
     .stream_destroy = cubert_ocl_stream_destroy,
     .launch = cubert_ocl_launch,
     .read = cubert_ocl_read,
-    .read_async = cubert_ocl_read_async,
-    .write_async = cubert_ocl_write_async,
-    .comm_reduce = cubert_ocl_comm_reduce,
     .write = cubert_ocl_write,
-    .copy = cubert_ocl_copy,
     .flush = cubert_ocl_flush,
     .sync = cubert_ocl_sync,
     .event_record = cubert_ocl_event_record,
@@ -41,15 +44,29 @@ static const cubert_server_vtable kVtable = {
     .event_sync = cubert_ocl_event_sync,
     .event_done = cubert_ocl_event_done,
     .event_release = cubert_ocl_event_release,
-    .gate_create = cubert_ocl_gate_create,
-    .gate_wait = cubert_ocl_gate_wait,
-    .gate_open = cubert_ocl_gate_open,
-    .gate_release = cubert_ocl_gate_release,
+};
+
+/* Every capability but the kernel sanitizer (cubert/server.h). */
+static const cubert_server_transfers kTransfers = {
+    .read_async = cubert_ocl_read_async,
+    .write_async = cubert_ocl_write_async,
+    .copy = cubert_ocl_copy,
+};
+static const cubert_server_pinned kPinned = {
     .host_alloc = cubert_ocl_host_alloc,
     .host_free = cubert_ocl_host_free,
-    .profile_begin = cubert_ocl_profile_begin,
-    .profile_end = cubert_ocl_profile_end,
 };
+static const cubert_server_profiler kProfiler = {
+    .begin = cubert_ocl_profile_begin,
+    .end = cubert_ocl_profile_end,
+};
+static const cubert_server_gates kGates = {
+    .create = cubert_ocl_gate_create,
+    .wait = cubert_ocl_gate_wait,
+    .open = cubert_ocl_gate_open,
+    .release = cubert_ocl_gate_release,
+};
+static const cubert_server_combine kCombine = {.reduce = cubert_ocl_comm_reduce};
 
 const cubert_backend cubert_opencl_backend = {
     .name = "opencl",
@@ -110,7 +127,16 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
   cubert_ocl_server *server = calloc(1, sizeof(*server));
   if (!server) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   server->base.vtable = &kVtable;
+  server->base.transfers = &kTransfers;
+  server->base.pinned = &kPinned;
+  server->base.profiler = &kProfiler;
+  server->base.gates = &kGates;
+  server->base.combine = &kCombine;
   server->base.properties = entry.properties;
+  /* Pitched rows pay off where loads are coalesced per row: on GPUs. */
+  server->base.layout = entry.properties.type == CUBERT_DEVICE_TYPE_OPENCL_GPU
+                            ? CUBERT_LAYOUT_POLICY_PITCHED
+                            : CUBERT_LAYOUT_POLICY_CONTIGUOUS;
   server->platform = entry.platform;
   server->device = entry.device;
   server->mem_generation = 1;

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
+#include "base/thread_team.h"
 #include "internal.h"
 
 #ifndef STAGING_SLOT_BYTES

@@ -14,10 +14,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "base/thread_team.h"
 #include "client_internal.h"
 #include "comm/transport.h"
 #include "cubert/comm.h"
 #include "cubert/server.h"
+#include "cubert/server/gates.h"
 
 /* Chunks in flight per member: the stage-out of chunk k+1.. overlaps the combine and the
    stage-in of chunk k. */
@@ -42,7 +44,7 @@ typedef struct comm_member {
   cubert_server_stream *out_stream, *in_stream;
   cubert_stream_errors *out_errors, *in_errors;
   /* Host staging, CUBERT_COMM_DEPTH slots each of buf_bytes: pinned for this device where
-     the server offers it (server->vtable->host_alloc), else aligned host memory. */
+     the server offers it (server->pinned), else aligned host memory. */
   void *in_buf[CUBERT_COMM_DEPTH], *out_buf[CUBERT_COMM_DEPTH];
   size_t buf_bytes;
   int pinned; /* the buffers came from host_alloc */

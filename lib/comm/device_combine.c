@@ -4,6 +4,8 @@
    piece m on its device from the others' staged pieces (in rank order) and reads it back into
    the shared slot, then stages in the other pieces. member.c runs these in its chunk loop. */
 #include "comm/comm_internal.h"
+#include "cubert/server/combine.h"
+#include "cubert/server/transfers.h"
 
 /* 1 when every member of `job` combines on its device: an all_reduce of an in-process
    communicator whose members all stage both ways and whose servers all have comm_reduce for
@@ -70,7 +72,7 @@ cubert_status cubert_comm_device_part(cubert_comm *comm, comm_job *job, size_t m
   comm_member *mem = &comm->members[m];
   comm_leg *leg = &job->legs[m];
   cubert_server *server = mem->server;
-  const cubert_server_vtable *v = server->vtable;
+  const cubert_server_transfers *io = server->transfers;
   size_t offset = 0, n = 0, lo = 0, hi = 0, es = job->es, parts = comm->local_count;
   size_t slot = k % CUBERT_COMM_DEPTH;
   cubert_comm_chunk_span(job, k, &offset, &n);
@@ -81,19 +83,20 @@ cubert_status cubert_comm_device_part(cubert_comm *comm, comm_job *job, size_t m
     if (r == m) continue;
     cubert_binding at = {mem->scratch.slice, mem->scratch.offset + run * len * es, len * es};
     cubert_event *e = NULL;
-    CUBERT_RETURN_IF_ERROR(v->write_async(server, mem->combine_stream, &at,
-                                          (const char *)comm->members[r].in_buf[slot] + lo * es,
-                                          len * es, &e));
-    v->event_release(server, e); /* the read below completes after it (in-order stream) */
+    CUBERT_RETURN_IF_ERROR(io->write_async(server, mem->combine_stream, &at,
+                                           (const char *)comm->members[r].in_buf[slot] + lo * es,
+                                           len * es, &e));
+    server->vtable->event_release(server,
+                                  e); /* the read below completes after it (in-order stream) */
     ++run;
   }
   cubert_binding own = {leg->src.slice, leg->src.offset + (offset + lo) * es, len * es};
   cubert_binding dst = {leg->dst.slice, leg->dst.offset + (offset + lo) * es, len * es};
   cubert_binding others = {mem->scratch.slice, mem->scratch.offset, (parts - 1) * len * es};
-  CUBERT_RETURN_IF_ERROR(v->comm_reduce(server, mem->combine_stream, &dst, &own, &others, parts, m,
-                                        len, job->dtype, job->op));
-  return v->read_async(server, mem->combine_stream, &dst, (char *)comm->shared_out[slot] + lo * es,
-                       len * es, &done->event);
+  CUBERT_RETURN_IF_ERROR(server->combine->reduce(server, mem->combine_stream, &dst, &own, &others,
+                                                 parts, m, len, job->dtype, job->op));
+  return io->read_async(server, mem->combine_stream, &dst, (char *)comm->shared_out[slot] + lo * es,
+                        len * es, &done->event);
 }
 
 cubert_status cubert_comm_device_stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k,

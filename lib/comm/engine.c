@@ -3,7 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
+#include "base/status.h"
+#include "base/thread_team.h"
 #include "comm/comm_internal.h"
+#include "cubert/server/combine.h"
+#include "cubert/server/gates.h"
+#include "cubert/server/pinned.h"
 
 /* ---- jobs -------------------------------------------------------------------------------- */
 
@@ -30,7 +36,7 @@ void cubert_comm_job_finish(cubert_comm *comm, comm_job *job) {
       pthread_mutex_lock(&comm->mu);
       cubert_status error = job->error ? cubert_status_clone(job->error) : NULL;
       pthread_mutex_unlock(&comm->mu);
-      server->vtable->gate_open(server, leg->gate, error);
+      server->gates->open(server, leg->gate, error);
     }
   }
   cubert_comm_job_put(comm, job);
@@ -42,7 +48,7 @@ void cubert_comm_job_put(cubert_comm *comm, comm_job *job) {
     comm_leg *leg = &job->legs[i];
     cubert_server *server = comm->members[i].server;
     /* Without the device lock (legs.c says why): gates and events hold no server state. */
-    if (leg->gate) server->vtable->gate_release(server, leg->gate);
+    if (leg->gate) server->gates->release(server, leg->gate);
     if (leg->ready) server->vtable->event_release(server, leg->ready);
     leg->gate = NULL;
     leg->ready = NULL;
@@ -192,7 +198,7 @@ static void member_close(comm_member *m) {
 static cubert_status member_open_combine(comm_member *m, cubert_client *client, size_t index,
                                          size_t chunk_bytes) {
   const cubert_server_vtable *v = m->server->vtable;
-  if (!v->comm_reduce || !v->write_async || !v->read_async) return NULL;
+  if (!m->server->combine || !m->server->transfers) return NULL;
   cubert_status s = cubert_client_empty(client, chunk_bytes, &m->scratch_handle);
   if (s)
     return cubert_status_wrap(cubert_status_code(s), s,
@@ -212,8 +218,8 @@ static cubert_status member_open_combine(comm_member *m, cubert_client *client, 
   /* Builds the reduction kernels now (without the lock, as the member thread will call it): a
      device that cannot build them combines on the host instead of failing every job. */
   cubert_status prepared =
-      v->comm_reduce(m->server, m->combine_stream, &m->scratch, &m->scratch, &m->scratch, 1, 0, 0,
-                     CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM);
+      m->server->combine->reduce(m->server, m->combine_stream, &m->scratch, &m->scratch,
+                                 &m->scratch, 1, 0, 0, CUBERT_DTYPE_F32, CUBERT_REDUCE_SUM);
   if (prepared) {
     cubert_log(CUBERT_LOG_INFO, "comm", "clients[%zu] on '%s' combines on the host: %s", index,
                m->server->properties.name, cubert_status_message(prepared));
@@ -235,11 +241,12 @@ static cubert_status member_open(comm_member *m, cubert_client *client, size_t i
   m->device = c->device;
   m->server = c->device->server;
   const cubert_server_vtable *v = m->server->vtable;
-  if (!v->gate_create || !v->gate_wait || !v->gate_open || !v->gate_release)
-    return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
-                              "cubert_comm_create: clients[%zu] is on device '%s', whose server "
-                              "has no gates (server.h) and cannot take part in collectives",
-                              index, m->server->properties.name);
+  if (!m->server->gates)
+    return cubert_status_make(
+        CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
+        "cubert_comm_create: clients[%zu] is on device '%s', whose server "
+        "has no gates (cubert/server/gates.h) and cannot take part in collectives",
+        index, m->server->properties.name);
   s = cubert_stream_errors_create(&m->out_errors);
   if (!s) s = cubert_stream_errors_create(&m->in_errors);
   if (s) return s;
@@ -257,12 +264,12 @@ static cubert_status shared_open(cubert_comm *comm) {
   if (comm->local_count < 2) return NULL;
   comm_member *owner = NULL;
   for (size_t i = 0; i < comm->local_count && !owner; ++i)
-    if (comm->members[i].server->vtable->host_alloc) owner = &comm->members[i];
+    if (comm->members[i].server->pinned) owner = &comm->members[i];
   if (!owner) return NULL;
   cubert_status s = NULL;
   cubert_device_lock(owner->device);
   for (int i = 0; i < CUBERT_COMM_DEPTH && !s; ++i)
-    s = owner->server->vtable->host_alloc(owner->server, owner->buf_bytes, &comm->shared_out[i]);
+    s = owner->server->pinned->host_alloc(owner->server, owner->buf_bytes, &comm->shared_out[i]);
   cubert_device_unlock(owner->device);
   comm->shared_owner = owner;
   return s;
@@ -273,7 +280,7 @@ static void shared_close(cubert_comm *comm) {
   if (!owner) return;
   cubert_device_lock(owner->device);
   for (int i = 0; i < CUBERT_COMM_DEPTH; ++i) {
-    if (comm->shared_out[i]) owner->server->vtable->host_free(owner->server, comm->shared_out[i]);
+    if (comm->shared_out[i]) owner->server->pinned->host_free(owner->server, comm->shared_out[i]);
     comm->shared_out[i] = NULL;
   }
   cubert_device_unlock(owner->device);

@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "comm/comm_internal.h"
+#include "cubert/server/pinned.h"
+#include "cubert/server/transfers.h"
 
 cubert_status cubert_comm_leg_read(comm_member *m, const cubert_binding *b, uint64_t offset,
                                    void *host, uint64_t size, comm_copy *out) {
@@ -31,8 +34,8 @@ cubert_status cubert_comm_leg_read(comm_member *m, const cubert_binding *b, uint
   }
   cubert_binding sub = {b->slice, b->offset + offset, size};
   cubert_server *server = m->server;
-  if (server->vtable->read_async)
-    return server->vtable->read_async(server, m->out_stream, &sub, host, size, &out->event);
+  if (server->transfers)
+    return server->transfers->read_async(server, m->out_stream, &sub, host, size, &out->event);
   return server->vtable->read(server, m->out_stream, &sub, host, size);
 }
 
@@ -56,8 +59,8 @@ cubert_status cubert_comm_leg_write(comm_member *m, const cubert_binding *b, uin
   }
   cubert_binding sub = {b->slice, b->offset + offset, size};
   cubert_server *server = m->server;
-  if (server->vtable->write_async)
-    return server->vtable->write_async(server, m->in_stream, &sub, host, size, &out->event);
+  if (server->transfers)
+    return server->transfers->write_async(server, m->in_stream, &sub, host, size, &out->event);
   cubert_status s = server->vtable->write(server, m->in_stream, &sub, host, size);
   if (!s) s = server->vtable->flush(server, m->in_stream);
   return s;
@@ -100,12 +103,12 @@ cubert_status cubert_comm_leg_buffers(comm_member *m, size_t bytes) {
   bytes = (bytes + 63) & ~(size_t)63;
   cubert_server *server = m->server;
   cubert_status s = NULL;
-  m->pinned = server->vtable->host_alloc != NULL;
+  m->pinned = server->pinned != NULL;
   for (int i = 0; i < CUBERT_COMM_DEPTH && !s; ++i) {
     void **slots[2] = {&m->in_buf[i], &m->out_buf[i]};
     for (int k = 0; k < 2 && !s; ++k) {
       if (m->pinned) {
-        s = server->vtable->host_alloc(server, bytes, slots[k]);
+        s = server->pinned->host_alloc(server, bytes, slots[k]);
       } else if (!(*slots[k] = aligned_alloc(64, bytes))) {
         s = cubert_status_set_size(
             cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
@@ -129,7 +132,7 @@ void cubert_comm_leg_buffers_free(comm_member *m) {
     for (int k = 0; k < 2; ++k) {
       if (!*slots[k]) continue;
       if (m->pinned)
-        server->vtable->host_free(server, *slots[k]);
+        server->pinned->host_free(server, *slots[k]);
       else
         free(*slots[k]);
       *slots[k] = NULL;

@@ -21,7 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
+#include "base/status.h"
+#include "base/thread_team.h"
 #include "comm/comm_internal.h"
+#include "cubert/config.h"
 #include "trace.h"
 
 static int needs_input(const cubert_comm *comm, const comm_job *job, size_t m) {

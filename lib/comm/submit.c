@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "comm/comm_internal.h"
+#include "cubert/server/gates.h"
 
 typedef struct comm_call {
   const char *fn;
@@ -226,9 +228,9 @@ static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int s
   if (step == 0) {
     if (!s) s = cubert_slot_resolve(device, index, b, nb);
     if (!s) s = server->vtable->event_record(server, slot->stream, &leg->ready);
-    if (!s) s = server->vtable->gate_create(server, &leg->gate);
+    if (!s) s = server->gates->create(server, &leg->gate);
   } else {
-    if (!s) s = server->vtable->gate_wait(server, slot->stream, leg->gate);
+    if (!s) s = server->gates->wait(server, slot->stream, leg->gate);
     if (!s) cubert_slot_mark_used(device, index, b, nb);
   }
   cubert_device_unlock(device);
@@ -242,7 +244,7 @@ static void unorder(cubert_comm *comm, comm_job *job, size_t n) {
     comm_leg *leg = &job->legs[i];
     comm_member *m = &comm->members[i];
     cubert_device_lock(m->device);
-    if (leg->gate) m->server->vtable->gate_release(m->server, leg->gate);
+    if (leg->gate) m->server->gates->release(m->server, leg->gate);
     if (leg->ready) m->server->vtable->event_release(m->server, leg->ready);
     cubert_device_unlock(m->device);
     leg->gate = NULL;

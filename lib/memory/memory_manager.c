@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
+#include "base/status.h"
+#include "cubert/config.h"
 #include "memory/pool.h"
 
 /* Reserve needs at most two new block objects (a new page's block and the remainder of its

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "memory/pool.h"
 
 /* Index of the bucket of `eff`, or where it would be inserted. */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
+
 uint64_t cubert_mem_alignment(const mem_pool *pool) {
   uint64_t a = pool->mm->storage.alignment;
   return a ? a : 1;

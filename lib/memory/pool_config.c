@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "cubert/server.h"
 
 #define KIB ((uint64_t)1024)

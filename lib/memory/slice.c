@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "memory/pool.h"
 
 void cubert_slice_retain(cubert_slice *slice) {

@@ -9,6 +9,7 @@
    pattern of a loop that releases and re-reserves the same sizes then finds its old block
    intact (an exact fit is preferred over first fit), skipping the split and merge and keeping
    the backend's cached view of the block (an OpenCL sub-buffer) valid. */
+#include "base/status.h"
 #include "memory/pool.h"
 
 static int sliced_accepts(const mem_pool *pool, uint64_t size) {

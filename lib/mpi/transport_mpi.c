@@ -41,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/log.h"
 #include "comm/transport.h"
 #include "cubert/mpi.h"
 #include "cubert/server.h"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "client_internal.h"
 
 struct cubert_stream_errors {

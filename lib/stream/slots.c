@@ -10,6 +10,8 @@
    another's error or has its work skipped because of it. */
 #include <stdlib.h>
 
+#include "base/log.h"
+#include "base/status.h"
 #include "client_internal.h"
 
 static cubert_stream_id client_stream(const cubert_client_obj *client) {

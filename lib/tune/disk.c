@@ -38,6 +38,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "base/cache_file.h"
+#include "base/log.h"
 #include "cubert/client.h"
 #include "cubert/cubert.h"
 #include "cubert/server.h"

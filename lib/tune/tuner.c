@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cache_file.h"
+#include "base/log.h"
 #include "client_internal.h"
+#include "cubert/config.h"
 #include "tune_internal.h"
 
 #define BUCKETS 1024u

@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "config_internal.h"
+#include "base/config.h"
 #include "cts.h"
 #include "unit/core_capture.h"
 

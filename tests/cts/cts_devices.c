@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "cts.h"
+#include "cubert/backend.h"
 
 TestSuite(devices, .init = cts_setup, .fini = cts_teardown);
 
@@ -543,7 +544,7 @@ Test(devices, listing_and_counts_agree) {
   ASSERT_OK(cubert_devices_count("cpu", &cpu));
   cr_assert_eq(cpu, 1, "one CPU server");
   ASSERT_CODE(cubert_devices_count("cuda", &n), CUBERT_CODE_NOT_FOUND,
-              "backend is \"cuda\"; the backends built into this library are cpu");
+              "backend is \"cuda\"; the backends of this library are cpu");
   ASSERT_CODE(cubert_devices_count(NULL, NULL), CUBERT_CODE_INVALID_ARGUMENT,
               "cubert_devices_count: out_count is NULL");
   ASSERT_CODE(cubert_devices_list(NULL, NULL, 2, &n), CUBERT_CODE_INVALID_ARGUMENT,

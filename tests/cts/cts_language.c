@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "config_internal.h"
+#include "base/config.h"
 #include "cts.h"
 
 TestSuite(language, .init = cts_setup, .fini = cts_teardown);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "cubert/geometry.h"
 #include "cubert/layout.h"
 #include "cubert/server.h"

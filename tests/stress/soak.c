@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/log.h"
 #include "check.h"
 
 enum { THREADS = 8, N = 1000, COMM_COUNT = 777 };

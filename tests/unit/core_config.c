@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "base/cache_file.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "core_capture.h"
+#include "cubert/config.h"
 #include "cubert/server.h"
 
 static const char *const all_vars[] = {

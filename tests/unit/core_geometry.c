@@ -2,6 +2,7 @@
    u32 overflow, zero limits), Exact/Approx selection, and the CubeDim heuristic on CPU and GPU
    properties. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cubert/client.h"

@@ -6,8 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config_internal.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "core_capture.h"
+#include "cubert/config.h"
 #include "cubert/cubert.h"
 #include "cubert/server.h"
 #include "cubert/stream.h"

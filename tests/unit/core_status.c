@@ -1,10 +1,12 @@
 /* Unit tests of lib/status.c: codes, kinds, messages with numbers, cause chains,
    SERVER_UNHEALTHY lists, build logs, clones, backtraces and NULL handling. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "base/config.h"
+#include "base/status.h"
 #include "cubert/server.h"
 #include "cubert/status.h"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config_internal.h"
+#include "base/config.h"
 #include "cubert/cubert.h"
 #include "test_device.h"
 

@@ -21,8 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config_internal.h"
+#include "base/cache_file.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "core_capture.h"
+#include "cubert/config.h"
 #include "cubert/cubert.h"
 #include "cubert/ops.h"
 #include "cubert/server.h"

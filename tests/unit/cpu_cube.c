@@ -2,7 +2,7 @@
    every cube size up to max_units_per_cube, with more than a thousand cubes in flight, shared
    memory private to each cube, units leaving early, and shared-memory kernels without
    barriers. */
-#include "config_internal.h"
+#include "base/config.h"
 #include "cpu_harness.h"
 
 /* Per-cube sum with two barriers: every unit loads its value into shared memory; unit 0 sums the

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "config_internal.h"
+#include "base/config.h"
 #include "cpu_harness.h"
 
 /* ---- kernels -------------------------------------------------------------------------------- */

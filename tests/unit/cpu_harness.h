@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "client_internal.h"
 #include "cpu/api.h"
 #include "cubert/server.h"

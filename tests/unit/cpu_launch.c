@@ -3,7 +3,8 @@
    through the server vtable. */
 #include <pthread.h>
 
-#include "config_internal.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "cpu_harness.h"
 
 /* ---- kernels -------------------------------------------------------------------------------- */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_internal.h"
+#include "base/config.h"
 #include "cpu/order.h"
 #include "cubert/cubert.h"
 

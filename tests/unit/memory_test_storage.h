@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status.h"
 #include "cubert/server.h"
 #include "memory/memory_manager.h"
 

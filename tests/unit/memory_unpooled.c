@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "config_internal.h"
+#include "base/config.h"
 #include "cubert/cubert.h"
 #include "memory_test_storage.h"
 

@@ -3,6 +3,8 @@
    (plain and staged), events between streams, profiling, pinning of bindings until their
    command completed, and asynchronous errors landing in the stream's error queue, including
    the failure of a command that has no event. */
+#include "cubert/server/profiler.h"
+#include "cubert/server/transfers.h"
 #include "opencl_test.h"
 
 /* out[i] = a[i] + b[i] + info[1] for i < info[0]. */
@@ -309,7 +311,7 @@ Test(opencl_launch, async_reads_and_events_between_streams) {
   server->vtable->event_release(server, event);
   uint32_t values[N] = {0};
   cubert_event *read = NULL;
-  OCL_OK(server->vtable->read_async(server, b.stream, &ob, values, sizeof(values), &read));
+  OCL_OK(server->transfers->read_async(server, b.stream, &ob, values, sizeof(values), &read));
   cr_assert_not_null(read);
   OCL_OK(server->vtable->event_sync(server, read));
   cr_expect(server->vtable->event_done(server, read));
@@ -361,28 +363,28 @@ Test(opencl_launch, profiling_nested_and_overlapping_tokens) {
   OCL_OK(server->vtable->sync(server, st.stream));
   uint64_t outer_ns = 0, inner_ns = 0, empty_ns = 99, late_ns = 0;
   cubert_timing_method method = CUBERT_TIMING_SYSTEM;
-  OCL_OK(server->vtable->profile_begin(server, st.stream, 1));
+  OCL_OK(server->profiler->begin(server, st.stream, 1));
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->vtable->profile_begin(server, st.stream, 2));
+  OCL_OK(server->profiler->begin(server, st.stream, 2));
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->vtable->profile_end(server, st.stream, 2, &inner_ns, &method));
+  OCL_OK(server->profiler->end(server, st.stream, 2, &inner_ns, &method));
   cr_expect_eq(method, CUBERT_TIMING_DEVICE);
-  OCL_OK(server->vtable->profile_begin(server, st.stream, 3)); /* overlaps 1, ends after it */
-  OCL_OK(server->vtable->profile_begin(server, st.stream, 4)); /* nothing inside */
-  OCL_OK(server->vtable->profile_end(server, st.stream, 4, &empty_ns, &method));
+  OCL_OK(server->profiler->begin(server, st.stream, 3)); /* overlaps 1, ends after it */
+  OCL_OK(server->profiler->begin(server, st.stream, 4)); /* nothing inside */
+  OCL_OK(server->profiler->end(server, st.stream, 4, &empty_ns, &method));
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->vtable->profile_end(server, st.stream, 1, &outer_ns, &method));
+  OCL_OK(server->profiler->end(server, st.stream, 1, &outer_ns, &method));
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->vtable->profile_end(server, st.stream, 3, &late_ns, &method));
+  OCL_OK(server->profiler->end(server, st.stream, 3, &late_ns, &method));
   cr_expect_gt(inner_ns, 0);
   cr_expect_geq(outer_ns, inner_ns, "outer %llu ns < inner %llu ns", (unsigned long long)outer_ns,
                 (unsigned long long)inner_ns);
   cr_expect_eq(empty_ns, 0, "a region without commands lasts 0 ns");
   cr_expect_gt(late_ns, 0);
-  cubert_status s = server->vtable->profile_end(server, st.stream, 1, &outer_ns, &method);
+  cubert_status s = server->profiler->end(server, st.stream, 1, &outer_ns, &method);
   cr_expect_eq(cubert_status_code(s), CUBERT_CODE_NOT_REGISTERED, "%s", cubert_status_message(s));
   cubert_status_free(s);
-  s = server->vtable->profile_end(server, st.stream, 77, &outer_ns, &method);
+  s = server->profiler->end(server, st.stream, 77, &outer_ns, &method);
   cr_expect_eq(cubert_status_code(s), CUBERT_CODE_NOT_REGISTERED);
   cubert_status_free(s);
   ocl_test_fixture_free(&f);

@@ -2,7 +2,7 @@
    binaries (hits, every kind of damage, an unwritable folder, the write after the first
    launches and the refresh after launches at new local sizes), compilation errors with the
    build log, required features, and kernels without OpenCL source. */
-#include "config_internal.h"
+#include "base/config.h"
 #include "opencl_test.h"
 
 static const char *kFillSource =

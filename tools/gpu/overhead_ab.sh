@@ -4,7 +4,7 @@
 # kernel sanitizer) left checked and unchecked launches as fast as before.
 # Before the call, export the older tree into the carried folder:
 #   rm -rf .gpu/old && mkdir -p .gpu/old && git archive <commit> | tar -x -C .gpu/old
-# Then: device run `bash tools/gpu/overhead_ab.sh [cpu_server|matmul|reduce ...]` with carry
+# Then: device run `bash tools/gpu/overhead_ab.sh [cpu_server|matmul|reduce|opencl_server ...]` with carry
 # [".gpu"]; reports in $OUT (default: all three benchmarks).
 . .gpu/setup.sh
 OLD=${OLD:-.gpu/old}
@@ -24,6 +24,7 @@ nproc; uptime
 args_cpu_server="--only=123 --n=16777216"
 args_matmul="--sizes=512,1024,2048 --reps=5 --no-peer"
 args_reduce="--n=4096 --m=4096 --reps=5"
+args_opencl_server="--device=opencl:gpu --only=13"
 for i in 1 2 3; do
   for w in $WHICH; do
     for v in old new; do

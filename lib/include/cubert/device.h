@@ -83,6 +83,7 @@ typedef enum cubert_device_type {
   CUBERT_DEVICE_TYPE_OPENCL_CPU = 1,   /**< an OpenCL CPU device (PoCL, say) */
   CUBERT_DEVICE_TYPE_OPENCL_GPU = 2,   /**< an OpenCL GPU */
   CUBERT_DEVICE_TYPE_OPENCL_OTHER = 3, /**< any other OpenCL device (accelerator, custom) */
+  CUBERT_DEVICE_TYPE_OTHER = 4,        /**< a backend the program registered */
 } cubert_device_type;
 
 /** Everything known about a device (cubert_client_properties). */

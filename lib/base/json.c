@@ -1,5 +1,5 @@
 /* cubert — JSON strings (json.h). */
-#include "json.h"
+#include "base/json.h"
 
 /* Length of the well-formed UTF-8 sequence at s[0..avail), 0 when it is not one. */
 static size_t utf8_sequence(const unsigned char *s, size_t avail) {

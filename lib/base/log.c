@@ -7,14 +7,16 @@
    Why format into a local buffer and write under flockfile: concurrent threads would otherwise
    interleave pieces of their lines; one locked fputs keeps each line whole without a lock of
    our own. */
+#include "base/log.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "config_internal.h"
-#include "cubert/server.h"
+#include "base/config.h"
+#include "cubert/config.h"
 
 static const char *level_name(int level) {
   switch (level) {

@@ -8,6 +8,8 @@
    Why warnings are queued instead of logged while parsing: cubert_log() asks this file for the
    log level, which would re-enter pthread_once from inside its own init routine and deadlock.
    The parser records warnings; the first cubert_config_get() after parsing emits them. */
+#include "cubert/config.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
@@ -19,8 +21,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config_internal.h"
-#include "cubert/server.h"
+#include "base/config.h"
+#include "base/log.h"
 
 #define CONFIG_MAX_WARNINGS 16
 #define CONFIG_WARNING_BYTES 320

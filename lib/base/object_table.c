@@ -11,13 +11,13 @@
    freed: a stale token must stay safe to look up forever. Chunks are reachable from a static
    array, so leak checkers do not count them. The free list is FIFO so that an entry rests as
    long as possible before reuse; correctness does not depend on it (the generation does). */
-#include "object_table.h"
+#include "base/object_table.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "cubert/server.h"
+#include "base/status.h"
 
 _Static_assert(sizeof(uintptr_t) >= 8, "tokens need 64-bit pointers");
 

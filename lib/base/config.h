@@ -1,10 +1,10 @@
-/* cubert — internal configuration helpers (not exported; see cubert_config_get in server.h). */
-#ifndef CUBERT_CONFIG_INTERNAL_H
-#define CUBERT_CONFIG_INTERNAL_H
+/* cubert — internal configuration helpers (not exported; the public half is cubert/config.h). */
+#ifndef CUBERT_BASE_CONFIG_H
+#define CUBERT_BASE_CONFIG_H
 
 #include <stddef.h>
 
-#include "cubert/server.h"
+#include "cubert/config.h"
 
 /* Re-reads the environment into the configuration returned by cubert_config_get() and re-arms
    the one-time warnings. For tests only: not thread-safe against concurrent readers, and
@@ -21,4 +21,4 @@ int cubert_config_log_wants(int level, const char *category);
 size_t cubert_config_warning_count(void);
 const char *cubert_config_warning_at(size_t index);
 
-#endif /* CUBERT_CONFIG_INTERNAL_H */
+#endif /* CUBERT_BASE_CONFIG_H */

@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cubert/server.h"
+#include "base/status.h"
+#include "cubert/config.h"
 
 struct cubert_status_s {
   cubert_code code;

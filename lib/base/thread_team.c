@@ -1,13 +1,14 @@
-/* cubert — a thread team (server.h): a few threads kept for one owner, which runs a function on
-   all of them at once and waits. The OpenCL server's staging copies (each chunk's memcpy split
-   over the team) and the communicators' host reductions (each member thread's part of a chunk
-   split over its team) use one; the owner's own thread is member 0, so a team of one has no
+/* cubert — a thread team (base/thread_team.h): a few threads kept for one owner, which runs a
+   function on all of them at once and waits. The OpenCL server's staging copies (each chunk's
+   memcpy split over the team) and the communicators' host reductions (each member thread's part of
+   a chunk split over its team) use one; the owner's own thread is member 0, so a team of one has no
    threads and runs the function inline. */
+#include "base/thread_team.h"
+
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
-
-#include "cubert/server.h"
 
 struct cubert_thread_team {
   pthread_mutex_t mu;

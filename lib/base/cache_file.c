@@ -5,6 +5,8 @@
    leaves a half-written file behind), and reads that refuse anything but a bounded regular
    file, so that a FIFO, a device node or a huge file planted at a cache path cannot block or
    exhaust the process. Parsing and validating the contents is each cache's business. */
+#include "base/cache_file.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cubert/server.h"
+#include "cubert/config.h"
 
 uint64_t cubert_fnv1a64(uint64_t seed, const void *data, size_t size) {
   const unsigned char *p = data;
