@@ -9,17 +9,17 @@
 
 #include "client_internal.h"
 
-cubert_status cubert_interop_begin(cubert_client *client, const char *backend, const char *fn,
-                                   cubert_interop *out) {
+cubert_status cubert_interop_begin(cubert_client *client, const cubert_backend *backend,
+                                   const char *fn, cubert_interop *out) {
   memset(out, 0, sizeof(*out));
   if (!client) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: client is NULL", fn);
   cubert_client_obj *c = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
   cubert_device *device = c->device;
-  if (strcmp(device->backend->name, backend) != 0) {
+  if (device->backend != backend) {
     cubert_status s = cubert_status_make(
         CUBERT_CODE_INVALID_ARGUMENT, "%s: client is on the '%s' server (device '%s'), not '%s'",
-        fn, device->backend->name, device->server->properties.name, backend);
+        fn, device->backend->name, device->server->properties.name, backend->name);
     cubert_client_release(client);
     return s;
   }

@@ -14,7 +14,8 @@ cubert_status cubert_cpu_handle_ptr(cubert_client *client, cubert_handle *handle
   *out_ptr = NULL;
   if (out_size) *out_size = 0;
   cubert_interop io;
-  CUBERT_RETURN_IF_ERROR(cubert_interop_begin(client, "cpu", "cubert_cpu_handle_ptr", &io));
+  CUBERT_RETURN_IF_ERROR(
+      cubert_interop_begin(client, &cubert_cpu_backend, "cubert_cpu_handle_ptr", &io));
   cubert_binding b;
   cubert_status s = cubert_interop_handle(&io, handle, "handle", &b);
   if (!s) s = cubert_interop_sync(&io);

@@ -52,7 +52,8 @@ cubert_status cubert_opencl_context(cubert_client *client, cl_context *out_conte
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "cubert_opencl_context: out_context and out_device are both NULL");
   cubert_interop io;
-  CUBERT_RETURN_IF_ERROR(cubert_interop_begin(client, "opencl", "cubert_opencl_context", &io));
+  CUBERT_RETURN_IF_ERROR(
+      cubert_interop_begin(client, &cubert_opencl_backend, "cubert_opencl_context", &io));
   return cubert_interop_end(&io, cubert_ocl_server_context(io.server, out_context, out_device));
 }
 
@@ -62,7 +63,8 @@ cubert_status cubert_opencl_queue(cubert_client *client, cl_command_queue *out_q
                               "cubert_opencl_queue: out_queue is NULL");
   *out_queue = NULL;
   cubert_interop io;
-  CUBERT_RETURN_IF_ERROR(cubert_interop_begin(client, "opencl", "cubert_opencl_queue", &io));
+  CUBERT_RETURN_IF_ERROR(
+      cubert_interop_begin(client, &cubert_opencl_backend, "cubert_opencl_queue", &io));
   return cubert_interop_end(&io, cubert_ocl_stream_queue(io.server, io.stream, out_queue));
 }
 
@@ -74,7 +76,8 @@ cubert_status cubert_opencl_handle_mem(cubert_client *client, cubert_handle *han
   *out_mem = NULL;
   if (out_offset) *out_offset = 0;
   cubert_interop io;
-  CUBERT_RETURN_IF_ERROR(cubert_interop_begin(client, "opencl", "cubert_opencl_handle_mem", &io));
+  CUBERT_RETURN_IF_ERROR(
+      cubert_interop_begin(client, &cubert_opencl_backend, "cubert_opencl_handle_mem", &io));
   cubert_binding b;
   cubert_status s = cubert_interop_handle(&io, handle, "handle", &b);
   size_t offset = 0;
@@ -128,7 +131,8 @@ cubert_status cubert_opencl_wrap_mem(cubert_client *client, cl_mem mem, size_t s
   if (!mem)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_opencl_wrap_mem: mem is NULL");
   cubert_interop io;
-  CUBERT_RETURN_IF_ERROR(cubert_interop_begin(client, "opencl", "cubert_opencl_wrap_mem", &io));
+  CUBERT_RETURN_IF_ERROR(
+      cubert_interop_begin(client, &cubert_opencl_backend, "cubert_opencl_wrap_mem", &io));
   cubert_ocl_server *server = cubert_ocl_server_of(io.server);
   cubert_status s = check_user_mem(server, mem, size);
   external_slice *e = NULL;

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "cubert/backend.h"
 #include "cubert/server.h"
 
 CUBERT_EXTERN_C_BEGIN
@@ -24,12 +25,12 @@ typedef struct cubert_interop {
   void *client_obj_;
   uint32_t slot_;
 } cubert_interop;
-/** Takes `client`, checks that it runs on the backend named `backend`, locks the device and
-   takes the calling stream's slot. Errors name the function `fn`: INVALID_ARGUMENT for a NULL
-   client or a client of another backend (naming the client's server and device), NOT_FOUND
-   for a released client. On error nothing is held. */
-cubert_status cubert_interop_begin(cubert_client *client, const char *backend, const char *fn,
-                                   cubert_interop *out);
+/** Takes `client`, checks that it runs on `backend` (the caller's own backend object: the core
+   compares objects, never names), locks the device and takes the calling stream's slot. Errors name
+   the function `fn`: INVALID_ARGUMENT for a NULL client or a client of another backend (naming the
+   client's server and device), NOT_FOUND for a released client. On error nothing is held. */
+cubert_status cubert_interop_begin(cubert_client *client, const cubert_backend *backend,
+                                   const char *fn, cubert_interop *out);
 /** Gives everything back; returns `s`. */
 cubert_status cubert_interop_end(cubert_interop *io, cubert_status s);
 /** The binding of `handle` (named `what` in errors: INVALID_ARGUMENT for NULL, NOT_FOUND for a
