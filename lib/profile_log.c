@@ -3,7 +3,8 @@
      basic:   every launch timed (profile_begin/end around it, so launches serialise), a line
               "| <duration> | <kernel>", and at every sync a summary table per kernel (name,
               total duration, launches, share of the total), sorted by total duration;
-     full:    as basic, with the cube count and cube dim on each line.
+     medium:  as basic, with the launch's cube count on each line;
+     full:    as medium, with its cube dim and execution mode too.
    Off (the default) costs one branch per launch. The output goes to stderr because the user
    asked for it; errors are still only returned, never printed. Lock: the device lock (held by
    every caller). */
@@ -54,10 +55,16 @@ void cubert_profile_log_launch(cubert_device *device, const cubert_launch *launc
   char d[32], tuning[160];
   format_duration(d, sizeof d, ns);
   tuning_suffix(tuning, sizeof tuning);
-  if (cubert_config_get()->profile_level >= CUBERT_PROFILE_FULL)
-    fprintf(stderr, "| %s | %s%s: CubeCount (%u, %u, %u) CubeDim (%u, %u, %u)\n", d,
+  static const char *const modes[] = {"checked", "validate", "unchecked"};
+  int level = cubert_config_get()->profile_level;
+  if (level >= CUBERT_PROFILE_FULL)
+    fprintf(stderr, "| %s | %s%s: CubeCount (%u, %u, %u) CubeDim (%u, %u, %u) %s\n", d,
             name_of(launch->kernel), tuning, launch->cube_count[0], launch->cube_count[1],
-            launch->cube_count[2], launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z);
+            launch->cube_count[2], launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z,
+            (unsigned)launch->mode < 3 ? modes[launch->mode] : "?");
+  else if (level == CUBERT_PROFILE_MEDIUM)
+    fprintf(stderr, "| %s | %s%s: CubeCount (%u, %u, %u)\n", d, name_of(launch->kernel), tuning,
+            launch->cube_count[0], launch->cube_count[1], launch->cube_count[2]);
   else
     fprintf(stderr, "| %s | %s%s\n", d, name_of(launch->kernel), tuning);
   for (size_t i = 0; i < device->kernel_stats_count; ++i)

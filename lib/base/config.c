@@ -204,8 +204,8 @@ static void config_load(void) {
   config.cpu_threads =
       env_uint("CUBERT_CPU_THREADS", 0, CPU_THREADS_LIMIT, 0, " (0 = one per core)");
   parse_log();
-  static const char *const profile_names[] = {"off", "minimal", "basic", "full"};
-  config.profile_level = env_choice("CUBERT_PROFILE", profile_names, 4, 0);
+  static const char *const profile_names[] = {"off", "minimal", "basic", "medium", "full"};
+  config.profile_level = env_choice("CUBERT_PROFILE", profile_names, 5, 0);
   static const char *const check_names[] = {"auto", "enforce", "validate"};
   config.check_mode = env_choice("CUBERT_CHECK_MODE", check_names, 3, 0);
   config.max_streams =

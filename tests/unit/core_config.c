@@ -142,14 +142,15 @@ Test(core_config, cache_dir_too_long_warns) {
 Test(core_config, enum_values_bad_warn_with_choices) {
   const cubert_config *c = with_env("CUBERT_PROFILE", "loud");
   cr_assert_eq(c->profile_level, 0);
-  assert_one_warning("CUBERT_PROFILE", "\"loud\"", "off|minimal|basic|full");
+  assert_one_warning("CUBERT_PROFILE", "\"loud\"", "off|minimal|basic|medium|full");
 
   c = with_env("CUBERT_CHECK_MODE", "strict");
   cr_assert_eq(c->check_mode, 0);
   assert_one_warning("CUBERT_CHECK_MODE", "\"strict\"", "auto|enforce|validate");
 
   cr_assert_eq(with_env("CUBERT_CHECK_MODE", "enforce")->check_mode, 1);
-  cr_assert_eq(with_env("CUBERT_PROFILE", "full")->profile_level, 3);
+  cr_assert_eq(with_env("CUBERT_PROFILE", "medium")->profile_level, 3);
+  cr_assert_eq(with_env("CUBERT_PROFILE", "full")->profile_level, 4);
 }
 
 Test(core_config, autotune_values) {
