@@ -93,7 +93,7 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
   return NULL;
 }
 
-/* CUBERT_PROFILE=basic|full or CUBERT_TRACE: the launch inside a profile region of its own
+/* CUBERT_PROFILE=basic|medium|full or CUBERT_TRACE: the launch inside a profile region of its own
    (serialising, as the reference does at these levels), logged and added to the summary
    and/or the trace. Lock held. */
 static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *slot,
@@ -104,9 +104,9 @@ static cubert_status launch_profiled(cubert_device *device, cubert_stream_slot *
   CUBERT_RETURN_IF_ERROR(
       cubert_timing_begin(server, slot->stream, cubert_profile_token_next(device), &timing));
   cubert_status s = server->vtable->launch(server, slot->stream, launch);
-  uint64_t ns = 0;
-  cubert_timing_method method;
-  cubert_status end = cubert_timing_end(server, slot->stream, &timing, &ns, &method);
+  cubert_profile_duration d = {0};
+  cubert_status end = cubert_timing_end(server, slot->stream, &timing, &d);
+  uint64_t ns = d.duration_ns;
   if (s) {
     cubert_status_free(end);
     return s;

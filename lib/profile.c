@@ -96,9 +96,8 @@ static cubert_status profile_end(cubert_device *device, cubert_profile_token tok
   cubert_profile_entry entry = device->profiles[at];
   device->profiles[at] = device->profiles[--device->profile_count];
   cubert_stream_slot *slot = device->slots[entry.slot];
-  uint64_t ns = 0;
-  cubert_timing_method method = CUBERT_TIMING_SYSTEM;
-  cubert_status s = cubert_timing_end(server, slot->stream, &entry.timing, &ns, &method);
+  cubert_profile_duration d = {0};
+  cubert_status s = cubert_timing_end(server, slot->stream, &entry.timing, &d);
   cubert_status errors = cubert_stream_take_errors(device, entry.stream, slot);
   cubert_device_unlock(device);
   if (!errors)
@@ -111,8 +110,7 @@ static cubert_status profile_end(cubert_device *device, cubert_profile_token tok
                               "an execution error happened during profiling");
   }
   if (s) return cubert_status_wrap(CUBERT_CODE_PROFILE_FAILED, s, "profiling failed");
-  out->duration_ns = ns;
-  out->method = method;
+  *out = d;
   return NULL;
 }
 

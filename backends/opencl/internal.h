@@ -14,6 +14,7 @@
 #include "base/cache_file.h"
 #include "base/thread_team.h"
 #include "cubert/server/combine.h"
+#include "cubert/profile.h"
 #include "cubert/server/gates.h"
 #include "opencl/api.h"
 
@@ -507,8 +508,7 @@ void cubert_ocl_event_release(cubert_server *server, cubert_event *event);
 cubert_status cubert_ocl_profile_begin(cubert_server *server, cubert_server_stream *stream,
                                        uint64_t token);
 cubert_status cubert_ocl_profile_end(cubert_server *server, cubert_server_stream *stream,
-                                     uint64_t token, uint64_t *out_ns,
-                                     cubert_timing_method *out_method);
+                                     uint64_t token, cubert_profile_duration *out);
 
 /* ---- launch.c ---------------------------------------------------------------------------- */
 

@@ -471,11 +471,10 @@ static cubert_status event_time(cl_event event, cl_profiling_info what, cl_ulong
 }
 
 cubert_status cubert_ocl_profile_end(cubert_server *base, cubert_server_stream *stream,
-                                     uint64_t token, uint64_t *out_ns,
-                                     cubert_timing_method *out_method) {
+                                     uint64_t token, cubert_profile_duration *out) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);
-  *out_ns = 0;
-  *out_method = server->profiling ? CUBERT_TIMING_DEVICE : CUBERT_TIMING_SYSTEM;
+  *out = (cubert_profile_duration){.method = server->profiling ? CUBERT_TIMING_DEVICE
+                                                               : CUBERT_TIMING_SYSTEM};
   cubert_ocl_profile *p = profile_find(stream, token);
   if (!p)
     return cubert_status_make(CUBERT_CODE_NOT_REGISTERED,
@@ -485,15 +484,20 @@ cubert_status cubert_ocl_profile_end(cubert_server *base, cubert_server_stream *
   cubert_ocl_finish(stream);
   cubert_status status = NULL;
   if (!server->profiling) {
-    *out_ns = cubert_now_ns() - p->begin_ns;
+    out->start_ticks = p->begin_ns;
+    out->end_ticks = cubert_now_ns();
   } else if (p->first && stream->last_event) {
     /* END of the last command minus START of the first: the device time of the region, gaps
        between commands included. */
     cl_ulong start = 0, end = 0;
     status = event_time(p->first, CL_PROFILING_COMMAND_START, &start);
     if (!status) status = event_time(stream->last_event, CL_PROFILING_COMMAND_END, &end);
-    if (!status) *out_ns = end > start ? end - start : 0;
+    if (!status) {
+      out->start_ticks = start;
+      out->end_ticks = end > start ? end : start;
+    }
   }
+  out->duration_ns = out->end_ticks - out->start_ticks;
   if (p->first) clReleaseEvent(p->first);
   *p = stream->profiles[--stream->profile_count];
   if (stream->profile_count == 0) {

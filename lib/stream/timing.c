@@ -17,12 +17,12 @@ cubert_status cubert_timing_begin(cubert_server *server, cubert_server_stream *s
 }
 
 cubert_status cubert_timing_end(cubert_server *server, cubert_server_stream *stream,
-                                const cubert_timing *timing, uint64_t *out_ns,
-                                cubert_timing_method *out_method) {
-  if (server->profiler)
-    return server->profiler->end(server, stream, timing->token, out_ns, out_method);
+                                const cubert_timing *timing, cubert_profile_duration *out) {
+  if (server->profiler) return server->profiler->end(server, stream, timing->token, out);
   cubert_status s = server->vtable->sync(server, stream);
-  *out_ns = cubert_now_ns() - timing->host_start_ns;
-  *out_method = CUBERT_TIMING_SYSTEM;
+  out->method = CUBERT_TIMING_SYSTEM;
+  out->start_ticks = timing->host_start_ns;
+  out->end_ticks = cubert_now_ns();
+  out->duration_ns = out->end_ticks - out->start_ticks;
   return s;
 }

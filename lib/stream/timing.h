@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cubert/device.h"
+#include "cubert/profile.h"
 #include "cubert/server.h"
 
 /** A region being timed. */
@@ -19,9 +20,8 @@ typedef struct cubert_timing {
 /* Starts timing the work queued on `stream` from now on. */
 cubert_status cubert_timing_begin(cubert_server *server, cubert_server_stream *stream,
                                   uint64_t token, cubert_timing *out);
-/* Ends the region: waits for its work, returns its duration in ns and how it was measured. */
+/* Ends the region: waits for its work, fills *out (duration, clock, start and end ticks). */
 cubert_status cubert_timing_end(cubert_server *server, cubert_server_stream *stream,
-                                const cubert_timing *timing, uint64_t *out_ns,
-                                cubert_timing_method *out_method);
+                                const cubert_timing *timing, cubert_profile_duration *out);
 
 #endif /* CUBERT_STREAM_TIMING_H */

@@ -203,16 +203,20 @@ Test(cpu_server, host_timed_regions_nest_and_overlap) {
   cr_assert_null(cubert_timing_begin(server, st.stream, 1, &r1));
   cr_assert_null(cubert_timing_begin(server, st.stream, 2, &r2));
   cpu_launch(server, st, &busy, 64, 1, &b, 1, &spin, 1);
-  uint64_t inner = 0, outer = 0, third = 0;
-  cubert_timing_method method = CUBERT_TIMING_DEVICE;
+  cubert_profile_duration inner, outer, third;
   cr_assert_null(cubert_timing_begin(server, st.stream, 3, &r3));
   /* Region 2 ends while region 3 is open: overlapping regions. */
-  cr_assert_null(cubert_timing_end(server, st.stream, &r2, &inner, &method));
-  cr_assert_eq(method, CUBERT_TIMING_SYSTEM);
-  cr_assert_gt(inner, 0);
-  cr_assert_null(cubert_timing_end(server, st.stream, &r3, &third, &method));
-  cr_assert_null(cubert_timing_end(server, st.stream, &r1, &outer, &method));
-  cr_assert_geq(outer, inner);
+  cr_assert_null(cubert_timing_end(server, st.stream, &r2, &inner));
+  cr_assert_eq(inner.method, CUBERT_TIMING_SYSTEM);
+  cr_assert_gt(inner.duration_ns, 0);
+  cr_assert_null(cubert_timing_end(server, st.stream, &r3, &third));
+  cr_assert_null(cubert_timing_end(server, st.stream, &r1, &outer));
+  cr_assert_geq(outer.duration_ns, inner.duration_ns);
+  /* Host clock ticks: region 2 inside region 1, region 3 starting after region 2's work. */
+  cr_assert_eq(inner.end_ticks - inner.start_ticks, inner.duration_ns);
+  cr_assert_leq(outer.start_ticks, inner.start_ticks);
+  cr_assert_geq(outer.end_ticks, third.end_ticks);
+  cr_assert_geq(third.start_ticks, inner.start_ticks);
   /* The work really ran before the region ended. */
   for (uint64_t i = 0; i < 64; ++i) cr_assert_eq(((uint64_t *)cpu_buf_ptr(b))[i], i);
   cpu_buf_free(server, b);

@@ -361,30 +361,35 @@ Test(opencl_launch, profiling_nested_and_overlapping_tokens) {
   cubert_launch launch = f.launch;
   OCL_OK(server->vtable->launch(server, st.stream, &launch)); /* builds outside the regions */
   OCL_OK(server->vtable->sync(server, st.stream));
-  uint64_t outer_ns = 0, inner_ns = 0, empty_ns = 99, late_ns = 0;
-  cubert_timing_method method = CUBERT_TIMING_SYSTEM;
+  cubert_profile_duration outer, inner, empty = {.duration_ns = 99}, late;
   OCL_OK(server->profiler->begin(server, st.stream, 1));
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
   OCL_OK(server->profiler->begin(server, st.stream, 2));
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->profiler->end(server, st.stream, 2, &inner_ns, &method));
-  cr_expect_eq(method, CUBERT_TIMING_DEVICE);
+  OCL_OK(server->profiler->end(server, st.stream, 2, &inner));
+  cr_expect_eq(inner.method, CUBERT_TIMING_DEVICE);
   OCL_OK(server->profiler->begin(server, st.stream, 3)); /* overlaps 1, ends after it */
   OCL_OK(server->profiler->begin(server, st.stream, 4)); /* nothing inside */
-  OCL_OK(server->profiler->end(server, st.stream, 4, &empty_ns, &method));
+  OCL_OK(server->profiler->end(server, st.stream, 4, &empty));
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->profiler->end(server, st.stream, 1, &outer_ns, &method));
+  OCL_OK(server->profiler->end(server, st.stream, 1, &outer));
   OCL_OK(server->vtable->launch(server, st.stream, &launch));
-  OCL_OK(server->profiler->end(server, st.stream, 3, &late_ns, &method));
-  cr_expect_gt(inner_ns, 0);
-  cr_expect_geq(outer_ns, inner_ns, "outer %llu ns < inner %llu ns", (unsigned long long)outer_ns,
-                (unsigned long long)inner_ns);
-  cr_expect_eq(empty_ns, 0, "a region without commands lasts 0 ns");
-  cr_expect_gt(late_ns, 0);
-  cubert_status s = server->profiler->end(server, st.stream, 1, &outer_ns, &method);
+  OCL_OK(server->profiler->end(server, st.stream, 3, &late));
+  cr_expect_gt(inner.duration_ns, 0);
+  cr_expect_geq(outer.duration_ns, inner.duration_ns, "outer %llu ns < inner %llu ns",
+                (unsigned long long)outer.duration_ns, (unsigned long long)inner.duration_ns);
+  cr_expect_eq(empty.duration_ns, 0, "a region without commands lasts 0 ns");
+  cr_expect_gt(late.duration_ns, 0);
+  /* The ticks: on the device's clock, the inner region inside the outer one, the late one
+     ending after both. */
+  cr_expect_eq(inner.end_ticks - inner.start_ticks, inner.duration_ns);
+  cr_expect_leq(outer.start_ticks, inner.start_ticks);
+  cr_expect_geq(outer.end_ticks, inner.end_ticks);
+  cr_expect_gt(late.end_ticks, outer.end_ticks);
+  cubert_status s = server->profiler->end(server, st.stream, 1, &outer);
   cr_expect_eq(cubert_status_code(s), CUBERT_CODE_NOT_REGISTERED, "%s", cubert_status_message(s));
   cubert_status_free(s);
-  s = server->profiler->end(server, st.stream, 77, &outer_ns, &method);
+  s = server->profiler->end(server, st.stream, 77, &outer);
   cr_expect_eq(cubert_status_code(s), CUBERT_CODE_NOT_REGISTERED);
   cubert_status_free(s);
   ocl_test_fixture_free(&f);

@@ -20,10 +20,17 @@ typedef struct cubert_profile_token {
   uint64_t id; /**< unique within the device instance */
 } cubert_profile_token;
 
-/** A measured duration. */
+/** A measured duration, and where it lies on the clock that measured it. */
 typedef struct cubert_profile_duration {
-  uint64_t duration_ns;        /**< ns */
+  uint64_t duration_ns;        /**< ns: end_ticks - start_ticks */
   cubert_timing_method method; /**< DEVICE: OpenCL event timestamps; SYSTEM: host clock */
+  /** Start and end of the region in ns on the clock `method` names (the reference's
+     ProfileTicks): DEVICE, the device's timestamps (the first command's start, the last
+     command's end); SYSTEM, the host's monotonic clock once the stream's earlier work, and
+     then the region's work, had finished. Regions of one device instance measured the same way
+     compare directly. A region with no work on a device clock is 0 to 0. */
+  uint64_t start_ticks;
+  uint64_t end_ticks; /**< see start_ticks */
 } cubert_profile_duration;
 
 /** Starts a profile on the calling stream (its earlier work is synced first). Tokens nest and

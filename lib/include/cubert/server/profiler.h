@@ -18,10 +18,10 @@ typedef struct cubert_server_profiler {
   /** Marks the start of a profiled region on the stream. Regions may nest and overlap
      (`token` identifies one). */
   cubert_status (*begin)(cubert_server *server, cubert_server_stream *stream, uint64_t token);
-  /** Marks the end of region `token`, waits for it, and returns the elapsed time in ns and how
-     it was measured. */
+  /** Marks the end of region `token`, waits for it, and fills *out: its start and end ticks,
+     their difference, and the clock (cubert/profile.h). */
   cubert_status (*end)(cubert_server *server, cubert_server_stream *stream, uint64_t token,
-                       uint64_t *out_ns, cubert_timing_method *out_method);
+                       cubert_profile_duration *out);
 } cubert_server_profiler;
 
 CUBERT_EXTERN_C_END
