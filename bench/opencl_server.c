@@ -714,9 +714,9 @@ static void section_pinned(bench_run *run) {
   const double gb = (double)bytes * 1e-9;
   bench_stats st[8];
   for (int k = 0; k < 8; ++k) st[k] = bench_stats_rate(bench_stats_of(samples[k], reps), gb);
-  const char *kind = cubert_pinned_kind_of(block) == CUBERT_PINNED_DEVICE
-                         ? "the server's pinned memory"
-                         : "heap fallback";
+  const char *kind = cubert_pinned_kind_of(block) != CUBERT_PINNED_DEVICE ? "heap fallback"
+                     : run->host_unified ? "the server's host memory, not pinned: host-unified"
+                                         : "the server's pinned memory";
   for (int dir = 0; dir < 2; ++dir) {
     const bench_stats *d = &st[dir * 4]; /* cubert block, raw block, cubert heap, raw heap */
     const char *op = dir ? "read into" : "write from";
