@@ -23,7 +23,9 @@ static cubert_status plan_read(const cubert_client_obj *c, const cubert_copy_des
   if (h) cubert_handle_release(desc->handle);
   if (s && many) return cubert_status_wrap(cubert_status_code(s), s, "descs[%zu]", k);
   if (s) return s;
-  *out = (cubert_future_read){desc->handle, desc->offset * desc->elem_size, dst, dst_size};
+  /* An empty region reads nothing, wherever its offset points (as the blocking read). */
+  uint64_t offset = *out_elems ? desc->offset * desc->elem_size : 0;
+  *out = (cubert_future_read){desc->handle, offset, dst, dst_size};
   return NULL;
 }
 
@@ -72,6 +74,7 @@ static cubert_status read_regions(cubert_client *client, size_t count,
 
 cubert_status cubert_client_read_tensor_async(cubert_client *client, const cubert_copy_desc *desc,
                                               void *dst, size_t dst_size, cubert_future **out) {
+  if (out) *out = NULL;
   if (!desc) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "desc is NULL");
   void *const dsts[1] = {dst};
   const size_t sizes[1] = {dst_size};

@@ -145,6 +145,11 @@ Test(read_tensor_async, several_regions_and_a_tensor_view_in_one_future) {
   cubert_future_release(f);
   for (int r = 0; r < 2; ++r)
     for (int c = 0; c < 3; ++c) cr_assert_eq(vv[r * 3 + c], at((uint64_t)(3 + r * PITCH + 2 * c)));
+  /* An empty region reads nothing, even at an offset past the handle (as read_tensor). */
+  cubert_copy_desc empty = {
+      .handle = h, .rank = 2, .shape = {0, 4}, .strides = {4, 1}, .elem_size = 4, .offset = 1000};
+  ASSERT_OK(cubert_client_read_tensor_async(cts_client, &empty, NULL, 0, &f));
+  cubert_future_release(f);
   /* count 0: a complete future. */
   ASSERT_OK(cubert_client_read_tensors_async(cts_client, 0, NULL, NULL, NULL, &f));
   int ready = 0;
