@@ -24,14 +24,19 @@
       clEnqueueWriteBuffer + clFinish, 10 interleaved repetitions. Target on devices with
       their own memory: >= 1.5x the raw rate; informative on host-unified devices (PoCL),
       where cubert does not stage.
+   5. pinned host memory (cubert/pinned.h): writes from and reads into a block of
+      cubert_client_reserve_pinned against the same through raw OpenCL and against malloc'd
+      memory (through cubert, and raw: the driver's own pageable path, no staging threads),
+      --transfer-mib MiB, 8 transfers interleaved. Target on devices with their own memory:
+      cubert from the block >= 0.90x raw from the block; the rest informative.
 
-   Usage: bench_opencl_server [--device=SELECTOR] [--quick] [--only=1234]
+   Usage: bench_opencl_server [--device=SELECTOR] [--quick] [--only=12345]
                               [--n=ELEMENTS] [--transfer-mib=MIB]
      --device=SEL     cubert selector of an OpenCL device (default "opencl"; "opencl:gpu")
      --quick          a smoke test: few repetitions, small arrays (not for the record)
      --only=DIGITS    run only the listed sections
      --n=ELEMENTS     elements per array in section 3 (default 64M = 67108864)
-     --transfer-mib   MiB written in section 4 (default 256)
+     --transfer-mib   MiB moved in sections 4 and 5 (default 256)
    Child mode (internal): bench_opencl_server --first-launch SELECTOR NONCE */
 #include <errno.h>
 #include <stdint.h>
@@ -111,7 +116,7 @@ static double block_raw_noop(void *user, int ops) {
 
 static void section_latency(bench_run *run) {
   const config *cfg = &run->cfg;
-  progress("1/4 launch + sync");
+  progress("1/5 launch + sync");
   raw_noop raw;
   cl_program program;
   raw.queue = bench_ocl_queue(&run->ocl, 0);
@@ -260,7 +265,7 @@ static void make_dir(const char *path) {
 
 static void section_first_launch(bench_run *run) {
   const config *cfg = &run->cfg;
-  progress("2/4 first launch in a new process (child processes)");
+  progress("2/5 first launch in a new process (child processes)");
   const size_t trials = (size_t)cfg->first_trials;
   /* [0] cold, [1] warm cubert cache + fresh driver caches, [2] every cache warm */
   double *create[3], *launch[3], *total[3];
@@ -425,7 +430,7 @@ static void check_f32(const float *got, const char *what, float expect) {
 static void section_bandwidth(bench_run *run) {
   const config *cfg = &run->cfg;
   cubert_client *client = run->client;
-  progress("3/4 vector add");
+  progress("3/5 vector add");
   uint64_t n = cfg->elements;
   cubert_handle *h[3] = {NULL, NULL, NULL};
   for (;;) {
@@ -567,7 +572,7 @@ static double block_raw_write(void *user, int ops) {
 static void section_transfer(bench_run *run) {
   const config *cfg = &run->cfg;
   cubert_client *client = run->client;
-  progress("4/4 host -> device transfer");
+  progress("4/5 host -> device transfer");
   const size_t bytes = (size_t)cfg->transfer_bytes;
   unsigned char *src = malloc(bytes);
   if (!src) {
@@ -629,11 +634,133 @@ static void section_transfer(bench_run *run) {
   BENCH_CHECK(cubert_client_memory_cleanup(client));
 }
 
+/* ---- 5. pinned host memory ---------------------------------------------------------------- */
+
+/* One transfer of `bytes` between `host` and the device, then a sync: through cubert (a client
+   write or read of `handle`) or raw (a blocking clEnqueueWrite/ReadBuffer of `mem`). */
+typedef struct pinned_xfer {
+  int raw, read;
+  cubert_client *client;
+  cubert_handle *handle;
+  cl_command_queue queue;
+  cl_mem mem;
+  void *host;
+  size_t bytes;
+} pinned_xfer;
+
+static double block_pinned_xfer(void *user, int ops) {
+  pinned_xfer *x = user;
+  uint64_t t0 = bench_now_ns();
+  for (int i = 0; i < ops; ++i) {
+    if (x->raw) {
+      cl_int err = x->read ? clEnqueueReadBuffer(x->queue, x->mem, CL_TRUE, 0, x->bytes, x->host, 0,
+                                                 NULL, NULL)
+                           : clEnqueueWriteBuffer(x->queue, x->mem, CL_TRUE, 0, x->bytes, x->host,
+                                                  0, NULL, NULL);
+      if (err != CL_SUCCESS || clFinish(x->queue) != CL_SUCCESS) {
+        fprintf(stderr, "raw transfer failed (%d)\n", (int)err);
+        return -1;
+      }
+    } else {
+      BENCH_CHECK(x->read ? cubert_client_read(x->client, x->handle, x->host, x->bytes)
+                          : cubert_client_write(x->client, x->handle, 0, x->host, x->bytes));
+      BENCH_CHECK(cubert_client_sync(x->client));
+    }
+  }
+  return bench_seconds_since(t0);
+}
+
+/* Writes and reads of one size from a block of cubert_client_reserve_pinned and from malloc'd
+   memory, through cubert and raw, interleaved: what a user gains from pinned memory, and how
+   close cubert comes to the driver with it. */
+static void section_pinned(bench_run *run) {
+  const config *cfg = &run->cfg;
+  cubert_client *client = run->client;
+  progress("5/5 pinned host memory");
+  const size_t bytes = (size_t)cfg->transfer_bytes;
+  void *block = NULL;
+  BENCH_CHECK(cubert_client_reserve_pinned(client, bytes, &block));
+  unsigned char *heap = malloc(bytes);
+  if (!heap) {
+    fprintf(stderr, "malloc of %zu bytes failed\n", bytes);
+    exit(1);
+  }
+  for (size_t i = 0; i < bytes; ++i) heap[i] = ((unsigned char *)block)[i] = (unsigned char)i;
+  cubert_handle *handle = NULL;
+  BENCH_CHECK(cubert_client_empty(client, bytes, &handle));
+  cl_command_queue queue = bench_ocl_queue(&run->ocl, 0);
+  cl_mem mem = bench_ocl_buffer(&run->ocl, bytes);
+  /* order: {cubert, raw} x {block, heap} x {write, read} */
+  pinned_xfer x[8];
+  for (int k = 0; k < 8; ++k)
+    x[k] = (pinned_xfer){.raw = k & 1,
+                         .read = k >= 4,
+                         .client = client,
+                         .handle = handle,
+                         .queue = queue,
+                         .mem = mem,
+                         .host = (k & 2) ? (void *)heap : block,
+                         .bytes = bytes};
+  const size_t reps = (size_t)cfg->transfer_reps;
+  bench_block_fn fns[8];
+  void *users[8];
+  double *samples[8];
+  for (int k = 0; k < 8; ++k) {
+    fns[k] = block_pinned_xfer;
+    users[k] = &x[k];
+    samples[k] = calloc(reps, sizeof(double));
+  }
+  if (bench_interleave(fns, users, 8, 1, (int)reps, 1, samples) != 0) exit(1);
+  const double gb = (double)bytes * 1e-9;
+  bench_stats st[8];
+  for (int k = 0; k < 8; ++k) st[k] = bench_stats_rate(bench_stats_of(samples[k], reps), gb);
+  const char *kind = cubert_pinned_kind_of(block) != CUBERT_PINNED_DEVICE ? "heap fallback"
+                     : run->host_unified ? "the server's host memory, not pinned: host-unified"
+                                         : "the server's pinned memory";
+  for (int dir = 0; dir < 2; ++dir) {
+    const bench_stats *d = &st[dir * 4]; /* cubert block, raw block, cubert heap, raw heap */
+    const char *op = dir ? "read into" : "write from";
+    char what[256];
+    bench_text ratio = bench_textf("%.2f\u00d7 raw", d[0].median / d[1].median);
+    snprintf(what, sizeof(what), "5. %s a %zu MiB block (%s): cubert_client_%s + sync", op,
+             bytes >> 20, kind, dir ? "read" : "write");
+    bench_row(
+        what, "GB/s", d[0],
+        dir ? "raw clEnqueueReadBuffer into the block" : "raw clEnqueueWriteBuffer from the block",
+        d[1], ratio.s, run->host_unified ? "informative (host-unified)" : "\u2265 0.90\u00d7 raw",
+        run->host_unified ? "" : bench_verdict(d[0].median >= 0.9 * d[1].median));
+    ratio = bench_textf("%.2f\u00d7", d[0].median / d[2].median);
+    snprintf(what, sizeof(what), "5. the same, against malloc'd memory through cubert (%s)",
+             run->host_unified ? "no staging on host-unified devices" : "staging threads");
+    bench_row(what, "GB/s", d[0], "cubert from/into malloc'd memory", d[2], ratio.s, "informative",
+              "");
+    ratio = bench_textf("%.2f\u00d7", d[1].median / d[3].median);
+    snprintf(what, sizeof(what),
+             "5. raw %s the block, against raw %s malloc'd memory (no staging "
+             "threads)",
+             op, op);
+    bench_row(what, "GB/s", d[1], "raw pageable, the driver's own path", d[3], ratio.s,
+              "informative", "");
+  }
+  bench_note(&run->notes,
+             "5: %zu interleaved repetitions of 8 transfers (cubert/raw x block/malloc'd x "
+             "write/read) after 1 warm-up round; the block comes from cubert_client_reserve_pinned "
+             "(%s).",
+             reps, kind);
+  for (int k = 0; k < 8; ++k) free(samples[k]);
+  cubert_handle_release(handle);
+  BENCH_CHECK(cubert_pinned_release(block));
+  free(heap);
+  clReleaseMemObject(mem);
+  clReleaseCommandQueue(queue);
+  BENCH_CHECK(cubert_client_memory_cleanup(client));
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 static int usage(const char *argv0) {
   fprintf(stderr,
-          "usage: %s [--device=SELECTOR] [--quick] [--only=1234] [--n=ELEMENTS] "
+          "usage: %s [--device=SELECTOR] [--quick] [--only=12345] [--n=ELEMENTS] "
           "[--transfer-mib=MIB]\n",
           argv0);
   return 2;
@@ -647,7 +774,7 @@ int main(int argc, char **argv) {
   memset(&run, 0, sizeof(run));
   run.cfg = config_default();
   run.selector = "opencl";
-  const char *only = "1234";
+  const char *only = "12345";
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       run.cfg.latency_warmup = 1;
@@ -699,6 +826,7 @@ int main(int argc, char **argv) {
   if (strchr(only, '2')) section_first_launch(&run);
   if (strchr(only, '3')) section_bandwidth(&run);
   if (strchr(only, '4')) section_transfer(&run);
+  if (strchr(only, '5')) section_pinned(&run);
 
   bench_notes_print(stdout, &run.notes);
   cubert_client_release(run.client);

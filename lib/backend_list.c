@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "cubert/backend.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static const cubert_backend *g_registered[CUBERT_MAX_REGISTERED_BACKENDS];

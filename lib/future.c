@@ -6,12 +6,20 @@
    The reads of one future go to the calling stream in order, each after the cross-stream
    ordering its handle needs (stream/resolve.c), like any other command of the stream. A
    failure while queueing the k-th read leaves reads 0..k-1 in flight: the call waits for them
-   before it returns the error, so no destination is written after the caller got it back. */
+   before it returns the error, so no destination is written after the caller got it back.
+
+   What a future holds until its reads completed, and gives back at that point (in
+   cubert_future_wait, which release calls): the scratch handles its reads copy out of
+   (strided reads, tensor_read_async.c) and one use of each pinned block a destination lies in
+   (pinned_host.c), so that a block released meanwhile is freed only after the DMA into it. */
+#include "future.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "client_internal.h"
 #include "cubert/server/transfers.h"
+#include "pinned_host.h"
 
 struct cubert_future {
   cubert_device *device; /* retained */
@@ -21,7 +29,20 @@ struct cubert_future {
   cubert_stream_id stream; /* whose errors the reads report */
   cubert_status result;
   int done;
+  cubert_pinned_block **uses; /* [event_count]: the block each destination lies in, or NULL */
+  cubert_handle **keep;       /* scratch handles released at completion */
+  size_t keep_count;
 };
+
+/* Gives back what the reads needed until they completed (their events were waited for). */
+static void future_finish(cubert_future *f) {
+  for (size_t i = 0; i < f->event_count; ++i) {
+    cubert_pinned_host_unuse(f->uses[i]);
+    f->uses[i] = NULL;
+  }
+  for (size_t i = 0; i < f->keep_count; ++i) cubert_handle_release(f->keep[i]);
+  f->keep_count = 0;
+}
 
 /* Waits for and releases the events of `f` (device lock NOT held); returns the first error. */
 static cubert_status events_wait(cubert_future *f) {
@@ -46,31 +67,32 @@ static cubert_status events_wait(cubert_future *f) {
 
 /* Checks the arguments of read k (named in errors as handles[k], sizes[k], dsts[k], or as
    `handle`, `size`, `dst` for the single read) and returns its binding. The caller holds `h`. */
-static cubert_status read_binding(const cubert_handle_obj *h, void *dst, size_t size, size_t k,
+static cubert_status read_binding(const cubert_handle_obj *h, const cubert_future_read *r, size_t k,
                                   int many, cubert_binding *out) {
-  if (!dst && size)
+  if (!r->dst && r->size)
     return many ? cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                                     "dsts[%zu] is NULL but sizes[%zu] is %zu bytes", k, k, size)
+                                     "dsts[%zu] is NULL but sizes[%zu] is %zu bytes", k, k, r->size)
                 : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL");
-  if (size > h->size)
+  if (r->offset > h->size || r->size > h->size - r->offset)
     return many ? cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                                      "sizes[%zu] is %zu bytes, past the end of handles[%zu] (%llu "
                                      "bytes)",
-                                     k, size, k, (unsigned long long)h->size)
+                                     k, r->size, k, (unsigned long long)h->size)
                 : cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                                     "read of %zu bytes goes past the end of the handle (%llu "
-                                     "bytes)",
-                                     size, (unsigned long long)h->size);
+                                     "read of %zu bytes at offset %llu goes past the end of the "
+                                     "handle (%llu bytes)",
+                                     r->size, (unsigned long long)r->offset,
+                                     (unsigned long long)h->size);
   *out = cubert_handle_binding(h);
-  out->size = size;
+  out->offset += r->offset;
+  out->size = r->size;
   return NULL;
 }
 
 /* Queues the reads on the calling stream (device lock held by the caller). */
 static cubert_status queue_reads(cubert_client *client, cubert_client_obj *c, size_t count,
-                                 cubert_handle *const *handles, cubert_handle_obj *const *objs,
-                                 void *const *dsts, const size_t *sizes, int many,
-                                 cubert_future *f) {
+                                 const cubert_future_read *reads, cubert_handle_obj *const *objs,
+                                 int many, cubert_future *f) {
   cubert_device *device = c->device;
   cubert_server *server = device->server;
   uint32_t index = 0;
@@ -80,24 +102,91 @@ static cubert_status queue_reads(cubert_client *client, cubert_client_obj *c, si
   cubert_binding *bindings = calloc(count ? count : 1, sizeof(*bindings));
   if (!bindings) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   for (size_t k = 0; k < count && !s; ++k)
-    s = read_binding(objs[k], dsts[k], sizes[k], k, many, &bindings[k]);
+    s = read_binding(objs[k], &reads[k], k, many, &bindings[k]);
   if (!s && !server->transfers) {
     /* The lock is recursive, so the synchronous reads can run under it. */
     for (size_t k = 0; k < count && !f->result; ++k)
-      f->result = cubert_client_read(client, handles[k], dsts[k], sizes[k]);
+      f->result = cubert_client_read_range(client, reads[k].handle, reads[k].offset, reads[k].dst,
+                                           reads[k].size);
     f->done = 1;
   }
   for (size_t k = 0; k < count && !s && !f->done; ++k) {
     s = cubert_slot_resolve(device, index, &bindings[k], 1);
     if (!s)
-      s = server->transfers->read_async(server, f->slot->stream, &bindings[k], dsts[k], sizes[k],
-                                        &f->events[k]);
-    if (!s) cubert_slot_mark_used(device, index, &bindings[k], 1);
+      s = server->transfers->read_async(server, f->slot->stream, &bindings[k], reads[k].dst,
+                                        reads[k].size, &f->events[k]);
+    if (!s) {
+      cubert_slot_mark_used(device, index, &bindings[k], 1);
+      f->uses[k] = cubert_pinned_host_use(reads[k].dst, reads[k].size);
+    }
   }
   free(bindings);
   return s;
 }
 
+/* Frees a future whose reads completed (NULL: nothing). */
+static void future_free(cubert_future *f) {
+  if (!f) return;
+  free(f->events);
+  free(f->uses);
+  free(f->keep);
+  free(f);
+}
+
+cubert_status cubert_future_start(cubert_client *client, size_t count,
+                                  const cubert_future_read *reads, int many, cubert_handle **keep,
+                                  size_t keep_count, cubert_future **out) {
+  size_t n = count ? count : 1;
+  cubert_future *f = calloc(1, sizeof(*f));
+  cubert_handle_obj **objs = calloc(n, sizeof(*objs));
+  if (f) {
+    f->events = calloc(n, sizeof(*f->events));
+    f->uses = calloc(n, sizeof(*f->uses));
+    f->keep = keep;
+    f->keep_count = keep_count;
+  } else {
+    for (size_t i = 0; i < keep_count; ++i) cubert_handle_release(keep[i]);
+    free(keep);
+  }
+  cubert_status s = NULL;
+  if (!out)
+    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  else
+    *out = NULL;
+  if (!s && (!f || !objs || !f->events || !f->uses))
+    s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  cubert_client_obj *c = NULL;
+  if (!s) s = cubert_client_acquire(client, &c);
+  size_t held = 0;
+  for (; !s && held < count; ++held) {
+    char what[48];
+    snprintf(what, sizeof(what), many ? "handles[%zu]" : "handle", held);
+    s = cubert_handle_check(c, reads[held].handle, what, &objs[held]);
+    if (s) break;
+  }
+  if (!s) {
+    f->device = c->device;
+    f->event_count = count;
+    cubert_device_lock(f->device);
+    s = queue_reads(client, c, count, reads, objs, many, f);
+    cubert_device_unlock(f->device);
+    /* Reads queued before a failure still write their destinations: wait for them. */
+    if (s) cubert_status_free(events_wait(f));
+  }
+  for (size_t k = 0; k < held; ++k) cubert_handle_release(reads[k].handle);
+  free(objs);
+  if (!s) cubert_device_retain(f->device);
+  if (c) cubert_client_release(client);
+  if (f && (s || f->done)) future_finish(f);
+  if (s) {
+    future_free(f);
+    return s;
+  }
+  *out = f;
+  return NULL;
+}
+
+/* The public forms with parallel arrays. */
 static cubert_status read_many(cubert_client *client, size_t count, cubert_handle *const *handles,
                                void *const *dsts, const size_t *sizes, int many,
                                cubert_future **out) {
@@ -106,44 +195,13 @@ static cubert_status read_many(cubert_client *client, size_t count, cubert_handl
   if (count && (!handles || !dsts || !sizes))
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "handles, dsts and sizes must be non-NULL for count %zu", count);
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
-  cubert_device *device = c->device;
-  cubert_future *f = calloc(1, sizeof(*f));
-  cubert_handle_obj **objs = calloc(count ? count : 1, sizeof(*objs));
-  cubert_event **events = calloc(count ? count : 1, sizeof(*events));
-  cubert_status s = NULL;
-  if (!f || !objs || !events)
-    s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  size_t held = 0;
-  for (; held < count && !s; ++held) {
-    char what[48];
-    snprintf(what, sizeof(what), many ? "handles[%zu]" : "handle", held);
-    s = cubert_handle_check(c, handles[held], what, &objs[held]);
-    if (s) break;
-  }
-  if (!s) {
-    f->device = device;
-    f->events = events;
-    f->event_count = count;
-    cubert_device_lock(device);
-    s = queue_reads(client, c, count, handles, objs, dsts, sizes, many, f);
-    cubert_device_unlock(device);
-    /* Reads queued before a failure still write their destinations: wait for them. */
-    if (s) cubert_status_free(events_wait(f));
-  }
-  for (size_t k = 0; k < held; ++k) cubert_handle_release(handles[k]);
-  free(objs);
-  if (s) {
-    free(events);
-    free(f);
-    cubert_client_release(client);
-    return s;
-  }
-  cubert_device_retain(device);
-  cubert_client_release(client);
-  *out = f;
-  return NULL;
+  cubert_future_read *reads = calloc(count ? count : 1, sizeof(*reads));
+  if (!reads) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  for (size_t k = 0; k < count; ++k)
+    reads[k] = (cubert_future_read){handles[k], 0, dsts[k], sizes[k]};
+  cubert_status s = cubert_future_start(client, count, reads, many, NULL, 0, out);
+  free(reads);
+  return s;
 }
 
 cubert_status cubert_client_read_async(cubert_client *client, cubert_handle *handle, void *dst,
@@ -152,6 +210,13 @@ cubert_status cubert_client_read_async(cubert_client *client, cubert_handle *han
   void *const dsts[1] = {dst};
   const size_t sizes[1] = {size};
   return read_many(client, 1, handles, dsts, sizes, 0, out);
+}
+
+cubert_status cubert_client_read_range_async(cubert_client *client, cubert_handle *handle,
+                                             uint64_t offset, void *dst, size_t size,
+                                             cubert_future **out) {
+  const cubert_future_read read = {handle, offset, dst, size};
+  return cubert_future_start(client, 1, &read, 0, NULL, 0, out);
 }
 
 cubert_status cubert_client_read_many_async(cubert_client *client, size_t count,
@@ -173,6 +238,7 @@ cubert_status cubert_future_wait(cubert_future *f) {
     }
     f->result = s;
     f->done = 1;
+    future_finish(f);
   }
   cubert_status result = f->result;
   f->result = NULL;
@@ -202,6 +268,5 @@ void cubert_future_release(cubert_future *f) {
   if (!f) return;
   cubert_status_free(cubert_future_wait(f));
   cubert_device_release(f->device);
-  free(f->events);
-  free(f);
+  future_free(f);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client_internal.h"
+#include "cubert/backend.h"
 
 cubert_status cubert_interop_begin(cubert_client *client, const cubert_backend *backend,
                                    const char *fn, cubert_interop *out) {

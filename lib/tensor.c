@@ -1,6 +1,8 @@
 /* cubert — tensor variants of the client: allocation through layout plans (several tensors in
    one allocation, pitched rows where the device prefers them) and strided reads through the
    library's copy kernel (launched through kernels/ops, whose tuned launch picks its cube dim). */
+#include "tensor.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,29 +163,6 @@ static cubert_status check_copy(const cubert_copy_desc *desc, uint64_t handle_si
   return NULL;
 }
 
-/* Gathers a strided tensor on the device into a contiguous scratch buffer, then reads that. */
-static cubert_status read_strided(cubert_client *client, const cubert_copy_desc *desc,
-                                  uint64_t elems, void *dst, size_t dst_size) {
-  uint64_t info[3 + 2 * CUBERT_MAX_RANK];
-  info[0] = desc->rank;
-  info[1] = desc->elem_size;
-  info[2] = elems;
-  for (uint32_t i = 0; i < desc->rank; ++i) {
-    info[3 + i] = desc->shape[i];
-    info[3 + desc->rank + i] = desc->strides[i];
-  }
-  cubert_handle *scratch = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, dst_size, &scratch));
-  cubert_handle *buffers[2] = {desc->handle, scratch};
-  cubert_kernel_args args = {buffers, 2, info, 3 + 2 * desc->rank};
-  /* The cube dim comes from autotune (issue 11 #5), keyed by size, rank and element size. */
-  cubert_status s = cubert_ops_launch_1d_tuned(client, &cubert_kernel_copy_strided, elems, &args,
-                                               desc->rank, desc->elem_size);
-  if (!s) s = cubert_client_read(client, scratch, dst, dst_size);
-  cubert_handle_release(scratch);
-  return s;
-}
-
 /* Copies between the region `desc` describes and the contiguous row-major `scratch` with the
    library's copy (any strides on both sides, offsets included): into the region when
    `to_region`, else out of it. */
@@ -203,6 +182,31 @@ static cubert_status copy_region(cubert_client *client, const cubert_copy_desc *
   }
   return to_region ? cubert_op_copy(client, &flat, &region)
                    : cubert_op_copy(client, &region, &flat);
+}
+
+cubert_status cubert_tensor_gather(cubert_client *client, const cubert_copy_desc *desc,
+                                   uint64_t elems, cubert_handle *scratch) {
+  /* The gather kernel has no offset word, and a view at the offset is not always bindable
+     (OpenCL sub-buffers need aligned offsets): the library copy takes offsets as they are. */
+  if (desc->offset) return copy_region(client, desc, scratch, 0);
+  uint64_t info[3 + 2 * CUBERT_MAX_RANK];
+  info[0] = desc->rank;
+  info[1] = desc->elem_size;
+  info[2] = elems;
+  for (uint32_t i = 0; i < desc->rank; ++i) {
+    info[3 + i] = desc->shape[i];
+    info[3 + desc->rank + i] = desc->strides[i];
+  }
+  cubert_handle *buffers[2] = {desc->handle, scratch};
+  cubert_kernel_args args = {buffers, 2, info, 3 + 2 * desc->rank};
+  /* The cube dim comes from autotune (issue 11 #5), keyed by size, rank and element size. */
+  return cubert_ops_launch_1d_tuned(client, &cubert_kernel_copy_strided, elems, &args, desc->rank,
+                                    desc->elem_size);
+}
+
+cubert_status cubert_copy_desc_check(const cubert_copy_desc *desc, uint64_t handle_size,
+                                     size_t size, const char *size_name, uint64_t *out_elems) {
+  return check_copy(desc, handle_size, size, size_name, out_elems);
 }
 
 /* Scatters contiguous `src` into a strided region through a scratch buffer holding it. */
@@ -229,16 +233,13 @@ cubert_status(cubert_client_read_tensor)(cubert_client *client, const cubert_cop
   if (!s && elems && cubert_layout_is_contiguous(desc->rank, desc->shape, desc->strides)) {
     s = cubert_client_read_range(client, desc->handle, desc->offset * desc->elem_size, dst,
                                  dst_size);
-  } else if (!s && elems && desc->offset) {
-    /* The gather kernel has no offset word, and a view at the offset is not always bindable
-       (OpenCL sub-buffers need aligned offsets): the library copy takes offsets as they are. */
+  } else if (!s && elems) {
+    /* Gathered on the device into a contiguous scratch buffer, then read from there. */
     cubert_handle *scratch = NULL;
     s = cubert_client_empty(client, dst_size, &scratch);
-    if (!s) s = copy_region(client, desc, scratch, 0);
+    if (!s) s = cubert_tensor_gather(client, desc, elems, scratch);
     if (!s) s = cubert_client_read(client, scratch, dst, dst_size);
     cubert_handle_release(scratch);
-  } else if (!s && elems) {
-    s = read_strided(client, desc, elems, dst, dst_size);
   }
   if (h) cubert_handle_release(desc->handle);
   cubert_client_release(client);

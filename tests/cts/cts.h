@@ -62,6 +62,8 @@ cubert_cube_count cts_cubes(uint64_t n, uint32_t dim);
 /* Largest cube dim x we use for elementwise launches on this device. */
 uint32_t cts_dim(void);
 int cts_is_cpu(void);
+/* The device under test is an OpenCL device. */
+int cts_is_opencl(void);
 /* Creates a buffer with `size` bytes of data; asserts success. */
 cubert_handle *cts_buffer(const void *data, size_t size);
 void cts_read(cubert_handle *h, void *dst, size_t size);

@@ -37,6 +37,10 @@ uint32_t cts_dim(void) {
   return d < p->hardware.max_cube_dim[0] ? d : p->hardware.max_cube_dim[0];
 }
 
+int cts_is_opencl(void) {
+  return strcmp(cubert_client_properties(cts_client)->backend, "opencl") == 0;
+}
+
 int cts_is_cpu(void) {
   return strcmp(cubert_client_properties(cts_client)->backend, "cpu") == 0;
 }

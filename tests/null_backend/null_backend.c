@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cubert/backend.h"
 #include "cubert/server.h"
 
 enum { NULL_ALIGNMENT = 64, NULL_UNITS = 256 };

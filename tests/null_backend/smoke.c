@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cubert/backend.h"
 #include "null_backend.h"
 
 #define CHECK(expr)                                                      \

@@ -273,6 +273,46 @@ CUBERT_API cubert_status cubert_client_read_many_async(cubert_client *client, si
                                                        cubert_handle *const *handles,
                                                        void *const *dsts, const size_t *sizes,
                                                        cubert_future **out);
+/** Reads bytes [offset, offset+size) of the buffer into `dst` as cubert_client_read_async does,
+   without a view of the range (the asynchronous form of cubert_client_read_range).
+   Errors (returned at once, nothing queued): INVALID_ARGUMENT for NULL out, NULL dst with
+   size > 0, or a range past the end of the handle (naming size, offset and the handle's size);
+   NOT_FOUND for a released or foreign handle. */
+CUBERT_API cubert_status cubert_client_read_range_async(cubert_client *client,
+                                                        cubert_handle *handle, uint64_t offset,
+                                                        void *dst, size_t size,
+                                                        cubert_future **out);
+/** The asynchronous form of cubert_client_read_tensor (the reference's read_one_tensor_async):
+   queues the read of the region `desc` describes into contiguous row-major `dst` (dst_size =
+   product(shape) * elem_size) on the calling stream and returns a future. A contiguous region
+   is one read of its bytes; any other (pitched rows, a permutation, an offset) is first
+   gathered on the device into a scratch buffer, which the future frees once the read
+   completed. `dst` follows cubert_client_read_async's rules; desc->handle may be released
+   after the call. The first strided read of a shape may tune the gather kernel first (a few
+   launches measured once per device and shape, docs/TUNING.md). Errors (at once, nothing left
+   queued): those of cubert_client_read_tensor (UNSUPPORTED_STRIDES, INVALID_ARGUMENT naming
+   desc->... or dst_size, NOT_FOUND), INVALID_ARGUMENT for NULL out, and the scratch
+   buffer's (OUT_OF_MEMORY of kind IO); the stream's asynchronous errors come from
+   cubert_future_wait. */
+CUBERT_API cubert_status cubert_client_read_tensor_async(cubert_client *client,
+                                                         const cubert_copy_desc *desc, void *dst,
+                                                         size_t dst_size, cubert_future **out);
+/** cubert_client_read_tensor_async for a tensor or any view of one (the region of
+   cubert_copy_desc_from_tensor). */
+CUBERT_API cubert_status cubert_client_read_tensor_view_async(cubert_client *client,
+                                                              const cubert_tensor *tensor,
+                                                              void *dst, size_t dst_size,
+                                                              cubert_future **out);
+/** Several regions with one future (the reference's read_tensor_async): descs[k] into dsts[k]
+   of dst_sizes[k] bytes, for k < count, queued in order on the calling stream. Every argument is
+   checked before anything is queued; errors name the element ("descs[2]: desc->strides[1] is
+   0 ..."), and NULL arrays with count > 0 are INVALID_ARGUMENT. count 0 gives a complete
+   future. */
+CUBERT_API cubert_status cubert_client_read_tensors_async(cubert_client *client, size_t count,
+                                                          const cubert_copy_desc *descs,
+                                                          void *const *dsts,
+                                                          const size_t *dst_sizes,
+                                                          cubert_future **out);
 /** Blocks until every read of the future completed; returns their result (once; later calls
    return NULL): NULL, or SERVER_UNHEALTHY with the stream's asynchronous errors. */
 CUBERT_API cubert_status cubert_future_wait(cubert_future *future);

@@ -14,6 +14,7 @@
 #include "cubert/layout.h"
 #include "cubert/memory.h"
 #include "cubert/ops.h"
+#include "cubert/pinned.h"
 #include "cubert/profile.h"
 #include "cubert/status.h"
 #include "cubert/stream.h"
