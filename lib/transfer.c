@@ -5,7 +5,8 @@
    - one instance (two clients of one device, or one client): a device-side copy queued on the
      destination client's stream, after the source's last writer (the cross-stream protocol):
      the server's copy entry (clEnqueueCopyBuffer on OpenCL), else the strided copy kernel
-     through cubert_op_copy (memcpy rows on the CPU server); the call returns at once.
+     through the core's strided copy (strided_copy.h; memcpy rows on the CPU server); the call
+   returns at once.
    - the source's memory is host memory (CPU server): wait for the source's writers (a size-0
      read future), then one write of that memory into the destination (on an OpenCL GPU its
      pinned staging pipeline; on a host-unified OpenCL device or another CPU instance a memcpy).
@@ -24,7 +25,7 @@
 #include <string.h>
 
 #include "client_internal.h"
-#include "cubert/ops.h"
+#include "strided_copy.h"
 
 #ifndef TRANSFER_CHUNK
 #define TRANSFER_CHUNK (8u << 20) /* bytes per pipeline chunk */
@@ -157,7 +158,7 @@ static cubert_status copy_on_device(cubert_client *client, const cubert_handle_o
   cubert_tensor out = in;
   out.handle = dst;
   out.offset = 0;
-  return cubert_op_copy(client, &in, &out);
+  return cubert_strided_copy(client, "to_client", &in, &out);
 }
 
 /* Waits until the work queued so far that writes src (on any stream) finished. */
