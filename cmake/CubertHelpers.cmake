@@ -57,3 +57,20 @@ function(cubert_add_cts name)
   target_compile_definitions(${name} PRIVATE CUBERT_CTS_DEVICE="${A_DEVICE}")
 endfunction()
 
+# cubert_add_layer_probe(NAME SOURCE file LIKE target [EXPECT regex])
+# A CTest that builds `file` (an object library outside `all`) with the include paths, compile
+# definitions and link interfaces of `target`. With EXPECT the build must fail with output
+# matching the regex (a forbidden include); without it the build must pass (a control).
+function(cubert_add_layer_probe name)
+  cmake_parse_arguments(A "" "SOURCE;LIKE;EXPECT" "" ${ARGN})
+  add_library(${name} OBJECT EXCLUDE_FROM_ALL ${A_SOURCE})
+  target_include_directories(${name} PRIVATE $<TARGET_PROPERTY:${A_LIKE},INCLUDE_DIRECTORIES>)
+  target_compile_definitions(${name} PRIVATE $<TARGET_PROPERTY:${A_LIKE},COMPILE_DEFINITIONS>)
+  target_link_libraries(${name} PRIVATE $<TARGET_PROPERTY:${A_LIKE},LINK_LIBRARIES>)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${name})
+  # One build of this tree at a time: two make runs would race on its shared files.
+  set_tests_properties(${name} PROPERTIES LABELS "unit;layers" RESOURCE_LOCK build_tree)
+  if(A_EXPECT)
+    set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${A_EXPECT}")
+  endif()
+endfunction()
