@@ -21,26 +21,56 @@ ${items}    0,
 ")
 endfunction()
 
-# cubert_add_test(NAME SOURCES files... [LABELS labels...] [ENV vars...])
-# A Criterion test executable registered with CTest.
+# cubert_add_test(NAME SOURCES files... [LABELS labels...] [ENV vars...] [PUBLIC_ONLY])
+# A Criterion test executable registered with CTest. It sees the library's private headers
+# (lib/, backends/, kernels/) unless PUBLIC_ONLY, which leaves it the public cubert/*.h and
+# tests/ (tests/layers proves that a private include then fails to compile).
 function(cubert_add_test name)
-  cmake_parse_arguments(A "" "" "SOURCES;LABELS;ENV;ARGS" ${ARGN})
+  cmake_parse_arguments(A "PUBLIC_ONLY" "" "SOURCES;LABELS;ENV;ARGS" ${ARGN})
   add_executable(${name} ${A_SOURCES})
   # Criterion's sandbox (BoxFort) finds test entry points through the executable's symbols.
   set_target_properties(${name} PROPERTIES C_VISIBILITY_PRESET default ENABLE_EXPORTS ON)
   target_link_libraries(${name} PRIVATE cubert_static ${CRITERION_LIB})
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/lib ${PROJECT_SOURCE_DIR}/backends
-                             ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/tests)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  if(NOT A_PUBLIC_ONLY)
+    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/lib
+                               ${PROJECT_SOURCE_DIR}/backends ${PROJECT_SOURCE_DIR}/kernels)
+  endif()
   add_test(NAME ${name} COMMAND ${name} ${A_ARGS})
   set_tests_properties(${name} PROPERTIES LABELS "${A_LABELS}" SKIP_RETURN_CODE 77
                        ENVIRONMENT "${A_ENV}")
 endfunction()
 
-# cubert_add_cts(NAME SOURCES files... DEVICE selector LABELS ...)
+# cubert_add_cts(NAME SOURCES files... DEVICE selector LABELS ... [INTERNAL])
 # The conformance suite, compiled once per backend with CUBERT_CTS_DEVICE set; it exits 77
-# (skipped, with the reason printed) when the device does not exist.
+# (skipped, with the reason printed) when the device does not exist. It includes public headers
+# only; INTERNAL builds the suite's harness (tests/cts/cts.h) over tests that need the
+# library's private headers (tests/unit/internals).
 function(cubert_add_cts name)
-  cmake_parse_arguments(A "" "DEVICE" "SOURCES;LABELS;ENV" ${ARGN})
-  cubert_add_test(${name} SOURCES ${A_SOURCES} LABELS ${A_LABELS} ENV ${A_ENV})
+  cmake_parse_arguments(A "INTERNAL" "DEVICE" "SOURCES;LABELS;ENV" ${ARGN})
+  set(scope PUBLIC_ONLY)
+  if(A_INTERNAL)
+    set(scope "")
+  endif()
+  cubert_add_test(${name} SOURCES ${A_SOURCES} LABELS ${A_LABELS} ENV ${A_ENV} ${scope})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/cts)
   target_compile_definitions(${name} PRIVATE CUBERT_CTS_DEVICE="${A_DEVICE}")
+endfunction()
+
+# cubert_add_layer_probe(NAME SOURCE file LIKE target [EXPECT regex])
+# A CTest that builds `file` (an object library outside `all`) with the include paths, compile
+# definitions and link interfaces of `target`. With EXPECT the build must fail with output
+# matching the regex (a forbidden include); without it the build must pass (a control).
+function(cubert_add_layer_probe name)
+  cmake_parse_arguments(A "" "SOURCE;LIKE;EXPECT" "" ${ARGN})
+  add_library(${name} OBJECT EXCLUDE_FROM_ALL ${A_SOURCE})
+  target_include_directories(${name} PRIVATE $<TARGET_PROPERTY:${A_LIKE},INCLUDE_DIRECTORIES>)
+  target_compile_definitions(${name} PRIVATE $<TARGET_PROPERTY:${A_LIKE},COMPILE_DEFINITIONS>)
+  target_link_libraries(${name} PRIVATE $<TARGET_PROPERTY:${A_LIKE},LINK_LIBRARIES>)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target ${name})
+  # One build of this tree at a time: two make runs would race on its shared files.
+  set_tests_properties(${name} PROPERTIES LABELS "unit;layers" RESOURCE_LOCK build_tree)
+  if(A_EXPECT)
+    set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${A_EXPECT}")
+  endif()
 endfunction()

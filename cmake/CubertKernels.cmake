@@ -135,6 +135,7 @@ function(cubert_add_kernels target)
               -DSYMBOL=${symbol} -DDEPFILE=${cl}.d
               -P ${CUBERT_KERNELS_CMAKE_DIR}/flatten.cmake
       DEPENDS ${path} ${prelude} ${CUBERT_CUBE_INCLUDE_DIR}/cubert/cube.h
+              ${CUBERT_CUBE_INCLUDE_DIR}/cubert/cube_opencl.h
               ${CUBERT_KERNELS_CMAKE_DIR}/flatten.cmake
       DEPFILE ${cl}.d
       COMMENT "Flattening ${rel} into OpenCL C" VERBATIM)

@@ -1,6 +1,6 @@
 /* cubert — tensor variants of the client: allocation through layout plans (several tensors in
    one allocation, pitched rows where the device prefers them) and strided reads through the
-   library's copy kernel (launched through kernels/ops, whose tuned launch picks its cube dim). */
+   library's copy kernels (launch_1d.h's tuned launch picks their cube dim; strided_copy.h). */
 #include "tensor.h"
 
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 #include "base/status.h"
 #include "client_internal.h"
 #include "cubert/kernels.h"
-#include "cubert/ops.h"
-#include "ops/ops_internal.h"
+#include "launch_1d.h"
+#include "strided_copy.h"
 
 void cubert_tensor_release(cubert_tensor *tensor) {
   if (!tensor) return;
@@ -180,8 +180,8 @@ static cubert_status copy_region(cubert_client *client, const cubert_copy_desc *
     flat.strides[i] = stride;
     stride *= desc->shape[i];
   }
-  return to_region ? cubert_op_copy(client, &flat, &region)
-                   : cubert_op_copy(client, &region, &flat);
+  return to_region ? cubert_strided_copy(client, "write_tensor", &flat, &region)
+                   : cubert_strided_copy(client, "read_tensor", &region, &flat);
 }
 
 cubert_status cubert_tensor_gather(cubert_client *client, const cubert_copy_desc *desc,
@@ -200,8 +200,8 @@ cubert_status cubert_tensor_gather(cubert_client *client, const cubert_copy_desc
   cubert_handle *buffers[2] = {desc->handle, scratch};
   cubert_kernel_args args = {buffers, 2, info, 3 + 2 * desc->rank};
   /* The cube dim comes from autotune (issue 11 #5), keyed by size, rank and element size. */
-  return cubert_ops_launch_1d_tuned(client, &cubert_kernel_copy_strided, elems, &args, desc->rank,
-                                    desc->elem_size);
+  return cubert_launch_1d_tuned(client, &cubert_kernel_copy_strided, elems, &args, desc->rank,
+                                desc->elem_size);
 }
 
 cubert_status cubert_copy_desc_check(const cubert_copy_desc *desc, uint64_t handle_size,

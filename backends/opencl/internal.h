@@ -13,8 +13,8 @@
 
 #include "base/cache_file.h"
 #include "base/thread_team.h"
-#include "cubert/server/combine.h"
 #include "cubert/profile.h"
+#include "cubert/server/combine.h"
 #include "cubert/server/gates.h"
 #include "opencl/api.h"
 

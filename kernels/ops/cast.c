@@ -51,10 +51,10 @@ cubert_status(cubert_op_cast)(cubert_client *client, const cubert_tensor *in,
   if (in->dtype == out->dtype) return cubert_op_copy(client, in, out);
   const cubert_tensor *ins[1] = {in};
   const char *names[1] = {"in"};
-  cubert_ops_plan plan;
+  cubert_strided_plan plan;
   CUBERT_RETURN_IF_ERROR(cubert_ops_plan_make("cast", out, ins, names, 1, &plan));
-  const cubert_ops_kernels kernels = {cast_c[in->dtype][out->dtype], NULL,
-                                      cast_nd[in->dtype][out->dtype]};
+  const cubert_strided_kernels kernels = {cast_c[in->dtype][out->dtype], NULL,
+                                          cast_nd[in->dtype][out->dtype]};
   cubert_handle *handles[2] = {out->handle, in->handle};
-  return cubert_ops_plan_launch(client, &plan, &kernels, 0, handles);
+  return cubert_strided_plan_launch(client, &plan, &kernels, 0, handles);
 }

@@ -2,7 +2,7 @@
    share (ops_kernels.h).
 
    Every call broadcasts its inputs to the output's shape, collapses the axes that are
-   contiguous in every operand (cubert_ops_collapse_axes) and then picks one of three kernels:
+   contiguous in every operand (cubert_strided_collapse_axes) and then picks one of three kernels:
    when every operand is one dense run from the start of its handle (no broadcast, no gaps, no
    offset) the operation's own "_c" kernel,
    a plain loop the CPU vectorises; when at most two axes are left (a scalar, row or column
@@ -20,7 +20,7 @@
 
 cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
                                    const cubert_tensor *const *ins, const char *const *names,
-                                   uint32_t count, cubert_ops_plan *plan) {
+                                   uint32_t count, cubert_strided_plan *plan) {
   memset(plan, 0, sizeof *plan);
   plan->count = count + 1;
   plan->rank = out->rank;
@@ -37,74 +37,8 @@ cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
     plan->offsets[i + 1] = ins[i]->offset;
   }
   if (plan->n == 0) return NULL;
-  cubert_ops_collapse_axes(&plan->rank, plan->shape, plan->strides, plan->count);
+  cubert_strided_collapse_axes(&plan->rank, plan->shape, plan->strides, plan->count);
   return NULL;
-}
-
-bool cubert_ops_plan_contiguous(const cubert_ops_plan *plan) {
-  if (plan->rank > 1) return false;
-  for (uint32_t k = 0; k < plan->count; ++k)
-    if (plan->offsets[k] != 0 || (plan->rank == 1 && plan->strides[k][0] != 1)) return false;
-  return true;
-}
-
-/* Launches a rows ("_r") kernel over the plan (rank <= 2, rows of at least 64 elements): one
-   cube per chunk of a row, of the smallest of 64, 128 and 256 units that covers the row. */
-static cubert_status launch_rows(cubert_client *client, const cubert_ops_plan *plan,
-                                 const cubert_kernel_def *kernel, uint32_t op,
-                                 cubert_handle *const *handles) {
-  const cubert_device_properties *p = cubert_client_properties(client);
-  if (!p) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "the client is released");
-  const uint32_t inner = plan->rank - 1;
-  const uint64_t rows = plan->rank == 2 ? plan->shape[0] : 1, len = plan->shape[inner];
-  const uint32_t dim = len <= 64 ? 64 : len <= 128 ? 128 : 256;
-  const uint64_t per_row = len / dim + (len % dim != 0);
-  if (per_row > UINT32_MAX / rows)
-    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
-                              "kernel \"%s\": %llu rows of %llu elements need more than 2^32-1 "
-                              "cubes",
-                              kernel->name, (unsigned long long)rows, (unsigned long long)len);
-  uint64_t info[13] = {rows, len, per_row, op};
-  for (uint32_t k = 0; k < plan->count; ++k) {
-    info[4 + k] = plan->offsets[k];
-    info[7 + k] = plan->strides[k][inner];
-    info[10 + k] = plan->rank == 2 ? plan->strides[k][0] : 0;
-  }
-  cubert_kernel_args args = {(cubert_handle **)handles, plan->count, info, 13};
-  cubert_cube_count_selection sel;
-  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)(rows * per_row), &sel));
-  return cubert_client_launch(client, kernel, sel.cube_count, cubert_cube_dim_new_3d(dim, 1, 1),
-                              &args);
-}
-
-cubert_status cubert_ops_plan_launch(cubert_client *client, const cubert_ops_plan *plan,
-                                     const cubert_ops_kernels *kernels, uint32_t op,
-                                     cubert_handle *const *handles) {
-  if (plan->n == 0) return NULL;
-  const bool contiguous = cubert_ops_plan_contiguous(plan);
-  const cubert_device_properties *p = cubert_client_properties(client);
-  if (!contiguous && kernels->rows && plan->rank >= 1 && plan->rank <= 2 &&
-      plan->shape[plan->rank - 1] >= 64 && p && p->hardware.max_units_per_cube >= 256 &&
-      p->hardware.max_cube_dim[0] >= 256)
-    return launch_rows(client, plan, kernels->rows, op, handles);
-  uint64_t info[CUBERT_OPS_ND_WORDS] = {0};
-  uint32_t words;
-  info[0] = plan->n;
-  if (contiguous) {
-    words = 1;
-  } else {
-    info[1] = plan->rank;
-    info[2] = op;
-    for (uint32_t k = 0; k < plan->count; ++k) info[3 + k] = plan->offsets[k];
-    for (uint32_t d = 0; d < plan->rank; ++d) {
-      info[6 + d] = plan->shape[d];
-      for (uint32_t k = 0; k < plan->count; ++k) info[14 + 8 * k + d] = plan->strides[k][d];
-    }
-    words = CUBERT_OPS_ND_WORDS;
-  }
-  cubert_kernel_args args = {(cubert_handle **)handles, plan->count, info, words};
-  return cubert_ops_launch_1d(client, contiguous ? kernels->dense : kernels->strided, plan->n,
-                              &args);
 }
 
 /* ---- kernel tables ----------------------------------------------------------------------------
@@ -224,12 +158,12 @@ cubert_status(cubert_op_binary)(cubert_client *client, cubert_binary_op op, cons
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, name, "out", out->dtype));
   const cubert_tensor *ins[2] = {a, b};
   const char *names[2] = {"a", "b"};
-  cubert_ops_plan plan;
+  cubert_strided_plan plan;
   CUBERT_RETURN_IF_ERROR(cubert_ops_plan_make(name, out, ins, names, 2, &plan));
   const int t = type_index(out->dtype);
-  const cubert_ops_kernels kernels = {binary_c[t][op], binary_r[t][op], binary_nd[t]};
+  const cubert_strided_kernels kernels = {binary_c[t][op], binary_r[t][op], binary_nd[t]};
   cubert_handle *handles[3] = {out->handle, a->handle, b->handle};
-  return cubert_ops_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
+  return cubert_strided_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
 }
 
 cubert_status(cubert_op_unary)(cubert_client *client, cubert_unary_op op, const cubert_tensor *in,
@@ -248,10 +182,10 @@ cubert_status(cubert_op_unary)(cubert_client *client, cubert_unary_op op, const 
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, name, "out", out->dtype));
   const cubert_tensor *ins[1] = {in};
   const char *names[1] = {"in"};
-  cubert_ops_plan plan;
+  cubert_strided_plan plan;
   CUBERT_RETURN_IF_ERROR(cubert_ops_plan_make(name, out, ins, names, 1, &plan));
   const int t = type_index(out->dtype);
-  const cubert_ops_kernels kernels = {unary_c[t][op], unary_r[t][op], unary_nd[t]};
+  const cubert_strided_kernels kernels = {unary_c[t][op], unary_r[t][op], unary_nd[t]};
   cubert_handle *handles[2] = {out->handle, in->handle};
-  return cubert_ops_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
+  return cubert_strided_plan_launch(client, &plan, &kernels, (uint32_t)op, handles);
 }

@@ -116,11 +116,11 @@ static cubert_status mm_launch(cubert_client *client, const mm_args *args, int k
   const cubert_kernel_args kargs = {
       .buffers = args->bufs, .buffer_count = 3, .info = args->info, .info_count = MM_INFO_WORDS};
   if (kind == MM_SIMPLE)
-    return cubert_ops_launch_1d(client, mm_kernel(args, kind), args->m * args->n * args->batches,
-                                &kargs);
+    return cubert_launch_1d(client, mm_kernel(args, kind), args->m * args->n * args->batches,
+                            &kargs);
   if (kind == MM_VEC)
-    return cubert_ops_launch_1d(client, mm_kernel(args, kind),
-                                (args->m + 7) / 8 * ((args->n + 31) / 32) * args->batches, &kargs);
+    return cubert_launch_1d(client, mm_kernel(args, kind),
+                            (args->m + 7) / 8 * ((args->n + 31) / 32) * args->batches, &kargs);
   const uint64_t cx = (args->n + mm_tile_n[kind] - 1) / mm_tile_n[kind];
   const uint64_t cy = (args->m + mm_tile_m[kind] - 1) / mm_tile_m[kind];
   return cubert_client_launch(
@@ -437,10 +437,10 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
       const cubert_kernel_args bargs = {
           .buffers = bbufs, .buffer_count = 2, .info = binfo, .info_count = MM_INFO_WORDS};
       if (!st)
-        st = cubert_ops_launch_1d(client,
-                                  c->dtype == CUBERT_DTYPE_F64 ? &cubert_kernel_matmul_beta_f64
-                                                               : &cubert_kernel_matmul_beta_f32,
-                                  m * n * args.batches, &bargs);
+        st = cubert_launch_1d(client,
+                              c->dtype == CUBERT_DTYPE_F64 ? &cubert_kernel_matmul_beta_f64
+                                                           : &cubert_kernel_matmul_beta_f32,
+                              m * n * args.batches, &bargs);
       cubert_handle_release(view);
     }
   }

@@ -200,61 +200,6 @@ cubert_status cubert_ops_broadcast_strides(const char *op, const char *name,
   return NULL;
 }
 
-void cubert_ops_collapse_axes(uint32_t *rank, uint64_t shape[CUBERT_MAX_RANK],
-                              uint64_t (*strides)[CUBERT_MAX_RANK], uint32_t count) {
-  uint32_t r = 0;
-  for (uint32_t d = 0; d < *rank; ++d) {
-    if (shape[d] == 1) continue; /* a length-1 axis never moves any operand */
-    if (r > 0) {
-      /* Axis d continues axis r-1 when, in every operand, stepping r-1 once equals stepping
-         d over its whole length. */
-      bool merge = true;
-      for (uint32_t k = 0; k < count && merge; ++k)
-        merge = strides[k][r - 1] == strides[k][d] * shape[d];
-      if (merge) {
-        shape[r - 1] *= shape[d];
-        for (uint32_t k = 0; k < count; ++k) strides[k][r - 1] = strides[k][d];
-        continue;
-      }
-    }
-    shape[r] = shape[d];
-    for (uint32_t k = 0; k < count; ++k) strides[k][r] = strides[k][d];
-    ++r;
-  }
-  for (uint32_t d = r; d < CUBERT_MAX_RANK; ++d) {
-    shape[d] = 1;
-    for (uint32_t k = 0; k < count; ++k) strides[k][d] = 0;
-  }
-  *rank = r;
-}
-
-cubert_status cubert_ops_launch_1d_dim(cubert_client *client, const cubert_kernel_def *kernel,
-                                       uint64_t n, uint32_t dim, const cubert_kernel_args *args) {
-  if (n == 0) return NULL;
-  const uint64_t cubes = n / dim + (n % dim != 0);
-  if (cubes > UINT32_MAX)
-    return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
-                              "kernel \"%s\" over %llu elements needs %llu cubes, more than 2^32-1",
-                              kernel->name, (unsigned long long)n, (unsigned long long)cubes);
-  cubert_cube_count_selection sel;
-  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
-  return cubert_client_launch(client, kernel, sel.cube_count, cubert_cube_dim_new_3d(dim, 1, 1),
-                              args);
-}
-
-cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_def *kernel,
-                                   uint64_t n, const cubert_kernel_args *args) {
-  if (n == 0) return NULL;
-  const cubert_device_properties *p = cubert_client_properties(client);
-  if (!p) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "the client is released");
-  /* 256 units per cube: a multiple of every GPU's warp or wavefront, and on the CPU server
-     long enough SIMD loops that the per-cube overhead vanishes. */
-  uint32_t dim = p->hardware.max_units_per_cube < 256 ? p->hardware.max_units_per_cube : 256;
-  if (dim > p->hardware.max_cube_dim[0]) dim = p->hardware.max_cube_dim[0];
-  if (dim == 0) dim = 1;
-  return cubert_ops_launch_1d_dim(client, kernel, n, dim, args);
-}
-
 cubert_ops_cpu_level cubert_ops_cpu_level_get(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   /* Racing first calls compute the same value; the relaxed atomic only avoids a torn read. */

@@ -9,6 +9,8 @@
 #include "cubert/client.h"
 #include "cubert/kernel.h"
 #include "cubert/ops.h"
+#include "launch_1d.h"
+#include "strided.h"
 
 /* Bit of a dtype in an "allowed types" mask. */
 #define CUBERT_OPS_DTYPE_BIT(d) (1u << (unsigned)(d))
@@ -64,22 +66,6 @@ cubert_status cubert_ops_broadcast_strides(const char *op, const char *name,
                                            const cubert_tensor *in, const cubert_tensor *out,
                                            uint64_t strides[CUBERT_MAX_RANK]);
 
-/* Merges neighbouring axes that are contiguous with each other in every one of `count`
-   operands (strides[i] holds operand i's strides over the common `shape`), and drops axes of
-   length 1, so that a strided kernel walks as few and as long dimensions as possible. Updates
-   *rank, shape and strides in place (a rank-0 result is one element). */
-void cubert_ops_collapse_axes(uint32_t *rank, uint64_t shape[CUBERT_MAX_RANK],
-                              uint64_t (*strides)[CUBERT_MAX_RANK], uint32_t count);
-
-/* Launches `kernel` over n units (one per element) in 1-D cubes of the device's preferred size,
-   with the cube count spread over x, y, z within the device's limits. n == 0 queues nothing.
-   Kernels launched this way must compute the unit id as the linear id and ignore ids >= n. */
-cubert_status cubert_ops_launch_1d(cubert_client *client, const cubert_kernel_def *kernel,
-                                   uint64_t n, const cubert_kernel_args *args);
-/* The same with cubes of `dim` units (1 <= dim <= the device's limits). */
-cubert_status cubert_ops_launch_1d_dim(cubert_client *client, const cubert_kernel_def *kernel,
-                                       uint64_t n, uint32_t dim, const cubert_kernel_args *args);
-
 /* The known-good candidate of `set` for the device family of `client` (known_good.c), or
    UINT32_MAX (cubert_tune_execute_known, lib/tune/tune_internal.h). */
 struct cubert_tune_set;
@@ -98,15 +84,6 @@ void cubert_ops_softmax_force_candidate(int index);
    0 tile64x64, 1 tile128x64, 2 tile128x256c, 3 tile32x32, 4 simple, 5 vec8x32, 6 big128k8,
    7 big128k16). */
 void cubert_ops_matmul_force_candidate(int index);
-
-/* As cubert_ops_launch_1d, with the cube dim chosen by autotune (cubert/tune.h; set
-   "ops.copy_cube_dim", key: the kernel's name, the anchored n, `rank` and `elem_size`). For
-   kernels whose best dim depends on the device and the access pattern (the copy kernels of
-   cubert_op_copy and cubert_client_read_tensor). The launch must be repeatable (tuning runs it
-   several times): outputs may not alias inputs. */
-cubert_status cubert_ops_launch_1d_tuned(cubert_client *client, const cubert_kernel_def *kernel,
-                                         uint64_t n, const cubert_kernel_args *args, uint32_t rank,
-                                         uint64_t elem_size);
 
 /* CPU builds of a kernel file (CMake's cubert_add_kernel_cpu_variants compiles the C side of a
    file again for x86-64-v3 and -v4; CUBERT_KERNEL_VARIANT_<name> says which were built). */

@@ -1,6 +1,7 @@
-/* The kernels behind cubert_op_unary, cubert_op_binary, cubert_op_cast and cubert_op_copy
-   (kernels/elementwise_ops.cube.c, elementwise_f64.cube.c, cast.cube.c, copy_nd.cube.c; their
-   buffers and info words are described in kernels/elementwise_ops.h and copy_nd.cube.c), and
+/* The kernels behind cubert_op_unary, cubert_op_binary and cubert_op_cast
+   (kernels/elementwise_ops.cube.c, elementwise_f64.cube.c, cast.cube.c; their buffers and info
+   words are described in kernels/elementwise_ops.h; cubert_op_copy's copy_nd.cube.c kernels are
+   launched by the core, lib/strided_copy.c), and
    the plan that fills their info words. Internal to the library: the operations are the API,
    so these are not in cubert/kernels.h's table. Kernels named *_f64* need fp64 (their file is
    marked CUBE_NEEDS_FP64). */
@@ -34,9 +35,6 @@
   CUBERT_OPS_CR_(unary, relu, sfx) CUBERT_OPS_CR_(unary, tanh, sfx) CUBERT_OPS_K_(unary_##sfx##_nd)
 #define CUBERT_OPS_CAST_K_(from, to) \
   CUBERT_OPS_K_(cast_##from##_##to##_c) CUBERT_OPS_K_(cast_##from##_##to##_nd)
-#define CUBERT_OPS_COPY_K_(w) \
-  CUBERT_OPS_K_(copy_##w##_c) \
-  CUBERT_OPS_K_(copy_##w##_r) CUBERT_OPS_K_(copy_##w##_nd) CUBERT_OPS_K_(transpose_##w)
 
 CUBERT_OPS_FLOAT_K_(f32)
 CUBERT_OPS_FLOAT_K_(f64)
@@ -66,50 +64,17 @@ CUBERT_OPS_CAST_K_(f32, f64)
 CUBERT_OPS_CAST_K_(i32, f64)
 CUBERT_OPS_CAST_K_(u32, f64)
 CUBERT_OPS_CAST_K_(f16, f64)
-CUBERT_OPS_COPY_K_(u8)
-CUBERT_OPS_COPY_K_(u16)
-CUBERT_OPS_COPY_K_(u32)
-CUBERT_OPS_COPY_K_(u64)
 
 #undef CUBERT_OPS_K_
 #undef CUBERT_OPS_CR_
 #undef CUBERT_OPS_FLOAT_K_
 #undef CUBERT_OPS_INT_K_
 #undef CUBERT_OPS_CAST_K_
-#undef CUBERT_OPS_COPY_K_
-
-/* Info words of the strided ("_nd") kernels (elementwise_ops.h). */
-#define CUBERT_OPS_ND_WORDS 38
-
-/* An elementwise launch over up to three operands (0 out, 1 a/in, 2 b) after broadcasting and
-   collapsing: the common shape, each operand's strides and offset, all in elements. */
-typedef struct cubert_ops_plan {
-  uint32_t count; /* operands: 2 or 3 */
-  uint32_t rank;  /* after collapsing, <= CUBERT_MAX_RANK */
-  uint64_t n;     /* elements */
-  uint64_t shape[CUBERT_MAX_RANK];
-  uint64_t strides[3][CUBERT_MAX_RANK];
-  uint64_t offsets[3];
-} cubert_ops_plan;
 
 /* Builds the plan of out (operand 0) and the inputs ins[0..count-1), each broadcast to out's
    shape (cubert_ops_broadcast_strides, `names` naming them in messages), then collapsed. */
 cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
                                    const cubert_tensor *const *ins, const char *const *names,
-                                   uint32_t count, cubert_ops_plan *plan);
-/* True when every operand is dense (rank <= 1 with unit strides) and starts at element 0 of
-   its handle: the "_c" kernels apply. */
-bool cubert_ops_plan_contiguous(const cubert_ops_plan *plan);
-/* The three kernels of an elementwise operation; `rows` may be NULL (then "_nd" serves). */
-typedef struct cubert_ops_kernels {
-  const cubert_kernel_def *dense, *rows, *strided;
-} cubert_ops_kernels;
-/* Launches the plan with the kernel its layout calls for: "_c" when dense (info [n]),
-   "_r" for rank <= 2 with rows of at least 64 elements (elementwise_ops.h's rows layout),
-   else "_nd" (CUBERT_OPS_ND_WORDS words with `op` in word 2), binding the handles in operand
-   order. */
-cubert_status cubert_ops_plan_launch(cubert_client *client, const cubert_ops_plan *plan,
-                                     const cubert_ops_kernels *kernels, uint32_t op,
-                                     cubert_handle *const *handles);
+                                   uint32_t count, cubert_strided_plan *plan);
 
 #endif /* CUBERT_OPS_KERNELS_H */

@@ -2,7 +2,7 @@
 
    Every problem is brought into one form before a kernel sees it (kernels/reduce_axis.cube.c):
    `rows` outputs over the kept axes (sorted by input stride, largest first, then merged where
-   contiguous in both in and out: cubert_ops_collapse_axes), each reducing R elements at stride
+   contiguous in both in and out: cubert_strided_collapse_axes), each reducing R elements at stride
    sR. Two kernels serve that form: reduce_inner (a cube per output, units share the axis) for
    axes that move fastest in memory, reduce_outer (a unit per output, walking the axis) when a
    kept axis moves faster; a long axis with few outputs is split over several cubes and the
@@ -513,7 +513,7 @@ cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, cons
       shape[d] = d < rank ? in->shape[d] : 1;
       s1[0][d] = d < rank ? in->strides[d] : 0;
     }
-    if (R > 0) cubert_ops_collapse_axes(&rank, shape, s1, 1);
+    if (R > 0) cubert_strided_collapse_axes(&rank, shape, s1, 1);
     if (R == 0 || rank == 0) {
       p.sR = 1;
     } else if (rank == 1) {
@@ -543,7 +543,7 @@ cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, cons
       shape[d] = 1;
       strides[0][d] = strides[1][d] = 0;
     }
-    cubert_ops_collapse_axes(&kr, shape, strides, 2);
+    cubert_strided_collapse_axes(&kr, shape, strides, 2);
   }
   if (kr == 0) {
     kr = 1;

@@ -1,6 +1,6 @@
 /* cubert_op_softmax: softmax along the last axis (cubert/ops.h), one cube per row
    (kernels/softmax_body.h), for any strides: the rows' coordinates are the other axes, merged
-   where contiguous in both in and out (cubert_ops_collapse_axes). The cube dim is measured
+   where contiguous in both in and out (cubert_strided_collapse_axes). The cube dim is measured
    per device by autotune, keyed by dtype, layout class and the anchored row length and count.
    F64 runs softmax_f64, a kernel file of its own built only on fp64 devices (CUBE_NEEDS_FP64). */
 #include <stdbool.h>
@@ -157,7 +157,7 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
     strides[0][d] = d < last ? in->strides[d] : 0;
     strides[1][d] = d < last ? out->strides[d] : 0;
   }
-  cubert_ops_collapse_axes(&kr, shape, strides, 2);
+  cubert_strided_collapse_axes(&kr, shape, strides, 2);
   const uint64_t C = in->shape[last];
   p.rows = in_ext.elems / C;
   p.info[0] = kr;

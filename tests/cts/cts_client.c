@@ -1,12 +1,9 @@
 /* Client-level behaviour: exclusive access, profiling, tensors, memory usage across threads,
    streams. */
-#include <cubert/server.h>
 #include <pthread.h>
 #include <unistd.h>
 
-#include "base/config.h"
 #include "cts.h"
-#include "unit/core_capture.h"
 
 TestSuite(client, .init = cts_setup, .fini = cts_teardown);
 
@@ -171,74 +168,4 @@ Test(client, cross_stream_use_sees_complete_data) {
   }
   cubert_client_release(producer);
   cubert_client_release(consumer);
-}
-
-/* CUBERT_PROFILE=basic: every launch timed and logged, a per-kernel summary at sync. */
-Test(client, profile_level_basic_logs_launches_and_a_summary) {
-  setenv("CUBERT_PROFILE", "basic", 1);
-  cubert_config_reload_for_tests();
-  cubert_client *c = NULL; /* an instance of its own: cts_client shares the default one */
-  ASSERT_OK(cubert_client_create(cts_private_device(), &c));
-  cubert_handle *h = NULL;
-  ASSERT_OK(cubert_client_empty(c, 4096 * 4, &h));
-  uint64_t info[2] = {4096, 3};
-  cubert_kernel_args args = {&h, 1, info, 2};
-  core_capture cap;
-  cr_assert(core_capture_begin(&cap));
-  for (int i = 0; i < 3; ++i)
-    ASSERT_OK(cubert_client_launch(c, &cubert_kernel_fill_u32, cubert_cube_count_new_3d(16, 1, 1),
-                                   cubert_cube_dim_new_3d(256, 1, 1), &args));
-  cubert_status s = cubert_client_sync(c);
-  const char *text = core_capture_end(&cap);
-  ASSERT_OK(s);
-  cr_assert(strstr(text, "| fill_u32"), "no launch line: %s", text);
-  cr_assert(strstr(text, "Num Computed"), "no summary: %s", text);
-  const char *row = strstr(text, "| fill_u32                         |");
-  cr_assert(row && strstr(row, "|            3 |"), "summary does not count 3 launches: %s", text);
-  uint32_t back[4096];
-  ASSERT_OK(cubert_client_read(c, h, back, sizeof back));
-  cr_assert_eq(back[4095], 3);
-  cubert_handle_release(h);
-  cubert_client_release(c);
-  unsetenv("CUBERT_PROFILE");
-  cubert_config_reload_for_tests();
-}
-
-/* CUBERT_TRACE=<path>: every launch becomes a Chrome trace event, streamed to the file; the
-   file is complete when the device goes away. */
-Test(client, trace_writes_one_event_per_launch) {
-  char path[] = "/tmp/cubert-trace-XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert_geq(fd, 0);
-  close(fd);
-  setenv("CUBERT_TRACE", path, 1);
-  cubert_config_reload_for_tests();
-  cubert_client *c = NULL; /* an instance of its own: cts_client shares the default one */
-  ASSERT_OK(cubert_client_create(cts_private_device(), &c));
-  cubert_handle *h = NULL;
-  ASSERT_OK(cubert_client_empty(c, 1024 * 4, &h));
-  uint64_t info[2] = {1024, 5};
-  cubert_kernel_args args = {&h, 1, info, 2};
-  for (int i = 0; i < 3; ++i)
-    ASSERT_OK(cubert_client_launch(c, &cubert_kernel_fill_u32, cubert_cube_count_new_3d(4, 1, 1),
-                                   cubert_cube_dim_new_3d(256, 1, 1), &args));
-  ASSERT_OK(cubert_client_sync(c));
-  cubert_handle_release(h);
-  cubert_client_release(c); /* the last reference: the trace is written now */
-  unsetenv("CUBERT_TRACE");
-  cubert_config_reload_for_tests();
-  char text[8192] = {0};
-  FILE *f = fopen(path, "r");
-  cr_assert_not_null(f);
-  size_t n = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  remove(path);
-  cr_assert_gt(n, 0, "empty trace");
-  cr_assert(strncmp(text, "{\"traceEvents\":[", 16) == 0, "%s", text);
-  int events = 0;
-  for (const char *p = text;
-       (p = strstr(p, "\"name\":\"fill_u32\",\"cat\":\"launch\",\"ph\":\"X\"")); ++p)
-    ++events;
-  cr_assert_eq(events, 3, "%s", text);
-  cr_assert(strstr(text, "]") && text[n - 2] == '}', "not closed: %s", text);
 }

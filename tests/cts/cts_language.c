@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "base/config.h"
 #include "cts.h"
 
 TestSuite(language, .init = cts_setup, .fini = cts_teardown);
@@ -201,24 +200,6 @@ Test(language, validate_names_info_words_past_the_launch) {
   cts_read(out, &got, 8);
   cr_assert_eq(got, 1u);
   cubert_handle_release(out);
-}
-
-Test(language, check_mode_validate_from_the_environment) {
-  setenv("CUBERT_CHECK_MODE", "validate", 1);
-  cubert_config_reload_for_tests();
-  oob_setup o = oob_make();
-  const uint64_t info[2] = {256, 64};
-  cubert_kernel_args a = args_of(&o.target, 1, info, 2);
-  ASSERT_OK(cubert_client_launch(cts_client, &shifted_write, cubert_cube_count_new_3d(4, 1, 1),
-                                 cubert_cube_dim_new_3d(64, 1, 1), &a));
-  cubert_status s = cubert_client_sync(cts_client);
-  cr_assert_not_null(s, "CUBERT_CHECK_MODE=validate turns a checked launch into validate");
-  cr_assert(strstr(cubert_status_message(s), "shifted_write") != NULL);
-  cubert_status_free(s);
-  unsetenv("CUBERT_CHECK_MODE");
-  cubert_config_reload_for_tests();
-  cubert_handle_release(o.target);
-  cubert_handle_release(o.guard);
 }
 
 /* ---- the declared signature ----------------------------------------------------------------- */

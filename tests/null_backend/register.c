@@ -2,6 +2,7 @@
    runs each test in a process of its own). */
 #include <stdio.h>
 
+#include "cubert/backend.h"
 #include "null_backend.h"
 
 __attribute__((constructor)) static void register_null_backend(void) {

@@ -26,7 +26,8 @@ step "cmake --install $build --prefix <stage>"
 cmake --install "$build" --prefix "$stage" >"$work/install.log" || { cat "$work/install.log"; fail "install"; }
 pc=$(dirname "$(find "$stage" -name cubert.pc | head -1)")
 [ -f "$pc/cubert.pc" ] || fail "no cubert.pc under the staged install"
-for f in include/cubert/cube.h include/cubert/cube_prelude.cl include/cubert/cubert.h \
+for f in include/cubert/cube.h include/cubert/cube_cpu.h include/cubert/cube_opencl.h \
+  include/cubert/cube_prelude.cl include/cubert/cubert.h \
   bin/cubert-info bin/cubert-kernel-check; do
   [ -e "$stage/$f" ] || fail "the install lacks $f"
 done

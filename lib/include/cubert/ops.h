@@ -163,7 +163,7 @@ CUBERT_API cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_
    Accuracy: every element is within (K + 2) * u * (|alpha| * sum_k |a_ik * b_kj| + |beta * c_ij|)
    of the exact alpha * sum_k a_ik * b_kj + beta * c_ij, with u = 2^-22 for f32 and 2^-50 for
    f64 (the sum is accumulated in the dtype, sequentially along K per element, fused or not
-   depending on the device; tests/cts/cts_ops_matmul.c checks this bound). */
+   depending on the device; tests/unit/internals/ops_matmul.c checks this bound). */
 CUBERT_API cubert_status(cubert_op_matmul)(cubert_client *client, double alpha,
                                            const cubert_tensor *a, const cubert_tensor *b,
                                            double beta, const cubert_tensor *c);

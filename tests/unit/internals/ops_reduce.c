@@ -5,9 +5,9 @@
    ties and NaN, exact i32 means, and error messages. */
 #include <math.h>
 
-#include "../../kernels/ops/ops_internal.h"
 #include "cts.h"
 #include "cubert/tune.h"
+#include "ops/ops_internal.h"
 
 TestSuite(ops_reduce, .init = cts_setup, .fini = cts_teardown);
 

@@ -4,8 +4,8 @@
    errors, and every tuning candidate (each kernel launched directly) against the op. */
 #include <math.h>
 
-#include "../../kernels/ops/ops_internal.h"
 #include "cts.h"
+#include "ops/ops_internal.h"
 
 TestSuite(ops_matmul, .init = cts_setup, .fini = cts_teardown);
 

@@ -4,9 +4,9 @@
    f64 within 1e-12 relative + 1e-300 absolute. */
 #include <math.h>
 
-#include "../../kernels/ops/ops_internal.h"
 #include "cts.h"
 #include "cubert/tune.h"
+#include "ops/ops_internal.h"
 
 TestSuite(ops_softmax, .init = cts_setup, .fini = cts_teardown);
 

@@ -1,0 +1,872 @@
+/** @file
+    The kernel language's C side (cubert/cube.h, which documents every name and includes this
+    half unless CUBERT_CUBE_OPENCL is defined): kernels as C functions for the CPU server, with
+    the names outside the language poisoned at the end for the rest of the kernel file.
+    Include cubert/cube.h, never this header. */
+#ifndef CUBERT_CUBE_H
+#error "include cubert/cube.h, which includes this half"
+#endif
+#ifndef CUBERT_CUBE_CPU_H
+#define CUBERT_CUBE_CPU_H
+
+#include <float.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <tgmath.h>
+
+#include "cubert/kernel.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CUBERT_CUBE_INLINE_ static inline __attribute__((always_inline))
+#define CUBERT_CUBE_UNUSED_ __attribute__((unused))
+#define CUBERT_CUBE_PRAGMA_SIMD_ _Pragma("omp simd")
+#else
+#define CUBERT_CUBE_INLINE_ static inline
+#define CUBERT_CUBE_UNUSED_
+#define CUBERT_CUBE_PRAGMA_SIMD_
+#endif
+
+#define CUBE_FN CUBERT_CUBE_INLINE_
+#define CUBE_GLOBAL
+#define CUBE_SHARED
+
+/* Where the kernel definitions go: `const cubert_kernel_def <PREFIX><name>`. The library sets
+   CUBERT_KERNEL_PREFIX=cubert_kernel_ and exports them; a user's kernels default to the bare
+   name with the target's default visibility. */
+#ifndef CUBERT_KERNEL_PREFIX
+#define CUBERT_KERNEL_PREFIX
+#endif
+#ifndef CUBERT_KERNEL_EXPORT
+#define CUBERT_KERNEL_EXPORT
+#endif
+/* The flattened OpenCL C of this file, embedded by cubert_add_kernels (-DCUBERT_CUBE_SOURCE=
+   <symbol>); without it the kernels have no OpenCL implementation. */
+#ifdef CUBERT_CUBE_SOURCE
+extern const char CUBERT_CUBE_SOURCE[];
+#define CUBERT_CUBE_SOURCE_PTR_ CUBERT_CUBE_SOURCE
+#else
+#define CUBERT_CUBE_SOURCE_PTR_ 0
+#endif
+
+/* ---- positions: variables every body has in scope (see the forms below) ---- */
+#define UNIT_POS_X ((uint32_t)cubert_ux_)
+#define UNIT_POS_Y ((uint32_t)cubert_uy_)
+#define UNIT_POS_Z ((uint32_t)cubert_uz_)
+#define UNIT_POS (cubert_ul_) /* no cast: a 64-bit index keeps phase loops affine */
+#define CUBE_POS_X ((uint32_t)cubert_cx_)
+#define CUBE_POS_Y ((uint32_t)cubert_cy_)
+#define CUBE_POS_Z ((uint32_t)cubert_cz_)
+#define CUBE_POS ((uint64_t)cubert_cl_)
+#define CUBE_DIM_X (cubert_ctx_->cube_dim[0])
+#define CUBE_DIM_Y (cubert_ctx_->cube_dim[1])
+#define CUBE_DIM_Z (cubert_ctx_->cube_dim[2])
+#define CUBE_DIM (CUBE_DIM_X * CUBE_DIM_Y * CUBE_DIM_Z)
+#define CUBE_COUNT_X (cubert_ctx_->cube_count[0])
+#define CUBE_COUNT_Y (cubert_ctx_->cube_count[1])
+#define CUBE_COUNT_Z (cubert_ctx_->cube_count[2])
+#define CUBE_COUNT ((uint64_t)CUBE_COUNT_X * CUBE_COUNT_Y * CUBE_COUNT_Z)
+#define ABSOLUTE_POS_X ((uint32_t)cubert_ax_)
+#define ABSOLUTE_POS_Y ((uint32_t)cubert_ay_)
+#define ABSOLUTE_POS_Z ((uint32_t)cubert_az_)
+#define UNIT_ID ((uint64_t)cubert_id_)
+
+/* SYNC_CUBE() checks the language's two barrier rules at compile time, by the types of two
+   names in scope: `cubert_form_tag_` is a pointer to struct cubert_form_unit_ only in a
+   UNIT_KERNEL's body (elsewhere the enum constant below), and `cubert_in_phase_` is a uint32_t
+   only inside a PHASE block (the phase loop's variable; elsewhere the body's uint64_t
+   parameter). A violation is a static assertion whose message states the rule. */
+enum { cubert_form_tag_ = 0 };
+struct cubert_form_unit_;
+#define SYNC_CUBE()                                                                             \
+  ((void)sizeof(struct {                                                                        \
+     _Static_assert(                                                                            \
+         _Generic(cubert_form_tag_, struct cubert_form_unit_ * : 0, default : 1),               \
+         "SYNC_CUBE() in a UNIT_KERNEL: unit kernels have no barriers (use CUBE_KERNEL "        \
+         "or PHASED_KERNEL)");                                                                  \
+     _Static_assert(_Generic(cubert_in_phase_, uint32_t : 0, default : 1),                      \
+                    "SYNC_CUBE() inside a PHASE block: in a PHASED_KERNEL barriers go between " \
+                    "phases, outside every PHASE");                                             \
+     char cubert_ok_;                                                                           \
+   }),                                                                                          \
+   cubert_sync_(cubert_ctx_, cubert_form_, cubert_in_phase_, __LINE__))
+
+/* Bodies of the three forms. */
+#define CUBERT_CUBE_FORM_UNIT_ 0
+#define CUBERT_CUBE_FORM_FIBER_ 1
+#define CUBERT_CUBE_FORM_PHASED_ 2
+
+/* The most units a cube has on the CPU server (cubert_hardware_properties.max_units_per_cube):
+   the size of an EXCLUSIVE array. */
+#define CUBERT_CUBE_MAX_UNITS 1024
+
+#define EXCLUSIVE(T, name) T name[CUBERT_CUBE_MAX_UNITS]
+#define MY(name) ((name)[cubert_ul_])
+/* n values per unit (n a compile-time constant), element i read and written as MY_AT(name, i):
+   on the CPU n arrays of one value per unit (so a phase's loop over units reads each element
+   as a contiguous vector), on OpenCL a private array. For register blocks (kernels/matmul). */
+#define EXCLUSIVE_ARRAY(T, name, n) T name[n][CUBERT_CUBE_MAX_UNITS]
+#define MY_AT(name, i) ((name)[i][cubert_ul_])
+/* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
+   x. The innermost one-trip loop only declares the unit's other positions. */
+#define PHASE CUBERT_CUBE_PHASE_LOOPS_
+/* The sanitize variant (CUBERT_CUBE_SANITIZE, at the end of this file) learns each unit here. */
+#define CUBERT_CUBE_PU_(ul) 1
+#define CUBERT_CUBE_PHASE_LOOPS_                                                           \
+  for (uint32_t cubert_uz_ = 0; cubert_uz_ < cubert_dz_; ++cubert_uz_)                     \
+    for (uint32_t cubert_uy_ = 0, cubert_row_ = cubert_dx_ * cubert_dy_ * cubert_uz_;      \
+         cubert_uy_ < cubert_dy_; ++cubert_uy_, cubert_row_ += cubert_dx_)                 \
+      CUBERT_CUBE_PRAGMA_SIMD_                                                             \
+  for (uint32_t cubert_ux_ = 0; cubert_ux_ < cubert_dx_; ++cubert_ux_)                     \
+    for (CUBERT_CUBE_UNUSED_ uint64_t cubert_ul_ = (uint64_t)cubert_row_ + cubert_ux_,     \
+                                      cubert_id_ = cubert_idb_ + cubert_ul_,               \
+                                      cubert_rid_ = cubert_id_, cubert_once_ = 1;          \
+         cubert_once_; cubert_once_ = 0)                                                   \
+      for (CUBERT_CUBE_UNUSED_ uint32_t cubert_ax_ = cubert_cx_ * cubert_dx_ + cubert_ux_, \
+                                        cubert_ay_ = cubert_cy_ * cubert_dy_ + cubert_uy_, \
+                                        cubert_az_ = cubert_cz_ * cubert_dz_ + cubert_uz_, \
+                                        cubert_in_phase_ = CUBERT_CUBE_PU_(cubert_ul_);    \
+           cubert_in_phase_; cubert_in_phase_ = 0)
+
+/* ---- helpers the macros call ---- */
+
+/* Validate mode: reports the first out-of-range access of the launch (kernel.h). */
+#define CUBERT_CUBE_ENV_ cubert_ctx_
+CUBERT_CUBE_INLINE_ int cubert_chk_(const cubert_cpu_ctx *ctx, int mode, uint64_t i, uint64_t len,
+                                    uint32_t buffer, uint64_t unit_id) {
+  if (mode == CUBERT_CUBE_UNCHECKED) return 1;
+  if (i < len) return 1;
+  if (mode == CUBERT_CUBE_VALIDATE) cubert_cpu_report_access(ctx, buffer, unit_id, i, len);
+  return 0;
+}
+CUBERT_CUBE_INLINE_ uint64_t cubert_info_word_(const cubert_cpu_ctx *ctx, int mode, uint32_t k) {
+  if (mode == CUBERT_CUBE_UNCHECKED || k < ctx->info_count) return ctx->info[k];
+  if (mode == CUBERT_CUBE_VALIDATE)
+    cubert_cpu_report_access(ctx, CUBERT_CPU_ACCESS_INFO, UINT64_MAX, k, ctx->info_count);
+  return 0;
+}
+CUBERT_CUBE_INLINE_ float cubert_bits_f32_(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+CUBERT_CUBE_INLINE_ double cubert_bits_f64_(uint64_t bits) {
+  double f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+CUBERT_CUBE_INLINE_ void cubert_sync_(const cubert_cpu_ctx *ctx, int form, uint64_t in_phase,
+                                      uint32_t line) {
+  if (form == CUBERT_CUBE_FORM_PHASED_) {
+    /* Between phases the barrier is the loop structure itself; inside one it cannot hold. */
+    if (in_phase) cubert_cpu_report_barrier(ctx, line, "SYNC_CUBE() inside a PHASE block");
+    return;
+  }
+  cubert_cpu_sync_cube_at(ctx, line);
+}
+
+/* Buffer atomics (ATOMIC_*): relaxed, like OpenCL 1.2's atomic_* functions. */
+#define CUBERT_CUBE_GATOMIC_ADD_(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_GATOMIC_SUB_(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_GATOMIC_XCHG_(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_GATOMIC_MIN_(p, v) \
+  _Generic((p), int32_t * : cubert_atomic_min_i32_, uint32_t * : cubert_atomic_min_u32_)((p), (v))
+#define CUBERT_CUBE_GATOMIC_MAX_(p, v) \
+  _Generic((p), int32_t * : cubert_atomic_max_i32_, uint32_t * : cubert_atomic_max_u32_)((p), (v))
+#define CUBERT_CUBE_GATOMIC_CAS_(p, e, d)       \
+  _Generic((p), int32_t *                       \
+           : cubert_atomic_cas_i32_, uint32_t * \
+           : cubert_atomic_cas_u32_)((p), (e), (d))
+#define CUBERT_CUBE_ATOMIC_FNS_(T, sfx)                                                        \
+  CUBERT_CUBE_INLINE_ T cubert_atomic_min_##sfx##_(T *p, T v) {                                \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                              \
+    while (v < old &&                                                                          \
+           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {  \
+    }                                                                                          \
+    return old;                                                                                \
+  }                                                                                            \
+  CUBERT_CUBE_INLINE_ T cubert_atomic_max_##sfx##_(T *p, T v) {                                \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                              \
+    while (v > old &&                                                                          \
+           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {  \
+    }                                                                                          \
+    return old;                                                                                \
+  }                                                                                            \
+  CUBERT_CUBE_INLINE_ T cubert_atomic_cas_##sfx##_(T *p, T expected, T desired) {              \
+    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED); \
+    return expected;                                                                           \
+  }
+CUBERT_CUBE_ATOMIC_FNS_(int32_t, i32)
+CUBERT_CUBE_ATOMIC_FNS_(uint32_t, u32)
+CUBERT_CUBE_INLINE_ float cubert_atomic_add_f32_(float *p, float v) {
+  uint32_t *bits = (uint32_t *)(void *)p;
+  uint32_t old = __atomic_load_n(bits, __ATOMIC_RELAXED), next;
+  do {
+    float sum = cubert_bits_f32_(old) + v;
+    memcpy(&next, &sum, sizeof next);
+  } while (!__atomic_compare_exchange_n(bits, &old, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return cubert_bits_f32_(old);
+}
+
+/* ---- shared-memory atomics ----
+   A cube's units always run on one thread of the CPU server (the fibers of a CUBE_KERNEL switch
+   only at SYNC_CUBE(); a PHASED_KERNEL's phases are loops), so no other unit can come between
+   the read and the write of an update of shared memory: a plain read-modify-write is atomic
+   there, at the cost of a load and a store. It is spelled as a relaxed atomic load and a relaxed
+   atomic store (ordinary moves on every CPU) because a plain `*p += v` in a phase's `omp simd`
+   loop over units could be vectorised into a gather and a scatter that lose the updates of
+   units hitting one address. Shared memory only: a pointer into a buffer needs ATOMIC_*. */
+#define CUBERT_CUBE_LD_(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_ST_(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define CUBERT_CUBE_SHARED_FNS_(T, sfx)                                                       \
+  CUBERT_CUBE_INLINE_ T cubert_shared_add_##sfx##_(T *p, T v) {                               \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    CUBERT_CUBE_ST_(p, (T)((uint32_t)old + (uint32_t)v)); /* wraps, as OpenCL's atomic_add */ \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_sub_##sfx##_(T *p, T v) {                               \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    CUBERT_CUBE_ST_(p, (T)((uint32_t)old - (uint32_t)v));                                     \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_min_##sfx##_(T *p, T v) {                               \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    if (v < old) CUBERT_CUBE_ST_(p, v);                                                       \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_max_##sfx##_(T *p, T v) {                               \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    if (v > old) CUBERT_CUBE_ST_(p, v);                                                       \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_xchg_##sfx##_(T *p, T v) {                              \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    CUBERT_CUBE_ST_(p, v);                                                                    \
+    return old;                                                                               \
+  }                                                                                           \
+  CUBERT_CUBE_INLINE_ T cubert_shared_cas_##sfx##_(T *p, T expected, T desired) {             \
+    const T old = CUBERT_CUBE_LD_(p);                                                         \
+    if (old == expected) CUBERT_CUBE_ST_(p, desired);                                         \
+    return old;                                                                               \
+  }
+CUBERT_CUBE_SHARED_FNS_(int32_t, i32)
+CUBERT_CUBE_SHARED_FNS_(uint32_t, u32)
+#define CUBERT_CUBE_SHARED_GENERIC_(op, p) \
+  _Generic((p), int32_t * : cubert_shared_##op##_i32_, uint32_t * : cubert_shared_##op##_u32_)
+#define SHARED_ATOMIC_ADD(p, v) CUBERT_CUBE_SHARED_GENERIC_(add, p)((p), (v))
+#define SHARED_ATOMIC_SUB(p, v) CUBERT_CUBE_SHARED_GENERIC_(sub, p)((p), (v))
+#define SHARED_ATOMIC_MIN(p, v) CUBERT_CUBE_SHARED_GENERIC_(min, p)((p), (v))
+#define SHARED_ATOMIC_MAX(p, v) CUBERT_CUBE_SHARED_GENERIC_(max, p)((p), (v))
+#define SHARED_ATOMIC_XCHG(p, v) CUBERT_CUBE_SHARED_GENERIC_(xchg, p)((p), (v))
+#define SHARED_ATOMIC_CAS(p, e, d) CUBERT_CUBE_SHARED_GENERIC_(cas, p)((p), (e), (d))
+
+/* Float atomics on shared memory, the same plain updates. min and max follow fmin/fmax: a NaN
+   loses to a number (a NaN in memory is replaced by v, a NaN v changes nothing); -0 and +0
+   compare equal, so the zero already stored stays. cube_prelude.cl has the OpenCL side. */
+CUBERT_CUBE_INLINE_ float cubert_shared_atomic_add_f32_(float *p, float v) {
+  float old, next;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  next = old + v;
+  __atomic_store(p, &next, __ATOMIC_RELAXED);
+  return old;
+}
+CUBERT_CUBE_INLINE_ float cubert_shared_atomic_min_f32_(float *p, float v) {
+  float old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  if (v < old || old != old) __atomic_store(p, &v, __ATOMIC_RELAXED);
+  return old;
+}
+CUBERT_CUBE_INLINE_ float cubert_shared_atomic_max_f32_(float *p, float v) {
+  float old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  if (v > old || old != old) __atomic_store(p, &v, __ATOMIC_RELAXED);
+  return old;
+}
+/* Float atomics on shared memory; return the old value. */
+#define SHARED_ATOMIC_ADD_F32(p, v) cubert_shared_atomic_add_f32_((p), (v))
+#define SHARED_ATOMIC_MIN_F32(p, v) cubert_shared_atomic_min_f32_((p), (v))
+#define SHARED_ATOMIC_MAX_F32(p, v) cubert_shared_atomic_max_f32_((p), (v))
+
+/* ---- cube-level reduce and scan (the OpenCL side's block mirrors this one) ----
+   The same steps in both cube forms: every unit writes its value to the scratch; after a
+   barrier, one serial pass over the scratch (a tree buys nothing where a cube's units share a
+   thread) by the cube's first unit, which in a PHASED_KERNEL is the body itself; after another
+   barrier every unit reads its result; a last barrier lets the scratch be reused at once.
+   CUBERT_CUBE_EACH_UNIT_ is a loop valid in both forms: over the cube's units in a
+   PHASED_KERNEL, over the calling unit alone in a CUBE_KERNEL (its variables then shadow the
+   body's own, with the same values), so `value` and `dst` may be MY(x) in the first form and
+   plain variables in the second. The scratch must be an array (its size is the capacity); a
+   cube with more units fails the launch. */
+/* (count >= 1: the first trip is unconditional, so the compiler sees `dst` written.) */
+#define CUBERT_CUBE_EACH_UNIT_(first, count)                                               \
+  for (CUBERT_CUBE_UNUSED_ uint64_t cubert_ul_ = (first), cubert_end_ = (first) + (count), \
+                                    cubert_id_ = cubert_ctx_->unit_begin,                  \
+                                    cubert_rid_ = cubert_id_, cubert_go_ = 1;              \
+       cubert_go_; cubert_go_ = ++cubert_ul_ < cubert_end_, cubert_rid_ = ++cubert_id_)
+#if defined(__GNUC__) || defined(__clang__)
+#define CUBERT_CUBE_SCRATCH_IS_ARRAY_(scratch)                                              \
+  _Static_assert(                                                                           \
+      !__builtin_types_compatible_p(__typeof__(scratch), __typeof__(&(scratch)[0])),        \
+      "the scratch of CUBE_REDUCE_* and CUBE_SCAN_* must be an array of the shared struct " \
+      "(its size is the capacity), not a pointer")
+#else
+#define CUBERT_CUBE_SCRATCH_IS_ARRAY_(scratch) _Static_assert(1, "")
+#endif
+/* The helpers' first step: the capacity check, then every unit's value into the scratch. A
+   cube larger than the scratch fails the launch; its units still finish the helper, touching
+   only the scratch (every unit's `dst` is written, so that no path leaves it unset). */
+#define CUBERT_CUBE_RED_BEGIN_(value, scratch)                                                \
+  CUBERT_CUBE_SCRATCH_IS_ARRAY_(scratch);                                                     \
+  const uint32_t cubert_rall_ = CUBE_DIM;                                                     \
+  const uint32_t cubert_rcap_ = (uint32_t)(sizeof(scratch) / sizeof((scratch)[0]));           \
+  const uint32_t cubert_rn_ = cubert_rall_ < cubert_rcap_ ? cubert_rall_ : cubert_rcap_;      \
+  const uint32_t cubert_r0_ = (uint32_t)(cubert_ctx_->unit_begin % cubert_rall_);             \
+  const uint32_t cubert_rc_ = cubert_form_ == CUBERT_CUBE_FORM_PHASED_ ? cubert_rall_ : 1;    \
+  if (cubert_rall_ > cubert_rcap_ && cubert_r0_ == 0)                                         \
+    cubert_cpu_fail(cubert_ctx_,                                                              \
+                    "CUBE_REDUCE_* or CUBE_SCAN_*: the cube has more units than the scratch " \
+                    "array has elements");                                                    \
+  CUBERT_CUBE_EACH_UNIT_(cubert_r0_, cubert_rc_) {                                            \
+    if (cubert_ul_ < cubert_rn_) (scratch)[cubert_ul_] = (value);                             \
+  }                                                                                           \
+  SYNC_CUBE()
+#define CUBERT_CUBE_REDUCE_(OP, value, scratch, dst)                    \
+  do {                                                                  \
+    CUBERT_CUBE_RED_BEGIN_(value, scratch);                             \
+    if (cubert_r0_ == 0)                                                \
+      for (uint32_t cubert_i_ = 1; cubert_i_ < cubert_rn_; ++cubert_i_) \
+        (scratch)[0] = OP((scratch)[0], (scratch)[cubert_i_]);          \
+    SYNC_CUBE();                                                        \
+    CUBERT_CUBE_EACH_UNIT_(cubert_r0_, cubert_rc_)(dst) = (scratch)[0]; \
+    SYNC_CUBE();                                                        \
+  } while (0)
+#define CUBERT_CUBE_SCAN_(exclusive, value, scratch, dst)                               \
+  do {                                                                                  \
+    CUBERT_CUBE_RED_BEGIN_(value, scratch);                                             \
+    if (cubert_r0_ == 0)                                                                \
+      for (uint32_t cubert_i_ = 1; cubert_i_ < cubert_rn_; ++cubert_i_)                 \
+        (scratch)[cubert_i_] += (scratch)[cubert_i_ - 1];                               \
+    SYNC_CUBE();                                                                        \
+    CUBERT_CUBE_EACH_UNIT_(cubert_r0_, cubert_rc_) {                                    \
+      const uint64_t cubert_k_ = cubert_ul_ < cubert_rn_ ? cubert_ul_ : cubert_rn_ - 1; \
+      if (!(exclusive))                                                                 \
+        (dst) = (scratch)[cubert_k_];                                                   \
+      else                                                                              \
+        (dst) = cubert_k_ > 0 ? (scratch)[cubert_k_ - 1] : 0;                           \
+    }                                                                                   \
+    SYNC_CUBE();                                                                        \
+  } while (0)
+/* fmin/fmax's rule (a NaN loses to a number) for floats, plain comparisons for integers. */
+#define CUBERT_CUBE_RED_MINMAX_(T, sfx, nan_loses)          \
+  CUBERT_CUBE_INLINE_ T cubert_red_min_##sfx##_(T a, T b) { \
+    return (b < a || (nan_loses && a != a)) ? b : a;        \
+  }                                                         \
+  CUBERT_CUBE_INLINE_ T cubert_red_max_##sfx##_(T a, T b) { \
+    return (b > a || (nan_loses && a != a)) ? b : a;        \
+  }
+CUBERT_CUBE_RED_MINMAX_(float, f32, 1)
+CUBERT_CUBE_RED_MINMAX_(double, f64, 1)
+CUBERT_CUBE_RED_MINMAX_(int32_t, i32, 0)
+CUBERT_CUBE_RED_MINMAX_(uint32_t, u32, 0)
+CUBERT_CUBE_RED_MINMAX_(int64_t, i64, 0)
+CUBERT_CUBE_RED_MINMAX_(uint64_t, u64, 0)
+#define CUBERT_CUBE_OP_SUM_(a, b) ((a) + (b))
+#define CUBERT_CUBE_OP_MIN_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_min_, a)((a), (b))
+#define CUBERT_CUBE_OP_MAX_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_max_, a)((a), (b))
+/* Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
+#define CUBE_REDUCE_SUM(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
+#define CUBE_REDUCE_MIN(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MIN_, value, scratch, dst)
+#define CUBE_REDUCE_MAX(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MAX_, value, scratch, dst)
+#define CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(0, value, scratch, dst)
+#define CUBE_SCAN_EXCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(1, value, scratch, dst)
+
+/* ---- math: OpenCL's names and meanings (tgmath.h gives the floating-point ones) ---- */
+#define CUBERT_CUBE_MINMAX_(T, sfx)                              \
+  CUBERT_CUBE_INLINE_ T cubert_min_##sfx##_(T a, T b) {          \
+    return b < a ? b : a;                                        \
+  }                                                              \
+  CUBERT_CUBE_INLINE_ T cubert_max_##sfx##_(T a, T b) {          \
+    return a < b ? b : a;                                        \
+  }                                                              \
+  CUBERT_CUBE_INLINE_ T cubert_clamp_##sfx##_(T x, T lo, T hi) { \
+    return cubert_min_##sfx##_(cubert_max_##sfx##_(x, lo), hi);  \
+  }
+CUBERT_CUBE_MINMAX_(float, f32)
+CUBERT_CUBE_MINMAX_(double, f64)
+CUBERT_CUBE_MINMAX_(int32_t, i32)
+CUBERT_CUBE_MINMAX_(uint32_t, u32)
+CUBERT_CUBE_MINMAX_(int64_t, i64)
+CUBERT_CUBE_MINMAX_(uint64_t, u64)
+#define CUBERT_CUBE_GENERIC_(prefix, x) \
+  _Generic((x), float                   \
+           : prefix##f32_, double       \
+           : prefix##f64_, int32_t      \
+           : prefix##i32_, uint32_t     \
+           : prefix##u32_, int64_t      \
+           : prefix##i64_, uint64_t     \
+           : prefix##u64_)
+#define min(a, b) CUBERT_CUBE_GENERIC_(cubert_min_, (a) + (b))((a), (b))
+#define max(a, b) CUBERT_CUBE_GENERIC_(cubert_max_, (a) + (b))((a), (b))
+#define clamp(x, lo, hi) CUBERT_CUBE_GENERIC_(cubert_clamp_, x)((x), (lo), (hi))
+CUBERT_CUBE_INLINE_ uint32_t cubert_abs_i32_(int32_t x) {
+  return x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+}
+CUBERT_CUBE_INLINE_ uint64_t cubert_abs_i64_(int64_t x) {
+  return x < 0 ? 0u - (uint64_t)x : (uint64_t)x;
+}
+CUBERT_CUBE_INLINE_ uint32_t cubert_abs_u32_(uint32_t x) {
+  return x;
+}
+CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
+  return x;
+}
+#define abs(x)                         \
+  _Generic((x), int32_t                \
+           : cubert_abs_i32_, int64_t  \
+           : cubert_abs_i64_, uint32_t \
+           : cubert_abs_u32_, uint64_t \
+           : cubert_abs_u64_)(x)
+#define rsqrt(x) (1 / sqrt(x))
+
+/* ---- vectors of float: GCC/clang vector extensions ---- */
+/* Passing a 32- or 64-byte vector by value in a build without AVX would have another ABI; these
+   functions are always inlined and never cross an ABI boundary. The warning is off for the rest
+   of the kernel file (clang warns at each call, GCC still prints a one-time note). */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+/* Loads and stores go through memcpy: any alignment, and no aliasing assumptions. VFMA is a
+   lane loop of fmaf, which GCC and clang turn into vector FMA instructions where the build has
+   FMA; without it fmaf would be a library call per lane, so it is a * b + c there (as MM_FMA in
+   kernels/matmul_common.h). */
+#if defined(__FMA__)
+#define CUBERT_CUBE_VFMA_LANE_(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define CUBERT_CUBE_VFMA_LANE_(a, b, c) ((a) * (b) + (c))
+#endif
+#define CUBERT_CUBE_VEC_F32_(n)                                                         \
+  typedef float f32x##n __attribute__((vector_size(4 * (n))));                          \
+  CUBERT_CUBE_INLINE_ f32x##n cubert_vload_f32x##n##_(const float *p) {                 \
+    f32x##n v;                                                                          \
+    memcpy(&v, p, sizeof v);                                                            \
+    return v;                                                                           \
+  }                                                                                     \
+  CUBERT_CUBE_INLINE_ void cubert_vstore_f32x##n##_(f32x##n v, float *p) {              \
+    memcpy(p, &v, sizeof v);                                                            \
+  }                                                                                     \
+  CUBERT_CUBE_INLINE_ f32x##n cubert_vsplat_f32x##n##_(float s) {                       \
+    return (f32x##n){0} + s;                                                            \
+  }                                                                                     \
+  CUBERT_CUBE_INLINE_ f32x##n cubert_vfma_f32x##n##_(f32x##n a, f32x##n b, f32x##n c) { \
+    f32x##n r;                                                                          \
+    for (int i = 0; i < (n); ++i) r[i] = CUBERT_CUBE_VFMA_LANE_(a[i], b[i], c[i]);      \
+    return r;                                                                           \
+  }
+CUBERT_CUBE_VEC_F32_(4)
+CUBERT_CUBE_VEC_F32_(8)
+CUBERT_CUBE_VEC_F32_(16)
+#define VLOAD_F32X4(p) cubert_vload_f32x4_(p)
+#define VLOAD_F32X8(p) cubert_vload_f32x8_(p)
+#define VLOAD_F32X16(p) cubert_vload_f32x16_(p)
+#define VSTORE_F32X4(v, p) cubert_vstore_f32x4_((v), (p))
+#define VSTORE_F32X8(v, p) cubert_vstore_f32x8_((v), (p))
+#define VSTORE_F32X16(v, p) cubert_vstore_f32x16_((v), (p))
+#define VSPLAT_F32X4(s) cubert_vsplat_f32x4_(s)
+#define VSPLAT_F32X8(s) cubert_vsplat_f32x8_(s)
+#define VSPLAT_F32X16(s) cubert_vsplat_f32x16_(s)
+#define VFMA(a, b, c)                   \
+  _Generic((a), f32x4                   \
+           : cubert_vfma_f32x4_, f32x8  \
+           : cubert_vfma_f32x8_, f32x16 \
+           : cubert_vfma_f32x16_)((a), (b), (c))
+
+/* ---- the generated code ---- */
+
+typedef struct cubert_no_shared_ {
+  char unused;
+} cubert_no_shared_;
+
+/* Body parameters: the context, compile-time constants (mode, whether LOAD_UNIT/STORE_UNIT are
+   known in range, the form), then the unit's position variables. */
+/* Every parameter is marked unused: a body uses only some of them, and a user's kernel file
+   must build without warnings under -Wall -Wextra -Wpedantic. */
+#define CUBERT_CUBE_UNIT_PARAMS_                                                                  \
+  CUBERT_CUBE_UNUSED_ const cubert_cpu_ctx *cubert_ctx_,                                          \
+      CUBERT_CUBE_UNUSED_ const int cubert_mode_, CUBERT_CUBE_UNUSED_ const int cubert_own_safe_, \
+      CUBERT_CUBE_UNUSED_ const int cubert_form_,                                                 \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_in_phase_,                                        \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_id_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_rid_,                                             \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_cl_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_ul_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_ux_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_uy_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_uz_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cx_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cy_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cz_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_ax_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_ay_, CUBERT_CUBE_UNUSED_ const uint32_t cubert_az_
+#define CUBERT_CUBE_PHASED_PARAMS_                                                                \
+  CUBERT_CUBE_UNUSED_ const cubert_cpu_ctx *cubert_ctx_,                                          \
+      CUBERT_CUBE_UNUSED_ const int cubert_mode_, CUBERT_CUBE_UNUSED_ const int cubert_own_safe_, \
+      CUBERT_CUBE_UNUSED_ const int cubert_form_,                                                 \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_in_phase_,                                        \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_idb_,                                             \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_rid_,                                             \
+      CUBERT_CUBE_UNUSED_ const uint64_t cubert_cl_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cx_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cy_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_cz_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_dx_,                                              \
+      CUBERT_CUBE_UNUSED_ const uint32_t cubert_dy_, CUBERT_CUBE_UNUSED_ const uint32_t cubert_dz_
+
+#define CUBERT_CUBE_BPARAM_0(i, T, n)                                               \
+  , CUBERT_CUBE_UNUSED_ T *restrict n, CUBERT_CUBE_UNUSED_ const uint64_t n##_len_, \
+      CUBERT_CUBE_UNUSED_ const uint32_t n##_idx_
+#define CUBERT_CUBE_BPARAM_1(i, T, n)
+#define CUBERT_CUBE_BARG_0(i, T, n) , (T *)cubert_b_[i], cubert_n_[i], (uint32_t)(i)
+#define CUBERT_CUBE_BARG_1(i, T, n)
+#define CUBERT_CUBE_BLEN_0(i, T, n) \
+  cubert_n_[i] = cubert_ctx_->buffer_bytes ? cubert_ctx_->buffer_bytes[i] / sizeof(T) : 0;
+#define CUBERT_CUBE_BLEN_1(i, T, n)
+#define CUBERT_CUBE_BDECL_0(i, T, n) {#n, #T, (uint32_t)sizeof(T)},
+#define CUBERT_CUBE_BDECL_1(i, T, n)
+#define CUBERT_CUBE_SHARED_PARAM_(T, n) , CUBERT_CUBE_UNUSED_ T *restrict n
+#define CUBERT_CUBE_SHARED_TYPE_(T, n) T
+
+/* Buffer pointers and lengths in elements, read once per call. A launch whose buffer count
+   differs from the declaration never gets here (the client refuses it). */
+#define CUBERT_CUBE_PROLOGUE_(...)                              \
+  enum { cubert_nb_ = CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__) }; \
+  void *const *cubert_b_ = cubert_ctx_->buffers;                \
+  uint64_t cubert_n_[cubert_nb_ + 1] = {0};                     \
+  (void)cubert_b_;                                              \
+  (void)cubert_n_;                                              \
+  CUBERT_PP_EACH(CUBERT_CUBE_BLEN_, __VA_ARGS__)
+
+/* Hand-written CPU overrides. A kernel file may replace the CPU function of kernel K by one of
+   its own, where a benchmark shows it clearly faster, by defining before K:
+     #define CUBERT_CPU_OVERRIDE_K ~, 1, my_function
+   The definition then runs my_function on the CPU server, and the portable body stays
+   reachable as a second definition `<PREFIX>K_portable` (same OpenCL code), which a test
+   must cross-check against the override. */
+#define CUBERT_PP_SECOND_X_(...) CUBERT_PP_SECOND_(__VA_ARGS__)
+#define CUBERT_PP_THIRD_(a, b, c, ...) c
+#define CUBERT_PP_THIRD_X_(...) CUBERT_PP_THIRD_(__VA_ARGS__)
+#define CUBERT_CUBE_CPU_IMPL_(kname) \
+  CUBERT_PP_THIRD_X_(CUBERT_PP_CAT(CUBERT_CPU_OVERRIDE_, kname), ~, kname##_cpu_, ~)
+#define CUBERT_CUBE_PORTABLE_DEF_(kname, form_flags, shared_bytes_)                    \
+  CUBERT_PP_CAT(CUBERT_CUBE_PORTABLE_DEF_,                                             \
+                CUBERT_PP_SECOND_X_(CUBERT_PP_CAT(CUBERT_CPU_OVERRIDE_, kname), 0, ~)) \
+  (kname, form_flags, shared_bytes_)
+#define CUBERT_CUBE_PORTABLE_DEF_0(kname, form_flags, shared_bytes_)
+#define CUBERT_CUBE_PORTABLE_DEF_1(kname, form_flags, shared_bytes_)                      \
+  CUBERT_KERNEL_EXPORT extern const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, \
+                                                                    kname##_portable);    \
+  CUBERT_KERNEL_EXPORT const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX,        \
+                                                             kname##_portable) = {        \
+      .name = #kname,                                                                     \
+      .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                           \
+      .opencl_entry = #kname,                                                             \
+      .cpu = kname##_cpu_,                                                                \
+      .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                    \
+      .shared_bytes = (shared_bytes_),                                                    \
+      .signature = &kname##_signature_,                                                   \
+      .cpu_sanitize = CUBERT_CUBE_SAN_REF_(kname),                                        \
+  };
+
+/* The signature and the definition object. */
+#define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...)                                   \
+  static const cubert_kernel_buffer_decl kname##_decls_[] = {                                     \
+      CUBERT_PP_EACH(CUBERT_CUBE_BDECL_, __VA_ARGS__){0, 0, 0}};                                  \
+  CUBERT_CUBE_SAN_DECL_(kname)                                                                    \
+  static const cubert_kernel_signature kname##_signature_ = {                                     \
+      .buffer_count = CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__),                                     \
+      .buffers = kname##_decls_,                                                                  \
+      .file = __FILE__,                                                                           \
+      .line = __LINE__,                                                                           \
+  };                                                                                              \
+  CUBERT_KERNEL_EXPORT extern const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname); \
+  CUBERT_KERNEL_EXPORT const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname) = {     \
+      .name = #kname,                                                                             \
+      .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                                   \
+      .opencl_entry = #kname,                                                                     \
+      .cpu = CUBERT_CUBE_CPU_IMPL_(kname),                                                        \
+      .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                            \
+      .shared_bytes = (shared_bytes_),                                                            \
+      .signature = &kname##_signature_,                                                           \
+      .cpu_sanitize = CUBERT_CUBE_SAN_REF_(kname),                                                \
+  };                                                                                              \
+  CUBERT_CUBE_PORTABLE_DEF_(kname, form_flags, shared_bytes_)
+
+/* The last parameter of a UNIT_KERNEL's body (always 0): its type tells SYNC_CUBE() that it is in
+   a unit kernel. */
+#define CUBERT_CUBE_UNIT_TAG_PARAM_ , CUBERT_CUBE_UNUSED_ struct cubert_form_unit_ *cubert_form_tag_
+
+/* Runs the body over units [begin, end) of a call, in one of three loops:
+   - 1-D launches (one row of units per cube, one row of cubes): UNIT_ID is the induction
+     variable and x positions are a division away;
+   - cubes with short rows (under CUBERT_CUBE_ROW_MIN units along x, e.g. the CPU heuristic's
+     (1, cores)): also one flat loop, every position computed from UNIT_ID by divisions that the
+     compiler drops when the body does not use them (elementwise kernels use only UNIT_ID);
+   - other launches: rows of units along x, the other positions kept as counters.
+   Each loop is `omp simd`, so a body of arithmetic and LOAD_UNIT/STORE_UNIT vectorises. */
+#define CUBERT_CUBE_ROW_MIN 8
+#define CUBERT_CUBE_RUN_(name, mode, safe, begin, end, ...)                                        \
+  do {                                                                                             \
+    const uint32_t dx_ = cubert_ctx_->cube_dim[0];                                                 \
+    if (cubert_flat_) {                                                                            \
+      CUBERT_CUBE_PRAGMA_SIMD_                                                                     \
+      for (uint64_t id_ = (begin); id_ < (end); ++id_)                                             \
+        name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, id_ / dx_,      \
+                     (uint32_t)(id_ % dx_), (uint32_t)(id_ % dx_), 0, 0, (uint32_t)(id_ / dx_), 0, \
+                     0, (uint32_t)id_, 0, 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), 0);    \
+    } else if (dx_ < CUBERT_CUBE_ROW_MIN) {                                                        \
+      const uint32_t *d_ = cubert_ctx_->cube_dim;                                                  \
+      CUBERT_CUBE_PRAGMA_SIMD_                                                                     \
+      for (uint64_t id_ = (begin); id_ < (end); ++id_) {                                           \
+        cubert_cpu_unit_walk p_;                                                                   \
+        cubert_cpu_unit_walk_start(cubert_ctx_, id_, &p_);                                         \
+        name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, p_.cl, p_.ul,   \
+                     p_.ux, p_.uy, p_.uz, p_.cx, p_.cy, p_.cz, p_.cx *d_[0] + p_.ux,               \
+                     p_.cy * d_[1] + p_.uy,                                                        \
+                     p_.cz * d_[2] + p_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), 0);     \
+      }                                                                                            \
+    } else {                                                                                       \
+      cubert_cpu_unit_walk w_;                                                                     \
+      cubert_cpu_unit_walk_start(cubert_ctx_, (begin), &w_);                                       \
+      for (uint64_t id0_ = (begin); id0_ < (end);) {                                               \
+        uint64_t row_ = dx_ - w_.ux;                                                               \
+        if (row_ > (end)-id0_) row_ = (end)-id0_;                                                  \
+        const uint32_t ux0_ = w_.ux, ul0_ = w_.ul, ax0_ = w_.cx * dx_ + w_.ux;                     \
+        CUBERT_CUBE_PRAGMA_SIMD_                                                                   \
+        for (uint32_t k_ = 0; k_ < (uint32_t)row_; ++k_)                                           \
+          name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id0_ + k_, id0_ + k_,   \
+                       w_.cl, ul0_ + k_, ux0_ + k_, w_.uy, w_.uz, w_.cx, w_.cy, w_.cz, ax0_ + k_,  \
+                       w_.cy * cubert_ctx_->cube_dim[1] + w_.uy,                                   \
+                       w_.cz * cubert_ctx_->cube_dim[2] +                                          \
+                           w_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__),                   \
+                       0);                                                                         \
+        id0_ += row_;                                                                              \
+        cubert_cpu_unit_walk_advance(cubert_ctx_, (uint32_t)row_, &w_);                            \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
+#define UNIT_KERNEL(name, active, ...)                                                             \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_UNIT_TAG_PARAM_);                              \
+  CUBERT_CUBE_INLINE_ uint64_t name##_active_(                                                     \
+      CUBERT_CUBE_UNUSED_ const cubert_cpu_ctx *cubert_ctx_,                                       \
+      CUBERT_CUBE_UNUSED_ const int cubert_mode_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_,               \
+                                                                __VA_ARGS__)) {                    \
+    return (uint64_t)(active);                                                                     \
+  }                                                                                                \
+  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                     \
+    CUBERT_CUBE_PROLOGUE_(__VA_ARGS__)                                                             \
+    const int mode_ = (int)cubert_ctx_->mode;                                                      \
+    uint64_t end_ = cubert_ctx_->unit_end, begin_ = cubert_ctx_->unit_begin;                       \
+    const uint64_t active_ =                                                                       \
+        mode_ == CUBERT_CUBE_UNCHECKED                                                             \
+            ? name##_active_(cubert_ctx_,                                                          \
+                             CUBERT_CUBE_UNCHECKED CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__)) \
+        : mode_ == CUBERT_CUBE_VALIDATE                                                            \
+            ? name##_active_(cubert_ctx_,                                                          \
+                             CUBERT_CUBE_VALIDATE CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__))  \
+            : name##_active_(cubert_ctx_,                                                          \
+                             CUBERT_CUBE_CHECKED CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__));  \
+    if (end_ > active_) end_ = active_;                                                            \
+    if (begin_ >= end_) return;                                                                    \
+    const int cubert_flat_ = cubert_cpu_ctx_is_flat(cubert_ctx_);                                  \
+    if (mode_ == CUBERT_CUBE_UNCHECKED) {                                                          \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_UNCHECKED, 1, begin_, end_, __VA_ARGS__);                 \
+      return;                                                                                      \
+    }                                                                                              \
+    /* Units below the shortest buffer's length cannot take LOAD_UNIT/STORE_UNIT out of            \
+       range: they run with those checks removed (and vectorise); the rest check everything. */    \
+    uint64_t safe_ = end_;                                                                         \
+    for (int i_ = 0; i_ < cubert_nb_; ++i_)                                                        \
+      if (cubert_n_[i_] < safe_) safe_ = cubert_n_[i_];                                            \
+    if (safe_ < begin_) safe_ = begin_;                                                            \
+    if (mode_ == CUBERT_CUBE_VALIDATE) {                                                           \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_VALIDATE, 1, begin_, safe_, __VA_ARGS__);                 \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_VALIDATE, 0, safe_, end_, __VA_ARGS__);                   \
+    } else {                                                                                       \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_CHECKED, 1, begin_, safe_, __VA_ARGS__);                  \
+      CUBERT_CUBE_RUN_(name, CUBERT_CUBE_CHECKED, 0, safe_, end_, __VA_ARGS__);                    \
+    }                                                                                              \
+  }                                                                                                \
+  CUBERT_CUBE_DEF_(name, 0, 0, __VA_ARGS__)                                                        \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_UNIT_TAG_PARAM_)
+
+/* Bytes of a shared-memory declaration: 0 for NO_SHARED. */
+#define CUBERT_CUBE_SHARED_BYTES_(T, n) ((1 - CUBERT_PP_IS_NONE_(n)) * sizeof(T))
+
+/* The body with the mode as a constant, once per mode, so each copy folds its checks. */
+#define CUBERT_CUBE_SWITCH_MODE_(CALL, name, ...)     \
+  switch ((int)cubert_ctx_->mode) {                   \
+    case CUBERT_CUBE_UNCHECKED:                       \
+      CALL(name, CUBERT_CUBE_UNCHECKED, __VA_ARGS__); \
+      break;                                          \
+    case CUBERT_CUBE_VALIDATE:                        \
+      CALL(name, CUBERT_CUBE_VALIDATE, __VA_ARGS__);  \
+      break;                                          \
+    default:                                          \
+      CALL(name, CUBERT_CUBE_CHECKED, __VA_ARGS__);   \
+      break;                                          \
+  }
+
+/* What both cube forms' CPU functions start with: buffers, the positions of unit_begin (the
+   unit, or the cube's first unit), the cube's shared memory and its dims. */
+#define CUBERT_CUBE_CUBE_PROLOGUE_(shdecl, ...)                                                  \
+  CUBERT_CUBE_PROLOGUE_(__VA_ARGS__)                                                             \
+  cubert_cpu_unit_walk w_;                                                                       \
+  const uint64_t id_ = cubert_ctx_->unit_begin;                                                  \
+  cubert_cpu_unit_walk_start(cubert_ctx_, id_, &w_);                                             \
+  CUBERT_CUBE_SHARED_TYPE_ shdecl *sh_ = (CUBERT_CUBE_SHARED_TYPE_ shdecl *)cubert_ctx_->shared; \
+  const uint32_t *d_ = cubert_ctx_->cube_dim;
+
+/* Fiber form: the CPU server calls the function once per unit (unit_begin is the unit), each
+   unit on its own fiber so that SYNC_CUBE() can switch to the next. */
+#define CUBERT_CUBE_FIBER_CALL_(name, mode, ...)                                                \
+  name##_body_(cubert_ctx_, mode, 0, CUBERT_CUBE_FORM_FIBER_, 0, id_, id_, w_.cl, w_.ul, w_.ux, \
+               w_.uy, w_.uz, w_.cx, w_.cy, w_.cz, w_.cx *d_[0] + w_.ux, w_.cy * d_[1] + w_.uy,  \
+               w_.cz * d_[2] + w_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), sh_)
+#define CUBE_KERNEL(name, shdecl, ...)                                                  \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(        \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);              \
+  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_){                           \
+      CUBERT_CUBE_CUBE_PROLOGUE_(shdecl, __VA_ARGS__) CUBERT_CUBE_SWITCH_MODE_(         \
+          CUBERT_CUBE_FIBER_CALL_, name,                                                \
+          __VA_ARGS__)} CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_SYNC_CUBE,                 \
+                                         CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__) \
+      CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(    \
+          CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
+
+/* Phased form: the CPU server calls the function once per cube ([unit_begin, unit_begin +
+   CUBE_DIM) is the cube); the body runs once, its PHASE blocks loop over the units. */
+#define CUBERT_CUBE_PHASED_CALL_(name, mode, ...)                                                \
+  name##_body_(cubert_ctx_, mode, 0, CUBERT_CUBE_FORM_PHASED_, 0, id_, id_, w_.cl, w_.cx, w_.cy, \
+               w_.cz, d_[0], d_[1], d_[2] CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), sh_)
+#define PHASED_KERNEL(name, shdecl, ...)                                                        \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(              \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);                      \
+  static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                  \
+    CUBERT_CUBE_CUBE_PROLOGUE_(shdecl, __VA_ARGS__)                                             \
+    /* EXCLUSIVE arrays hold CUBERT_CUBE_MAX_UNITS values (the server's max units per cube). */ \
+    if ((uint64_t)d_[0] * d_[1] * d_[2] > CUBERT_CUBE_MAX_UNITS) {                              \
+      cubert_cpu_fail(cubert_ctx_, "a phased kernel's cube has more than 1024 units");          \
+      return;                                                                                   \
+    }                                                                                           \
+    CUBERT_CUBE_SWITCH_MODE_(CUBERT_CUBE_PHASED_CALL_, name, __VA_ARGS__)                       \
+  }                                                                                             \
+  CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_PHASED, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)   \
+  CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(              \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
+
+/* ---- the kernel sanitizer (validate mode on the CPU server; docs/debugging.md) ---------------
+   cubert_add_kernels compiles every kernel file once more with CUBERT_CUBE_SANITIZE defined and
+   GCC's -fsanitize=thread,bounds-strict, whose per-access callbacks it renames to cubert_san_*
+   (implemented by the CPU server: backends/cpu/sanitize.c). That copy defines, per kernel, only
+   `<prefix><kernel>_sanitize_cpu_`, which the main copy's definition carries as cpu_sanitize
+   (CUBERT_CUBE_HAVE_SANITIZE). Here the variant tells the sanitizer which unit runs: at a
+   fiber's start and after each barrier, and at each unit of a PHASE loop. */
+#if defined(CUBERT_CUBE_HAVE_SANITIZE) && !defined(CUBERT_CUBE_SANITIZE)
+#ifndef CUBERT_CUBE_SANITIZE_PREFIX
+#define CUBERT_CUBE_SANITIZE_PREFIX CUBERT_KERNEL_PREFIX
+#endif
+#define CUBERT_CUBE_SAN_NAME_(kname) \
+  CUBERT_PP_CAT(CUBERT_CUBE_SANITIZE_PREFIX, kname##_sanitize_cpu_)
+#define CUBERT_CUBE_SAN_DECL_(kname) void CUBERT_CUBE_SAN_NAME_(kname)(const cubert_cpu_ctx *);
+#define CUBERT_CUBE_SAN_REF_(kname) CUBERT_CUBE_SAN_NAME_(kname)
+#else
+#define CUBERT_CUBE_SAN_DECL_(kname)
+#define CUBERT_CUBE_SAN_REF_(kname) 0
+#endif
+
+#if defined(CUBERT_CUBE_SANITIZE)
+#include "cubert/sanitize.h"
+
+/* Only validate mode runs this copy. */
+#undef CUBERT_CUBE_SWITCH_MODE_
+#define CUBERT_CUBE_SWITCH_MODE_(CALL, name, ...) CALL(name, CUBERT_CUBE_VALIDATE, __VA_ARGS__);
+
+/* A PHASE tells where it starts and ends (a unit that returns inside it leaves it open), and
+   each unit of its loop. Its units run in the order the sanitizer gives (with
+   CUBERT_VALIDATE_SEED a seeded one, so a phased kernel whose result depends on the order of
+   its units changes too): one loop over the cube's units, each position derived from the
+   unit's linear one. */
+#undef PHASE
+#define PHASE                                                                            \
+  for (int cubert_san_phase_ = (cubert_san_phase_begin(__LINE__), 1); cubert_san_phase_; \
+       cubert_san_phase_ = 0, cubert_san_phase_end())                                    \
+  CUBERT_CUBE_SAN_PHASE_LOOPS_
+#define CUBERT_CUBE_SAN_PHASE_LOOPS_                                                          \
+  for (uint32_t cubert_k_ = 0; cubert_k_ < cubert_dx_ * cubert_dy_ * cubert_dz_; ++cubert_k_) \
+    for (uint32_t cubert_pl_ = cubert_san_phase_order(cubert_k_),                             \
+                  cubert_ux_ = cubert_pl_ % cubert_dx_,                                       \
+                  cubert_uy_ = cubert_pl_ / cubert_dx_ % cubert_dy_,                          \
+                  cubert_uz_ = cubert_pl_ / cubert_dx_ / cubert_dy_, cubert_po_ = 1;          \
+         cubert_po_; cubert_po_ = 0)                                                          \
+      for (CUBERT_CUBE_UNUSED_ uint64_t cubert_ul_ = cubert_pl_,                              \
+                                        cubert_id_ = cubert_idb_ + cubert_ul_,                \
+                                        cubert_rid_ = cubert_id_, cubert_once_ = 1;           \
+           cubert_once_; cubert_once_ = 0)                                                    \
+        for (CUBERT_CUBE_UNUSED_ uint32_t cubert_ax_ = cubert_cx_ * cubert_dx_ + cubert_ux_,  \
+                                          cubert_ay_ = cubert_cy_ * cubert_dy_ + cubert_uy_,  \
+                                          cubert_az_ = cubert_cz_ * cubert_dz_ + cubert_uz_,  \
+                                          cubert_in_phase_ = CUBERT_CUBE_PU_(cubert_ul_);     \
+             cubert_in_phase_; cubert_in_phase_ = 0)
+#undef CUBERT_CUBE_PU_
+#define CUBERT_CUBE_PU_(ul) cubert_san_phase_unit((uint32_t)(ul))
+
+/* A barrier closes the current interval of the sanitizer's race check. */
+#undef SYNC_CUBE
+#define SYNC_CUBE() cubert_san_sync_(cubert_ctx_, cubert_form_, cubert_in_phase_, __LINE__)
+CUBERT_CUBE_INLINE_ void cubert_san_sync_(const cubert_cpu_ctx *ctx, int form, uint64_t in_phase,
+                                          uint32_t line) {
+  cubert_san_barrier(ctx, line);
+  cubert_sync_(ctx, form, in_phase, line);
+  cubert_san_resume(ctx);
+}
+
+/* Atomics stay atomic here whatever the main copy makes of them, so the sanitizer sees them. */
+#undef SHARED_ATOMIC_ADD
+#undef SHARED_ATOMIC_SUB
+#undef SHARED_ATOMIC_XCHG
+#define SHARED_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_SUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_XCHG(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+
+/* The definition objects stay in the main copy; this one gives the sanitized CPU function. */
+#undef CUBERT_CUBE_DEF_
+#define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...)                              \
+  void CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname##_sanitize_cpu_)(const cubert_cpu_ctx *);   \
+  void CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname##_sanitize_cpu_)(const cubert_cpu_ctx *c) { \
+    cubert_san_run(c, kname##_cpu_, (form_flags));                                           \
+  }
+#undef CUBERT_CUBE_PORTABLE_DEF_1
+#define CUBERT_CUBE_PORTABLE_DEF_1(kname, form_flags, shared_bytes_)
+#endif /* CUBERT_CUBE_SANITIZE */
+
+/* Names that are not part of the language are poisoned for the rest of the kernel file, so
+   that using one fails the C build at the user's line (with GCC and clang: "attempt to use
+   poisoned"), not only when an OpenCL compiler meets the flattened text: `size_t`/`ptrdiff_t`
+   (their widths differ between the sides), the C library's I/O and allocation, and `double` in
+   a file that has not declared CUBE_NEEDS_FP64. (Variable-length arrays are rejected by
+   -Werror=vla, which cubert_add_kernels sets.) Macros defined above may still use them. */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC poison size_t ptrdiff_t printf fprintf sprintf snprintf puts malloc calloc realloc
+#ifndef CUBE_NEEDS_FP64
+#pragma GCC poison double
+#endif
+#endif
+
+#endif /* CUBERT_CUBE_CPU_H */
