@@ -5,11 +5,14 @@
    OpenCL C does not) fails the build's tests with the kernel file's name and line, not a user's
    first launch.
 
-     cubert-kernel-check [--device=N] [--quick] FILE.cl...
+     cubert-kernel-check [--device=N] [--quick] [--options=S] [--log] [--binary=DIR] FILE.cl...
 
    The device is the N-th OpenCL device in platform order (default 0: the first, PoCL here).
    --quick builds each file in checked mode only (what cubert_add_kernels runs at build time
-   with CUBERT_CHECK_KERNELS: the modes differ only in a constant).
+   with CUBERT_CHECK_KERNELS: the modes differ only in a constant). --options adds build
+   options (e.g. NVIDIA's -cl-nv-verbose, whose log gives each kernel's registers and spills);
+   --log prints the build log of successful builds too; --binary writes each program's binary
+   (PTX on NVIDIA) to DIR/<file>.<mode>.bin, to read what the driver made of a kernel.
    Exit status: 0 all built, 1 a build failed, 2 usage or I/O error, 77 no OpenCL device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,11 +59,48 @@ static cl_device_id find_device(unsigned index, char *name, size_t name_size) {
   return NULL;
 }
 
+/* What main's options ask of every build. */
+typedef struct check_options {
+  const char *extra;  /* --options, or "" */
+  int log;            /* --log */
+  const char *binary; /* --binary, or NULL */
+} check_options;
+
+static char *build_log(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+  char *log = calloc(size + 1, 1);
+  if (log) clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+  return log;
+}
+
+/* Writes the program's binary for its one device to dir/<base name of path>.<mode>.bin. */
+static int write_binary(cl_program program, const char *dir, const char *path, const char *mode) {
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+      size == 0)
+    return 0;
+  unsigned char *bytes = malloc(size);
+  if (!bytes) return 0;
+  int ok = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bytes, &bytes, NULL) == CL_SUCCESS) {
+    const char *base = strrchr(path, '/');
+    char out[4096];
+    snprintf(out, sizeof out, "%s/%s.%s.bin", dir, base ? base + 1 : path, mode);
+    FILE *f = fopen(out, "wb");
+    ok = f && fwrite(bytes, 1, size, f) == size;
+    if (f) ok &= fclose(f) == 0;
+    printf("     binary %s (%zu bytes)%s\n", out, size, ok ? "" : ": write failed");
+  }
+  free(bytes);
+  return ok;
+}
+
 static int build(cl_context context, cl_device_id device, const char *path, const char *source,
-                 int mode) {
+                 int mode, const check_options *opt) {
   static const char *const names[3] = {"checked", "validate", "unchecked"};
-  char options[128];
-  snprintf(options, sizeof options, "-cl-std=CL1.2 -DCUBERT_MODE=%d", mode);
+  char options[1024];
+  snprintf(options, sizeof options, "-cl-std=CL1.2 -DCUBERT_MODE=%d %s", mode, opt->extra);
   cl_int err = CL_SUCCESS;
   cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
   if (err != CL_SUCCESS) {
@@ -69,15 +109,18 @@ static int build(cl_context context, cl_device_id device, const char *path, cons
   }
   err = clBuildProgram(program, 1, &device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
-    size_t size = 0;
-    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
-    char *log = calloc(size + 1, 1);
-    if (log) clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    char *log = build_log(program, device);
     fprintf(stderr, "FAIL %s (%s mode): clBuildProgram returned %d\n%s\n", path, names[mode], err,
             log ? log : "");
     free(log);
   } else {
     printf("ok   %s (%s mode)\n", path, names[mode]);
+    if (opt->log) {
+      char *log = build_log(program, device);
+      printf("%s\n", log ? log : "");
+      free(log);
+    }
+    if (opt->binary && !write_binary(program, opt->binary, path, names[mode])) err = 1;
   }
   clReleaseProgram(program);
   return err == CL_SUCCESS;
@@ -98,18 +141,27 @@ static int has_fp64(cl_device_id device) {
 int main(int argc, char **argv) {
   unsigned index = 0;
   int first = 1, modes = 3;
+  check_options opt = {"", 0, NULL};
   for (; first < argc && strncmp(argv[first], "--", 2) == 0; ++first) {
     if (strncmp(argv[first], "--device=", 9) == 0) {
       index = (unsigned)strtoul(argv[first] + 9, NULL, 10);
     } else if (strcmp(argv[first], "--quick") == 0) {
       modes = 1;
+    } else if (strncmp(argv[first], "--options=", 10) == 0) {
+      opt.extra = argv[first] + 10;
+    } else if (strcmp(argv[first], "--log") == 0) {
+      opt.log = 1;
+    } else if (strncmp(argv[first], "--binary=", 9) == 0) {
+      opt.binary = argv[first] + 9;
     } else {
       fprintf(stderr, "%s: unknown option %s\n", argv[0], argv[first]);
       return 2;
     }
   }
   if (first >= argc) {
-    fprintf(stderr, "usage: %s [--device=N] [--quick] FILE.cl...\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s [--device=N] [--quick] [--options=S] [--log] [--binary=DIR] FILE.cl...\n",
+            argv[0]);
     return 2;
   }
   char name[256] = "";
@@ -140,7 +192,8 @@ int main(int argc, char **argv) {
       free(source);
       continue;
     }
-    for (int mode = 0; mode < modes; ++mode) ok &= build(context, device, argv[i], source, mode);
+    for (int mode = 0; mode < modes; ++mode)
+      ok &= build(context, device, argv[i], source, mode, &opt);
     free(source);
   }
   clReleaseContext(context);

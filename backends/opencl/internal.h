@@ -263,8 +263,10 @@ struct cubert_ocl_server {
   /* Build options this driver needs on top of cubert's (program.c): " -DCUBERT_NO_RESTRICT=1"
      on Oclgrind, whose interpreter cannot run the llvm.experimental.noalias.scope.decl
      intrinsic that LLVM's inliner emits for restrict parameters of inlined functions
-     (cube_prelude.cl); "" elsewhere. A string literal, never freed. */
-  const char *driver_options;
+     (cube_prelude.cl); "" elsewhere; then CUBERT_OPENCL_OPTIONS, when set. Owned. */
+  char *driver_options;
+  /* NVIDIA's compiler (platform "NVIDIA CUDA"): the only one given -cl-nv- options. */
+  int nvidia;
   /* Sync checks commands without events through a marker (queue.c, cubert_ocl_finish) only
      where clFinish is known to hide their failures: PoCL. Elsewhere (NVIDIA) clFinish reports
      them, and the marker would cost about 1 µs per sync (measured on the H200). */
@@ -390,6 +392,9 @@ cubert_status cubert_ocl_kernel_get(cubert_ocl_server *server, const cubert_kern
                                     cubert_execution_mode mode, cubert_ocl_kernel **out);
 /* The complete build options for `kernel` in `mode` (malloc'd; NULL when out of memory). */
 char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution_mode mode);
+/* Removes from `options`, in place, every blank-separated option that starts with `prefix`
+   (-cl-nv- on compilers other than NVIDIA's, kernel.h). Pure; exposed for tests. */
+void cubert_ocl_drop_options(char *options, const char *prefix);
 /* Frees every program and kernel object (the in-memory cache) after a last disk cache refresh
    of each (cubert_ocl_disk_refresh); the disk cache stays. */
 void cubert_ocl_program_cache_clear(cubert_ocl_server *server);

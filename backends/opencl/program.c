@@ -69,6 +69,22 @@ char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution
   return options;
 }
 
+void cubert_ocl_drop_options(char *options, const char *prefix) {
+  const size_t n = strlen(prefix);
+  char *out = options;
+  for (const char *p = options; *p;) {
+    const char *word = p;
+    while (*p && *p != ' ') ++p;
+    const size_t len = (size_t)(p - word);
+    while (*p == ' ') ++p;
+    if (len == 0 || (len >= n && strncmp(word, prefix, n) == 0)) continue;
+    if (out != options) *out++ = ' ';
+    memmove(out, word, len);
+    out += len;
+  }
+  *out = '\0';
+}
+
 /* ---- building ---------------------------------------------------------------------------- */
 
 static char *build_log(cubert_ocl_server *server, cl_program program) {
@@ -196,6 +212,7 @@ static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_
     options = all ? all : (free(options), NULL);
   }
   if (!options) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  if (!server->nvidia) cubert_ocl_drop_options(options, "-cl-nv-");
   size_t len = strlen(kernel->opencl_source);
   uint64_t hash = cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, kernel->opencl_source, len);
   for (cubert_ocl_program *p = server->programs; p; p = p->next) {

@@ -4,6 +4,7 @@
    (memory.c), programs (program.c, disk_cache.c) and launches (launch.c) live in the other
    files; this one ties them together and holds the interop entry points of api.h. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,7 +172,18 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
   server->events_behind_waits = is_pocl;
   server->sync_marker = server->events_behind_waits;
   int is_oclgrind = platform_name && strstr(platform_name, "Oclgrind") != NULL;
-  server->driver_options = is_oclgrind ? " -DCUBERT_NO_RESTRICT=1" : "";
+  server->nvidia = platform_name && strstr(platform_name, "NVIDIA") != NULL;
+  const char *base = is_oclgrind ? " -DCUBERT_NO_RESTRICT=1" : "";
+  const char *user = cubert_config_get()->opencl_options ? cubert_config_get()->opencl_options : "";
+  server->driver_options = malloc(strlen(base) + 1 + strlen(user) + 1);
+  if (server->driver_options)
+    snprintf(server->driver_options, strlen(base) + 1 + strlen(user) + 1, "%s%s%s", base,
+             user[0] ? " " : "", user);
+  if (!server->driver_options) {
+    free(platform_name);
+    server_destroy(&server->base);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
   free(platform_name);
   /* The disk cache of program binaries (disk_cache.c) stays off on PoCL unless asked for: PoCL
      keeps its own kernel cache (POCL_CACHE_DIR) keyed by source and options, so ours saves
@@ -207,6 +219,7 @@ static void server_destroy(cubert_server *base) {
   if (server->alloc_queue) clReleaseCommandQueue(server->alloc_queue);
   if (server->context) clReleaseContext(server->context);
   free(server->cache_dir);
+  free(server->driver_options);
   free(server->device_key);
   free(server);
 }

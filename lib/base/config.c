@@ -41,7 +41,8 @@ enum {
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static cubert_config config;
 /* Owned copies of the string values (getenv's storage may change under setenv). */
-static char *owned_device, *owned_cache_dir, *owned_trace_path, *owned_log_path;
+static char *owned_device, *owned_cache_dir, *owned_trace_path, *owned_log_path,
+    *owned_opencl_options;
 static char categories[CONFIG_MAX_CATEGORIES][CONFIG_CATEGORY_BYTES];
 static size_t category_count;
 static char warnings[CONFIG_MAX_WARNINGS][CONFIG_WARNING_BYTES];
@@ -184,6 +185,7 @@ static void config_load(void) {
   free(owned_cache_dir);
   free(owned_trace_path);
   free(owned_log_path);
+  free(owned_opencl_options);
   memset(&config, 0, sizeof(config));
   warning_count = 0;
 
@@ -200,6 +202,8 @@ static void config_load(void) {
     add_warning("CUBERT_CACHE_DIR is %zu bytes long (at most %d usable): disk caches are off",
                 strlen(owned_cache_dir), CACHE_DIR_MAX_BYTES);
   config.trace_path = owned_trace_path;
+  owned_opencl_options = env_copy("CUBERT_OPENCL_OPTIONS");
+  config.opencl_options = owned_opencl_options;
 
   config.cpu_threads =
       env_uint("CUBERT_CPU_THREADS", 0, CPU_THREADS_LIMIT, 0, " (0 = one per core)");

@@ -115,6 +115,23 @@ Test(opencl_program, build_options) {
   free(plain);
 }
 
+/* -cl-nv- options (kernel.h) are dropped for compilers other than NVIDIA's, whatever their
+   place; the other options keep their order and single spaces. */
+Test(opencl_program, vendor_options_are_dropped_elsewhere) {
+  char a[] = "-cl-std=CL1.2 -cl-nv-maxrregcount=128 -DW=4  -cl-nv-verbose";
+  cubert_ocl_drop_options(a, "-cl-nv-");
+  cr_expect_str_eq(a, "-cl-std=CL1.2 -DW=4");
+  char b[] = "-cl-nv-verbose -DX=1";
+  cubert_ocl_drop_options(b, "-cl-nv-");
+  cr_expect_str_eq(b, "-DX=1");
+  char c[] = "-cl-nv-verbose";
+  cubert_ocl_drop_options(c, "-cl-nv-");
+  cr_expect_str_eq(c, "");
+  char d[] = "-cl-std=CL1.2 -cl-nvx -DY";
+  cubert_ocl_drop_options(d, "-cl-nv-");
+  cr_expect_str_eq(d, "-cl-std=CL1.2 -cl-nvx -DY");
+}
+
 Test(opencl_program, memory_cache_shares_programs_and_kernels) {
   cubert_server *server = ocl_test_server();
   cubert_ocl_server *s = cubert_ocl_server_of(server);

@@ -38,6 +38,10 @@ typedef struct cubert_config {
      cubes of a launch and the units of a cube in an order shuffled by the seed. */
   int validate_shuffle;   /**< 1 when CUBERT_VALIDATE_SEED is set (and valid) */
   uint32_t validate_seed; /**< the seed (CUBERT_VALIDATE_SEED) */
+  /** CUBERT_OPENCL_OPTIONS: added to the build options of every OpenCL program (e.g.
+     `-cl-nv-maxrregcount=128` or `-cl-fast-relaxed-math`), or NULL. Part of the program
+     caches' keys, so programs built with other options are not reused. */
+  const char *opencl_options;
 } cubert_config;
 /** Values of cubert_config.opencl_binary_cache. */
 enum {

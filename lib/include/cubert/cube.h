@@ -109,6 +109,11 @@
      kernel; check CUBERT_FEATURE_FP64 first), and cubert-kernel-check skips the file on such
      a device (the flattened text carries the marker `cubert_needs_fp64_`). Keep such kernels
      in a file of their own, apart from kernels every device must run.
+   A file may define CUBE_OPENCL_OPTIONS as a string literal before including this header: its
+     definitions carry it as their opencl_options (kernel.h), added to the build options of the
+     file's program. Options that start with -cl-nv- reach NVIDIA's compiler only (the OpenCL
+     server drops them elsewhere), e.g. "-cl-nv-maxrregcount=128" for a file whose kernels run
+     faster with two cubes per multiprocessor than with more registers per unit.
 
    ---- Execution modes (cubert_client_launch_mode, CUBERT_CHECK_MODE) -----------------------------
      checked (default): LOAD/STORE/atomics never leave the buffer: out-of-range reads give 0,
@@ -443,6 +448,12 @@
 #define CUBERT_CUBE_FILE_FLAGS_ CUBERT_KERNEL_NEEDS_FP64
 #else
 #define CUBERT_CUBE_FILE_FLAGS_ 0
+#endif
+/* The build options every definition of this file carries (CUBE_OPENCL_OPTIONS, above). */
+#ifdef CUBE_OPENCL_OPTIONS
+#define CUBERT_CUBE_OPENCL_OPTIONS_ CUBE_OPENCL_OPTIONS
+#else
+#define CUBERT_CUBE_OPENCL_OPTIONS_ 0
 #endif
 
 /* ---- the two sides ----------------------------------------------------------------------------

@@ -574,6 +574,7 @@ typedef struct cubert_no_shared_ {
       .name = #kname,                                                                     \
       .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                           \
       .opencl_entry = #kname,                                                             \
+      .opencl_options = CUBERT_CUBE_OPENCL_OPTIONS_,                                      \
       .cpu = kname##_cpu_,                                                                \
       .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                    \
       .shared_bytes = (shared_bytes_),                                                    \
@@ -597,6 +598,7 @@ typedef struct cubert_no_shared_ {
       .name = #kname,                                                                             \
       .opencl_source = CUBERT_CUBE_SOURCE_PTR_,                                                   \
       .opencl_entry = #kname,                                                                     \
+      .opencl_options = CUBERT_CUBE_OPENCL_OPTIONS_,                                              \
       .cpu = CUBERT_CUBE_CPU_IMPL_(kname),                                                        \
       .flags = (form_flags) | CUBERT_CUBE_FILE_FLAGS_,                                            \
       .shared_bytes = (shared_bytes_),                                                            \

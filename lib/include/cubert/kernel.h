@@ -94,13 +94,15 @@ typedef struct cubert_kernel_signature {
 /** A kernel: a codelet with one implementation per backend. Definitions are immutable and may
    be launched from any thread. */
 typedef struct cubert_kernel_def {
-  const char *name;           /**< for errors, logs and profiles */
-  const char *opencl_source;  /**< OpenCL C, or NULL */
-  const char *opencl_entry;   /**< the __kernel function's name in opencl_source */
-  const char *opencl_options; /**< build options, or NULL */
-  cubert_cpu_kernel_fn cpu;   /**< or NULL */
-  uint32_t flags;             /**< CUBERT_KERNEL_* */
-  uint64_t shared_bytes;      /**< per-cube shared memory of the CPU implementation */
+  const char *name;          /**< for errors, logs and profiles */
+  const char *opencl_source; /**< OpenCL C, or NULL */
+  const char *opencl_entry;  /**< the __kernel function's name in opencl_source */
+  /** Build options, or NULL. Options that start with -cl-nv- are given to NVIDIA's compiler
+     only: the OpenCL server drops them on other platforms. */
+  const char *opencl_options;
+  cubert_cpu_kernel_fn cpu; /**< or NULL */
+  uint32_t flags;           /**< CUBERT_KERNEL_* */
+  uint64_t shared_bytes;    /**< per-cube shared memory of the CPU implementation */
   /** Kernel-language kernels: the declared buffers (NULL for hand-written codelets, which keep
      the convention of kernels.h and are not checked beyond the device limits). */
   const cubert_kernel_signature *signature;
