@@ -14,7 +14,12 @@
 #include "cubert/server.h"
 #include "cubert/stream.h"
 #include "memory/memory_manager.h"
+#include "profile.h"
+#include "profile_log.h"
+#include "stream/parked.h"
 #include "stream/timing.h"
+#include "trace.h"
+#include "transfer.h"
 
 /* One stream slot: the server's queue, the stream's memory, its error queue and the cursors of
    the cross-stream protocol (stream/README.md). Created on first use. */
@@ -29,22 +34,6 @@ typedef struct cubert_stream_slot {
      belongs to its owner. */
   cubert_stream_id owner;
 } cubert_stream_slot;
-
-typedef struct cubert_kernel_stats cubert_kernel_stats; /* profile_log.c */
-
-/* An asynchronous error of stream `stream`, raised while it owned a slot that another stream
-   id has taken over since. */
-typedef struct cubert_parked_error {
-  cubert_stream_id stream;
-  cubert_status error;
-} cubert_parked_error;
-
-typedef struct cubert_profile_entry {
-  cubert_timing timing; /* its token and start */
-  uint32_t slot;
-  cubert_stream_id stream;
-  cubert_status failure; /* an error of the stream raised while the profile was open, or NULL */
-} cubert_profile_entry;
 
 /* A device instance: one server, shared by every client view and handle made from it. */
 typedef struct cubert_device {
@@ -66,26 +55,13 @@ typedef struct cubert_device {
   cubert_memory_config *pool_override; /* installed layout, used by later slots */
   cubert_pool_config *pool_override_list;
   uint64_t pitch_align; /* row alignment of optimized layouts (0: contiguous) */
-  /* Errors raised by streams that lost their slot to another stream id (slots.c), kept until
-     their own stream collects them. */
-  cubert_parked_error *parked;
-  size_t parked_count, parked_cap;
-  /* Open profile tokens: serial << 32 | a counter, so a token of another device is told apart. */
-  uint64_t serial;
-  uint64_t next_token;
-  cubert_profile_entry *profiles;
-  size_t profile_count, profile_cap;
-  /* Per-kernel totals of CUBERT_PROFILE=basic|full, printed and reset at every sync. */
-  cubert_kernel_stats *kernel_stats;
-  size_t kernel_stats_count, kernel_stats_cap;
-  /* CUBERT_TRACE: this device's track group (pid) in the process's trace; 0 until its first
-     launch was recorded (trace.c). */
-  uint32_t trace_id;
-  /* to_client's staging slots of this (source) device (transfer.c), created at the first staged
-     copy; `transfer_lock` is held by the copy that uses them. */
-  pthread_mutex_t transfer_lock;
-  struct cubert_transfer_staging *transfer_staging;
-  /* The autotune state (lib/tune/tuner.c), created at its first use; has its own lock. */
+  /* The subsystems' per-device state, each owned by its file (see its header for its lock). */
+  cubert_parked_errors parked;            /* stream/parked.h */
+  cubert_profile_state profiles;          /* profile.h */
+  cubert_kernel_stats_table kernel_stats; /* profile_log.h */
+  cubert_trace_state trace;               /* trace.h */
+  cubert_transfer_state transfer;         /* transfer.h */
+  /* The autotune state (tune/tune_internal.h), created at its first use; has its own lock. */
   _Atomic(struct cubert_tuner *) tuner;
 } cubert_device;
 
@@ -123,12 +99,7 @@ static inline void cubert_device_unlock(cubert_device *d) {
   pthread_mutex_unlock(&d->lock);
 }
 
-/* transfers (transfer.c): frees the device's staging slots (device destruction). */
-typedef struct cubert_transfer_staging cubert_transfer_staging;
-void cubert_transfer_release(cubert_device *device);
-
 /* stream slots (stream/slots.c); call with the device lock held */
-uint32_t cubert_client_slot_index(const cubert_client_obj *client);
 /* The calling stream's slot, created on first use, after taking it over for the calling
    stream id when another id used it last (errors of that id are parked for it). */
 cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj *client,
@@ -146,8 +117,6 @@ cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
 /* Records that a command on slot `index` used these bindings. */
 void cubert_slot_mark_used(cubert_device *device, uint32_t index, const cubert_binding *bindings,
                            uint32_t count);
-/* Frees errors parked for streams that never collected them (device destruction). */
-void cubert_parked_free(cubert_device *device);
 
 /* stream errors (stream/errors.c) */
 cubert_status cubert_stream_errors_create(cubert_stream_errors **out);
@@ -200,32 +169,17 @@ static inline cubert_binding cubert_handle_binding(const cubert_handle_obj *h) {
   return b;
 }
 
-/* profiles (profile.c); lock held */
-uint64_t cubert_profile_token_next(cubert_device *device);
-/* Leaves a copy of `error` with every profile open on `stream` that has none yet. */
-void cubert_profiles_fail(cubert_device *device, cubert_stream_id stream, cubert_status error);
-
 /* clients (client.c) */
 /* The object behind a live client, with a reference the caller drops with
    cubert_client_release(client): INVALID_ARGUMENT for NULL, NOT_FOUND for a released client. */
 cubert_status cubert_client_acquire(const cubert_client *client, cubert_client_obj **out);
 /* The device of a client the caller holds (tests and benchmarks reach the server this way). */
 cubert_device *cubert_client_device(const cubert_client *client);
-/* Takes the client, the device lock and the calling stream's slot. On success the caller holds
-   all three and gives them back with cubert_client_unlock_slot (which returns `s`); on failure
-   it holds none. */
-cubert_status cubert_client_lock_slot(cubert_client *client, cubert_client_obj **out_client,
-                                      cubert_stream_slot **out);
-cubert_status cubert_client_unlock_slot(cubert_client *client, cubert_client_obj *c,
-                                        cubert_status s);
 /* cubert_client_empty for a buffer the caller fills whole at once, by a path the server does
    not see (a host copy into its memory): the kernel sanitizer is not told that its bytes are
    unwritten. */
 cubert_status cubert_client_empty_filled_by_caller(cubert_client *client, size_t size,
                                                    cubert_handle **out);
-/* Reserves `size` bytes on the client's stream and wraps them in a handle. Lock held. */
-cubert_status cubert_client_reserve(cubert_client_obj *client, uint64_t size, uint32_t *out_slot,
-                                    cubert_handle **out);
 
 /* kernel_check.c: a kernel-language kernel's declared buffers against the launch's `count`
    bindings (count, element size, and an offset aligned for the element:

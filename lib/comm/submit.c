@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "call_scope.h"
 #include "comm/comm_internal.h"
 #include "cubert/server/gates.h"
 
@@ -213,14 +214,13 @@ static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int s
   /* a member a send/recv does not involve: its stream is not held up */
   if (!leg->has_src && !leg->has_dst) return NULL;
   comm_member *m = &comm->members[i];
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(m->client, &c));
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_open(m->client, &call));
   cubert_device *device = m->device;
   cubert_server *server = m->server;
-  cubert_device_lock(device);
-  uint32_t index = 0;
-  cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_acquire(device, c, &index, &slot);
+  cubert_status s = cubert_call_lock(&call);
+  uint32_t index = call.index;
+  cubert_stream_slot *slot = call.slot;
   cubert_binding b[2];
   uint32_t nb = 0;
   if (leg->has_src) b[nb++] = leg->src;
@@ -233,9 +233,7 @@ static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int s
     if (!s) s = server->gates->wait(server, slot->stream, leg->gate);
     if (!s) cubert_slot_mark_used(device, index, b, nb);
   }
-  cubert_device_unlock(device);
-  cubert_client_release(m->client);
-  return s;
+  return cubert_call_leave(&call, s);
 }
 
 /* Undoes step 0 of order_leg for members [0, n): frees their gates (never placed) and events. */
