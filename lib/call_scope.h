@@ -14,7 +14,9 @@
 
 #include <stdint.h>
 
-#include "client_internal.h"
+#include "client.h"
+#include "device.h"
+#include "stream/slots.h"
 
 typedef struct cubert_call {
   cubert_client *client;    /* the token, held from open to leave (NULL: nothing held) */

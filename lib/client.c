@@ -9,6 +9,8 @@
    call holds a reference on the client, and on each handle it uses, for its whole duration,
    so a release on another thread (or inside an exclusive() callback) takes effect when the
    call returns, and a released client or handle reads as NOT_FOUND. */
+#include "client.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +18,15 @@
 #include "base/object_table.h"
 #include "base/status.h"
 #include "call_scope.h"
-#include "client_internal.h"
 #include "cubert/config.h"
 #include "cubert/server/sanitizer.h"
+#include "device.h"
+#include "device_registry.h"
+#include "handle.h"
 #include "profile_log.h"
 #include "registry.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 #include "trace.h"
 #include "tune/tune_internal.h"
 

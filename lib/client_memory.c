@@ -5,7 +5,9 @@
 
 #include "base/status.h"
 #include "call_scope.h"
-#include "client_internal.h"
+#include "client.h"
+#include "device.h"
+#include "stream/slots.h"
 
 cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_usage *out) {
   cubert_client_obj *c = NULL;

@@ -1,15 +1,18 @@
 /* cubert — a device instance: the server a selector opened, with the state every client of it
    shares (the lock, stream slots, memory pools, profiles, tuner). Clients hold references; the
    last release destroys the server. */
+#include "device.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "base/config.h"
 #include "base/log.h"
-#include "client_internal.h"
 #include "cubert/config.h"
+#include "device_registry.h"
 #include "profile_log.h"
 #include "registry.h"
+#include "stream/slots.h"
 #include "trace.h"
 #include "tune/tune_internal.h"
 

@@ -18,9 +18,12 @@
 #include <stdlib.h>
 
 #include "call_scope.h"
-#include "client_internal.h"
 #include "cubert/server/transfers.h"
+#include "device.h"
+#include "handle.h"
 #include "pinned_host.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 
 struct cubert_future {
   cubert_device *device; /* retained */

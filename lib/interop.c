@@ -8,8 +8,12 @@
 #include <string.h>
 
 #include "call_scope.h"
-#include "client_internal.h"
+#include "client.h"
 #include "cubert/backend.h"
+#include "device.h"
+#include "handle.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 
 cubert_status cubert_interop_begin(cubert_client *client, const cubert_backend *backend,
                                    const char *fn, cubert_interop *out) {

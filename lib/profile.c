@@ -11,7 +11,9 @@
 
 #include "base/status.h"
 #include "call_scope.h"
-#include "client_internal.h"
+#include "client.h"
+#include "device.h"
+#include "stream/slots.h"
 
 void cubert_profile_state_init(cubert_profile_state *state) {
   static _Atomic uint64_t serials;

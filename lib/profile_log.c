@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_internal.h"
 #include "cubert/config.h"
+#include "device.h"
 #include "tune/tune_internal.h"
 
 struct cubert_kernel_stats {

@@ -30,8 +30,8 @@
 
 #include "base/json.h"
 #include "base/log.h"
-#include "client_internal.h"
 #include "cubert/config.h"
+#include "device.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *g_file;

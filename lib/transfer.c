@@ -27,9 +27,13 @@
 
 #include "base/status.h"
 #include "call_scope.h"
-#include "client_internal.h"
+#include "client.h"
 #include "cubert/server/pinned.h"
 #include "cubert/server/transfers.h"
+#include "device.h"
+#include "handle.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 
 #ifndef TRANSFER_CHUNK
 #define TRANSFER_CHUNK (8u << 20) /* bytes per pipeline chunk */

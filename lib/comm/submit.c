@@ -15,6 +15,10 @@
 #include "call_scope.h"
 #include "comm/comm_internal.h"
 #include "cubert/server/gates.h"
+#include "device.h"
+#include "handle.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 
 typedef struct comm_call {
   const char *fn;

@@ -1,4 +1,4 @@
-/* cubert — a stream's pending errors set aside and put back (client_internal.h).
+/* cubert — a stream's pending errors set aside and put back (aside.h).
 
    Autotune measures candidates on the caller's stream and syncs after each warm-up run to see
    whether the candidate failed. An error the caller's earlier asynchronous work left on the
@@ -7,10 +7,14 @@
    the errors aside first (after waiting for the stream's work, so that none is still on its
    way) and putting them back before the winner's launch leaves them to the caller's next
    sync exactly as with a warm cache, including the skipping of work queued behind them. */
+#include "stream/aside.h"
+
 #include <stdlib.h>
 
 #include "call_scope.h"
-#include "client_internal.h"
+#include "device.h"
+#include "stream/errors.h"
+#include "stream/slots.h"
 
 cubert_status cubert_client_errors_set_aside(cubert_client *client, cubert_errors_aside *out) {
   *out = (cubert_errors_aside){0};

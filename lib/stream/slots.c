@@ -8,11 +8,15 @@
    slot's queue and cannot tell ids apart) and hands the slot over. The wait costs something
    only when more threads than slots submit at once; in exchange a stream never receives
    another's error or has its work skipped because of it. */
+#include "stream/slots.h"
+
 #include <stdlib.h>
 
 #include "base/log.h"
 #include "base/status.h"
-#include "client_internal.h"
+#include "client.h"
+#include "device.h"
+#include "stream/errors.h"
 
 static cubert_stream_id client_stream(const cubert_client_obj *client) {
   return client->pinned ? client->stream : cubert_stream_id_current();
