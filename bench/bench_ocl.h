@@ -46,7 +46,7 @@ static inline void bench_print_device(FILE *out, const cubert_device_properties 
 #include <CL/cl.h>
 
 #include "../backends/opencl/api.h"
-#include "client_internal.h" /* the server behind a client (bench links the static library) */
+#include "client.h" /* the server behind a client (bench links the static library) */
 
 /* A failed OpenCL call during setup: print where and the error code, then end the program. */
 #define BENCH_CL(expr)                                                                  \

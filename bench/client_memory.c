@@ -18,7 +18,7 @@
 #include <CL/cl.h>
 
 #include "../backends/opencl/api.h"
-#include "client_internal.h"
+#include "client.h"
 #endif
 
 #define CHECK(expr)                                                         \

@@ -9,17 +9,24 @@
    call holds a reference on the client, and on each handle it uses, for its whole duration,
    so a release on another thread (or inside an exclusive() callback) takes effect when the
    call returns, and a released client or handle reads as NOT_FOUND. */
+#include "client.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/object_table.h"
 #include "base/status.h"
-#include "client_internal.h"
+#include "call_scope.h"
 #include "cubert/config.h"
 #include "cubert/server/sanitizer.h"
+#include "device.h"
+#include "device_registry.h"
+#include "handle.h"
 #include "profile_log.h"
 #include "registry.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 #include "trace.h"
 #include "tune/tune_internal.h"
 
@@ -132,17 +139,12 @@ static cubert_status as_io(cubert_status s) {
   return cubert_status_set_kind(s, CUBERT_KIND_IO);
 }
 
-cubert_status cubert_client_reserve(cubert_client_obj *client, uint64_t size, uint32_t *out_slot,
-                                    cubert_handle **out) {
-  cubert_device *device = client->device;
-  uint32_t index = 0;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(as_io(cubert_slot_acquire(device, client, &index, &slot)));
+/* Reserves `size` bytes on the call's stream and wraps them in a handle. */
+static cubert_status reserve(const cubert_call *call, uint64_t size, cubert_handle **out) {
   cubert_slice *slice = NULL;
-  CUBERT_RETURN_IF_ERROR(as_io(cubert_memory_reserve(slot->memory, size, &slice)));
-  cubert_status s = cubert_handle_new(device, slice, 0, size, index, out);
+  CUBERT_RETURN_IF_ERROR(as_io(cubert_memory_reserve(call->slot->memory, size, &slice)));
+  cubert_status s = cubert_handle_new(call->device, slice, 0, size, call->index, out);
   if (s) cubert_slice_release(slice);
-  if (out_slot) *out_slot = index;
   return s;
 }
 
@@ -164,17 +166,17 @@ static cubert_status create_buffer(cubert_client *client, const void *data, size
                                    int unwritten, cubert_handle **out) {
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
-  cubert_device *device = c->device;
-  cubert_device_lock(device);
-  uint32_t index = 0;
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_open(client, &call));
+  cubert_device *device = call.device;
   cubert_handle *handle = NULL;
-  cubert_status s = cubert_client_reserve(c, size, &index, &handle);
+  /* The reference reports a failure to take the slot here as an IoError too. */
+  cubert_status s = as_io(cubert_call_lock(&call));
+  if (!s) s = reserve(&call, size, &handle);
   if (!s && data && size) {
     cubert_handle_obj *h = cubert_handle_acquire(handle);
     cubert_binding b = cubert_handle_binding(h);
-    s = write_binding(device, index, &b, data);
+    s = write_binding(device, call.index, &b, data);
     cubert_handle_release(handle);
   } else if (!s && size && unwritten && device->server->sanitizer) {
     cubert_handle_obj *h = cubert_handle_acquire(handle);
@@ -182,8 +184,7 @@ static cubert_status create_buffer(cubert_client *client, const void *data, size
     device->server->sanitizer->mark_undefined(device->server, &b);
     cubert_handle_release(handle);
   }
-  cubert_device_unlock(device);
-  client_done(client);
+  cubert_call_leave(&call, NULL);
   if (s) {
     cubert_handle_release(handle);
     return s;
@@ -233,45 +234,40 @@ static cubert_status slot_sync(cubert_device *device, cubert_stream_slot *slot) 
 }
 
 /* Client and handle checked and held for a call on one buffer; released by io_end. */
-static cubert_status io_begin(cubert_client *client, cubert_handle *handle,
-                              cubert_client_obj **out_client, cubert_handle_obj **out_handle) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, out_client));
-  cubert_status s = cubert_handle_check(*out_client, handle, "handle", out_handle);
-  if (s) client_done(client);
+static cubert_status io_begin(cubert_client *client, cubert_handle *handle, cubert_call *call,
+                              cubert_handle_obj **out_handle) {
+  CUBERT_RETURN_IF_ERROR(cubert_call_open(client, call));
+  cubert_status s = cubert_handle_check(call->obj, handle, "handle", out_handle);
+  if (s) cubert_call_leave(call, NULL);
   return s;
 }
 
-static cubert_status io_end(cubert_client *client, cubert_handle *handle, cubert_status s) {
+static cubert_status io_end(cubert_call *call, cubert_handle *handle, cubert_status s) {
+  cubert_call_unlock(call);
   cubert_handle_release(handle);
-  client_done(client);
-  return s;
+  return cubert_call_leave(call, s);
 }
 
 cubert_status cubert_client_read_range(cubert_client *client, cubert_handle *handle,
                                        uint64_t offset, void *dst, size_t size) {
-  cubert_client_obj *c = NULL;
+  cubert_call call;
   cubert_handle_obj *h = NULL;
-  CUBERT_RETURN_IF_ERROR(io_begin(client, handle, &c, &h));
+  CUBERT_RETURN_IF_ERROR(io_begin(client, handle, &call, &h));
   if (!dst && size)
-    return io_end(client, handle, cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL"));
+    return io_end(&call, handle, cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL"));
   cubert_status s = check_range(h, offset, size, "read");
-  if (s) return io_end(client, handle, s);
-  cubert_device *device = c->device;
-  cubert_server *server = device->server;
-  cubert_device_lock(device);
-  uint32_t index = 0;
-  cubert_stream_slot *slot = NULL;
+  if (s) return io_end(&call, handle, s);
+  cubert_server *server = call.server;
   cubert_binding b = cubert_handle_binding(h);
-  s = cubert_slot_acquire(device, c, &index, &slot);
-  if (!s) s = cubert_slot_resolve(device, index, &b, 1);
+  s = cubert_call_lock(&call);
+  if (!s) s = cubert_slot_resolve(call.device, call.index, &b, 1);
   /* Errors first: data from a stream with a pending error is never handed out. */
-  if (!s) s = slot_sync(device, slot);
+  if (!s) s = slot_sync(call.device, call.slot);
   if (!s && size) {
     cubert_binding part = {b.slice, b.offset + offset, size};
-    s = server->vtable->read(server, slot->stream, &part, dst, size);
+    s = server->vtable->read(server, call.slot->stream, &part, dst, size);
   }
-  cubert_device_unlock(device);
-  return io_end(client, handle, s);
+  return io_end(&call, handle, s);
 }
 
 cubert_status cubert_client_read(cubert_client *client, cubert_handle *handle, void *dst,
@@ -281,67 +277,40 @@ cubert_status cubert_client_read(cubert_client *client, cubert_handle *handle, v
 
 cubert_status cubert_client_write(cubert_client *client, cubert_handle *handle, uint64_t offset,
                                   const void *src, size_t size) {
-  cubert_client_obj *c = NULL;
+  cubert_call call;
   cubert_handle_obj *h = NULL;
-  CUBERT_RETURN_IF_ERROR(io_begin(client, handle, &c, &h));
+  CUBERT_RETURN_IF_ERROR(io_begin(client, handle, &call, &h));
   if (!src && size)
-    return io_end(client, handle, cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "src is NULL"));
+    return io_end(&call, handle, cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "src is NULL"));
   cubert_status s = check_range(h, offset, size, "write");
-  if (s || !size) return io_end(client, handle, s);
-  cubert_device *device = c->device;
-  cubert_device_lock(device);
-  uint32_t index = 0;
-  cubert_stream_slot *slot = NULL;
-  s = cubert_slot_acquire(device, c, &index, &slot);
+  if (s || !size) return io_end(&call, handle, s);
+  s = cubert_call_lock(&call);
   if (!s) {
     cubert_binding b = cubert_handle_binding(h);
     cubert_binding part = {b.slice, b.offset + offset, size};
-    s = write_binding(device, index, &part, src);
+    s = write_binding(call.device, call.index, &part, src);
   }
-  cubert_device_unlock(device);
-  return io_end(client, handle, s);
-}
-
-cubert_status cubert_client_lock_slot(cubert_client *client, cubert_client_obj **out_client,
-                                      cubert_stream_slot **out) {
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, out_client));
-  cubert_device *device = (*out_client)->device;
-  cubert_device_lock(device);
-  cubert_status s = cubert_slot_acquire(device, *out_client, NULL, out);
-  if (s) {
-    cubert_device_unlock(device);
-    client_done(client);
-  }
-  return s;
-}
-
-cubert_status cubert_client_unlock_slot(cubert_client *client, cubert_client_obj *c,
-                                        cubert_status s) {
-  cubert_device_unlock(c->device);
-  client_done(client);
-  return s;
+  return io_end(&call, handle, s);
 }
 
 /* ---- synchronisation --------------------------------------------------------------------- */
 
 cubert_status cubert_client_flush(cubert_client *client) {
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
-  cubert_server *server = c->device->server;
-  cubert_status s = server->vtable->flush(server, slot->stream);
-  if (!s) s = cubert_stream_take_errors(c->device, slot->owner, slot);
-  return cubert_client_unlock_slot(client, c, s);
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_enter(client, &call));
+  cubert_server *server = call.server;
+  cubert_status s = server->vtable->flush(server, call.slot->stream);
+  if (!s) s = cubert_stream_take_errors(call.device, call.slot->owner, call.slot);
+  return cubert_call_leave(&call, s);
 }
 
 cubert_status cubert_client_sync(cubert_client *client) {
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
-  cubert_status s = slot_sync(c->device, slot);
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_enter(client, &call));
+  cubert_status s = slot_sync(call.device, call.slot);
   if (cubert_config_get()->profile_level >= CUBERT_PROFILE_BASIC)
-    cubert_profile_log_summary(c->device);
-  return cubert_client_unlock_slot(client, c, s);
+    cubert_profile_log_summary(call.device);
+  return cubert_call_leave(&call, s);
 }
 
 static int push_error(cubert_status **errors, size_t *count, cubert_status s) {
@@ -366,8 +335,8 @@ cubert_status cubert_client_sync_all(cubert_client *client) {
     if (s && !push_error(&errors, &count, s)) cubert_status_free(s);
   }
   /* Errors parked for streams that lost their slot are theirs, and this waits for them too. */
-  while (device->parked_count) {
-    cubert_status s = cubert_stream_take_errors(device, device->parked[0].stream, NULL);
+  while (device->parked.count) {
+    cubert_status s = cubert_stream_take_errors(device, device->parked.items[0].stream, NULL);
     if (s && !push_error(&errors, &count, s)) cubert_status_free(s);
   }
   cubert_device_unlock(device);

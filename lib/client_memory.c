@@ -4,7 +4,10 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "client_internal.h"
+#include "call_scope.h"
+#include "client.h"
+#include "device.h"
+#include "stream/slots.h"
 
 cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_usage *out) {
   cubert_client_obj *c = NULL;
@@ -34,11 +37,10 @@ cubert_status cubert_client_memory_usage(cubert_client *client, cubert_memory_us
 cubert_status cubert_client_memory_report(cubert_client *client, cubert_memory_report *out) {
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof(*out));
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
-  cubert_memory_report_get(slot->memory, out);
-  return cubert_client_unlock_slot(client, c, NULL);
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_enter(client, &call));
+  cubert_memory_report_get(call.slot->memory, out);
+  return cubert_call_leave(&call, NULL);
 }
 
 cubert_status cubert_client_memory_cleanup(cubert_client *client) {
@@ -58,11 +60,10 @@ cubert_status cubert_client_allocation_mode(cubert_client *client, cubert_alloca
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "mode is %d; expected CUBERT_ALLOCATION_AUTO (0) or _PERSISTENT (1)",
                               (int)mode);
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
-  cubert_status s = cubert_memory_set_mode(slot->memory, mode);
-  return cubert_client_unlock_slot(client, c, s);
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_enter(client, &call));
+  cubert_status s = cubert_memory_set_mode(call.slot->memory, mode);
+  return cubert_call_leave(&call, s);
 }
 
 cubert_status cubert_client_memory_persistent(cubert_client *client,

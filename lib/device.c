@@ -1,15 +1,18 @@
 /* cubert — a device instance: the server a selector opened, with the state every client of it
    shares (the lock, stream slots, memory pools, profiles, tuner). Clients hold references; the
    last release destroys the server. */
+#include "device.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "base/config.h"
 #include "base/log.h"
-#include "client_internal.h"
 #include "cubert/config.h"
+#include "device_registry.h"
 #include "profile_log.h"
 #include "registry.h"
+#include "stream/slots.h"
 #include "trace.h"
 #include "tune/tune_internal.h"
 
@@ -36,23 +39,20 @@ static void storage_slice_cache_release(void *ctx, cubert_slice *slice) {
 
 static void device_destroy(cubert_device *device) {
   if (!device) return;
+  if (device->server) cubert_slots_destroy(device); /* waits for the streams' work */
+  cubert_transfer_release(device);                  /* its pinned slots are the server's memory */
   if (device->server) {
-    cubert_slots_destroy(device);
-    cubert_transfer_release(device);
     cubert_trace_flush(device);
     device->server->vtable->destroy(device->server);
   }
   free(device->slots); /* NULL after cubert_slots_destroy */
-  cubert_parked_free(device);
+  cubert_parked_release(&device->parked);
   free(device->pool_override);
   free(device->pool_override_list);
-  for (size_t i = 0; i < device->profile_count; ++i)
-    cubert_status_free(device->profiles[i].failure);
-  free(device->profiles);
-  cubert_profile_log_free(device);
+  cubert_profile_state_release(&device->profiles);
+  cubert_kernel_stats_release(&device->kernel_stats);
   cubert_tuner_destroy(device->tuner);
   pthread_mutex_destroy(&device->lock);
-  pthread_mutex_destroy(&device->transfer_lock);
   free(device);
 }
 
@@ -68,7 +68,6 @@ void cubert_device_release(cubert_device *device) {
 }
 
 cubert_status cubert_device_create(const cubert_device_key *key, cubert_device **out) {
-  static _Atomic uint64_t serials;
   *out = NULL;
   cubert_device *device = calloc(1, sizeof(*device));
   if (!device) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
@@ -78,8 +77,8 @@ cubert_status cubert_device_create(const cubert_device_key *key, cubert_device *
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&device->lock, &attr);
   pthread_mutexattr_destroy(&attr);
-  pthread_mutex_init(&device->transfer_lock, NULL);
-  device->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+  cubert_transfer_init(&device->transfer);
+  cubert_profile_state_init(&device->profiles);
   device->max_streams = cubert_config_get()->max_streams;
   if (device->max_streams == 0) device->max_streams = 128;
   device->slots = calloc(device->max_streams, sizeof(*device->slots));

@@ -10,10 +10,12 @@
    instance whose count is already 0. A lookup therefore only takes a reference from a count
    that is not 0 (compare-and-swap); an instance at 0 is dying: the lookup unlists it and opens
    a new one, and the dying one's own unlisting then finds nothing to remove. */
+#include "device_registry.h"
+
 #include <pthread.h>
 #include <stdio.h>
 
-#include "client_internal.h"
+#include "device.h"
 #include "registry.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;

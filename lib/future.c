@@ -17,9 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "client_internal.h"
+#include "call_scope.h"
 #include "cubert/server/transfers.h"
+#include "device.h"
+#include "handle.h"
 #include "pinned_host.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 
 struct cubert_future {
   cubert_device *device; /* retained */
@@ -89,14 +93,14 @@ static cubert_status read_binding(const cubert_handle_obj *h, const cubert_futur
   return NULL;
 }
 
-/* Queues the reads on the calling stream (device lock held by the caller). */
-static cubert_status queue_reads(cubert_client *client, cubert_client_obj *c, size_t count,
+/* Queues the reads on the calling stream (the call's scope locked by the caller). */
+static cubert_status queue_reads(cubert_client *client, const cubert_call *call, size_t count,
                                  const cubert_future_read *reads, cubert_handle_obj *const *objs,
                                  int many, cubert_future *f) {
-  cubert_device *device = c->device;
-  cubert_server *server = device->server;
-  uint32_t index = 0;
-  CUBERT_RETURN_IF_ERROR(cubert_slot_acquire(device, c, &index, &f->slot));
+  cubert_device *device = call->device;
+  cubert_server *server = call->server;
+  uint32_t index = call->index;
+  f->slot = call->slot;
   f->stream = f->slot->owner;
   cubert_status s = NULL;
   cubert_binding *bindings = calloc(count ? count : 1, sizeof(*bindings));
@@ -155,28 +159,28 @@ cubert_status cubert_future_start(cubert_client *client, size_t count,
     *out = NULL;
   if (!s && (!f || !objs || !f->events || !f->uses))
     s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  cubert_client_obj *c = NULL;
-  if (!s) s = cubert_client_acquire(client, &c);
+  cubert_call call = {0};
+  if (!s) s = cubert_call_open(client, &call);
   size_t held = 0;
   for (; !s && held < count; ++held) {
     char what[48];
     snprintf(what, sizeof(what), many ? "handles[%zu]" : "handle", held);
-    s = cubert_handle_check(c, reads[held].handle, what, &objs[held]);
+    s = cubert_handle_check(call.obj, reads[held].handle, what, &objs[held]);
     if (s) break;
   }
   if (!s) {
-    f->device = c->device;
+    f->device = call.device;
     f->event_count = count;
-    cubert_device_lock(f->device);
-    s = queue_reads(client, c, count, reads, objs, many, f);
-    cubert_device_unlock(f->device);
+    s = cubert_call_lock(&call);
+    if (!s) s = queue_reads(client, &call, count, reads, objs, many, f);
+    cubert_call_unlock(&call);
     /* Reads queued before a failure still write their destinations: wait for them. */
     if (s) cubert_status_free(events_wait(f));
   }
   for (size_t k = 0; k < held; ++k) cubert_handle_release(reads[k].handle);
   free(objs);
   if (!s) cubert_device_retain(f->device);
-  if (c) cubert_client_release(client);
+  cubert_call_leave(&call, NULL);
   if (f && (s || f->done)) future_finish(f);
   if (s) {
     future_free(f);

@@ -4,11 +4,14 @@
    and never reaches another allocation. Every call that uses a handle holds a reference on it
    for the duration of the call, so a release on another thread cannot pull the slice away
    from under a launch or a read. */
+#include "handle.h"
+
 #include <stdlib.h>
 
 #include "base/object_table.h"
 #include "base/status.h"
-#include "client_internal.h"
+#include "client.h"
+#include "device.h"
 
 static uintptr_t token(const cubert_handle *handle) {
   return (uintptr_t)handle;

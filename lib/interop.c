@@ -7,45 +7,49 @@
 
 #include <string.h>
 
-#include "client_internal.h"
+#include "call_scope.h"
+#include "client.h"
 #include "cubert/backend.h"
+#include "device.h"
+#include "handle.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 
 cubert_status cubert_interop_begin(cubert_client *client, const cubert_backend *backend,
                                    const char *fn, cubert_interop *out) {
   memset(out, 0, sizeof(*out));
   if (!client) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: client is NULL", fn);
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
-  cubert_device *device = c->device;
-  if (device->backend != backend) {
-    cubert_status s = cubert_status_make(
-        CUBERT_CODE_INVALID_ARGUMENT, "%s: client is on the '%s' server (device '%s'), not '%s'",
-        fn, device->backend->name, device->server->properties.name, backend->name);
-    cubert_client_release(client);
-    return s;
-  }
-  cubert_device_lock(device);
-  uint32_t index = 0;
-  cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_acquire(device, c, &index, &slot);
-  if (s) {
-    cubert_device_unlock(device);
-    cubert_client_release(client);
-    return s;
-  }
-  out->server = device->server;
-  out->stream = slot->stream;
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_open(client, &call));
+  cubert_device *device = call.device;
+  if (device->backend != backend)
+    return cubert_call_leave(
+        &call,
+        cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                           "%s: client is on the '%s' server (device '%s'), not '%s'", fn,
+                           device->backend->name, device->server->properties.name, backend->name));
+  cubert_status s = cubert_call_lock(&call);
+  if (s) return cubert_call_leave(&call, s);
+  /* The scope stays open until cubert_interop_end; the public struct carries what it holds. */
+  out->server = call.server;
+  out->stream = call.slot->stream;
   out->client_ = client;
-  out->client_obj_ = c;
-  out->slot_ = index;
+  out->client_obj_ = call.obj;
+  out->slot_ = call.index;
   return NULL;
 }
 
 cubert_status cubert_interop_end(cubert_interop *io, cubert_status s) {
   cubert_client_obj *c = io->client_obj_;
   if (c) {
-    cubert_device_unlock(c->device);
-    cubert_client_release(io->client_);
+    /* The scope cubert_interop_begin opened, from what the public struct carries. */
+    cubert_call call = {.client = io->client_,
+                        .obj = c,
+                        .device = c->device,
+                        .server = c->device->server,
+                        .index = io->slot_,
+                        .locked = 1};
+    cubert_call_leave(&call, NULL);
   }
   memset(io, 0, sizeof(*io));
   return s;

@@ -2,13 +2,15 @@
    buffers (every server, before anything is queued), the execution mode after
    CUBERT_CHECK_MODE, and the one message format of a validate-mode violation, which the CPU
    server builds from a kernel's report and the OpenCL server from the record a kernel wrote. */
+#include "kernel_check.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "base/config.h"
-#include "client_internal.h"
 #include "cubert/config.h"
 #include "cubert/server/violation.h"
+#include "device.h"
 
 /* "a: const float, b: const float, out: float" */
 static void describe_buffers(const cubert_kernel_signature *sig, char *out, size_t size) {

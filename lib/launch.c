@@ -12,10 +12,16 @@
 #include "base/log.h"
 #include "base/object_table.h"
 #include "base/status.h"
-#include "client_internal.h"
+#include "call_scope.h"
+#include "client.h"
 #include "cubert/config.h"
 #include "cubert/server/violation.h"
+#include "device.h"
+#include "handle.h"
+#include "kernel_check.h"
 #include "profile_log.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 #include "stream/timing.h"
 #include "trace.h"
 #include "tune/tune_internal.h"
@@ -134,7 +140,7 @@ static void release_handles(cubert_handle *const *handles, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) cubert_handle_release(handles[i]);
 }
 
-static cubert_status launch(cubert_client_obj *c, const cubert_kernel_def *kernel,
+static cubert_status launch(cubert_call *call, const cubert_kernel_def *kernel,
                             cubert_cube_count count, cubert_cube_dim dim,
                             const cubert_kernel_args *args, cubert_execution_mode mode) {
   if (mode != CUBERT_EXECUTION_CHECKED && mode != CUBERT_EXECUTION_VALIDATE &&
@@ -143,7 +149,8 @@ static cubert_status launch(cubert_client_obj *c, const cubert_kernel_def *kerne
                               "mode is %d; expected CUBERT_EXECUTION_CHECKED (0), _VALIDATE (1) or "
                               "_UNCHECKED (2)",
                               (int)mode);
-  cubert_device *device = c->device;
+  cubert_client_obj *c = call->obj;
+  cubert_device *device = call->device;
   CUBERT_RETURN_IF_ERROR(validate_launch(device, kernel, count, dim, args));
   if (!count.dynamic && (count.x == 0 || count.y == 0 || count.z == 0)) return NULL;
   uint32_t n = args ? args->buffer_count : 0;
@@ -200,11 +207,10 @@ static cubert_status launch(cubert_client_obj *c, const cubert_kernel_def *kerne
         .info_count = args ? args->info_count : 0,
         .mode = mode,
     };
-    cubert_server *server = device->server;
-    cubert_device_lock(device);
-    uint32_t index = 0;
-    cubert_stream_slot *slot = NULL;
-    s = cubert_slot_acquire(device, c, &index, &slot);
+    cubert_server *server = call->server;
+    s = cubert_call_lock(call);
+    uint32_t index = call->index;
+    cubert_stream_slot *slot = call->slot;
     if (!s) s = cubert_slot_resolve(device, index, bindings, resolved);
     const cubert_config *config = cubert_config_get();
     int level = config->profile_level;
@@ -217,7 +223,7 @@ static cubert_status launch(cubert_client_obj *c, const cubert_kernel_def *kerne
     if (!s) cubert_slot_mark_used(device, index, bindings, resolved);
     /* A failed launch fails every profile open on its stream. */
     if (s && slot) cubert_profiles_fail(device, slot->owner, s);
-    cubert_device_unlock(device);
+    cubert_call_unlock(call);
   }
   release_handles(args ? args->buffers : NULL, held);
   if (dynamic_held) cubert_handle_release(count.dynamic);
@@ -229,11 +235,9 @@ cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kern
                                         cubert_cube_count count, cubert_cube_dim dim,
                                         const cubert_kernel_args *args,
                                         cubert_execution_mode mode) {
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
-  cubert_status s = launch(c, kernel, count, dim, args, mode);
-  cubert_client_release(client); /* the reference cubert_client_acquire took */
-  return s;
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_open(client, &call));
+  return cubert_call_leave(&call, launch(&call, kernel, count, dim, args, mode));
 }
 
 cubert_status cubert_client_launch(cubert_client *client, const cubert_kernel_def *kernel,

@@ -6,8 +6,8 @@
    released as soon as its write returned. */
 #include <string.h>
 
-#include "client_internal.h"
 #include "cubert/pinned.h"
+#include "device.h"
 
 cubert_status cubert_client_create_buffer_pinned(cubert_client *client, const void *data,
                                                  size_t size, cubert_handle **out) {

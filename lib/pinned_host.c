@@ -18,9 +18,10 @@
 
 #include "base/log.h"
 #include "base/status.h"
-#include "client_internal.h"
+#include "client.h"
 #include "cubert/pinned.h"
 #include "cubert/server/pinned.h"
+#include "device.h"
 
 struct cubert_pinned_block {
   void *ptr;

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_internal.h"
 #include "cubert/config.h"
+#include "device.h"
 #include "tune/tune_internal.h"
 
 struct cubert_kernel_stats {
@@ -67,20 +67,21 @@ void cubert_profile_log_launch(cubert_device *device, const cubert_launch *launc
             launch->cube_count[0], launch->cube_count[1], launch->cube_count[2]);
   else
     fprintf(stderr, "| %s | %s%s\n", d, name_of(launch->kernel), tuning);
-  for (size_t i = 0; i < device->kernel_stats_count; ++i)
-    if (device->kernel_stats[i].kernel == launch->kernel) {
-      device->kernel_stats[i].total_ns += ns;
-      device->kernel_stats[i].launches++;
+  for (size_t i = 0; i < device->kernel_stats.count; ++i)
+    if (device->kernel_stats.items[i].kernel == launch->kernel) {
+      device->kernel_stats.items[i].total_ns += ns;
+      device->kernel_stats.items[i].launches++;
       return;
     }
-  if (device->kernel_stats_count == device->kernel_stats_cap) {
-    size_t cap = device->kernel_stats_cap ? device->kernel_stats_cap * 2 : 16;
-    cubert_kernel_stats *grown = realloc(device->kernel_stats, cap * sizeof(*grown));
+  if (device->kernel_stats.count == device->kernel_stats.cap) {
+    size_t cap = device->kernel_stats.cap ? device->kernel_stats.cap * 2 : 16;
+    cubert_kernel_stats *grown = realloc(device->kernel_stats.items, cap * sizeof(*grown));
     if (!grown) return; /* the line above was printed; only the summary loses this launch */
-    device->kernel_stats = grown;
-    device->kernel_stats_cap = cap;
+    device->kernel_stats.items = grown;
+    device->kernel_stats.cap = cap;
   }
-  device->kernel_stats[device->kernel_stats_count++] = (cubert_kernel_stats){launch->kernel, ns, 1};
+  device->kernel_stats.items[device->kernel_stats.count++] =
+      (cubert_kernel_stats){launch->kernel, ns, 1};
 }
 
 static int by_total_desc(const void *a, const void *b) {
@@ -89,32 +90,31 @@ static int by_total_desc(const void *a, const void *b) {
 }
 
 void cubert_profile_log_summary(cubert_device *device) {
-  size_t n = device->kernel_stats_count;
+  size_t n = device->kernel_stats.count;
   if (n == 0) return;
-  qsort(device->kernel_stats, n, sizeof(*device->kernel_stats), by_total_desc);
+  qsort(device->kernel_stats.items, n, sizeof(*device->kernel_stats.items), by_total_desc);
   uint64_t total = 0, launches = 0;
   for (size_t i = 0; i < n; ++i) {
-    total += device->kernel_stats[i].total_ns;
-    launches += device->kernel_stats[i].launches;
+    total += device->kernel_stats.items[i].total_ns;
+    launches += device->kernel_stats.items[i].launches;
   }
   fprintf(stderr, "| %-32s | %14s | %12s | %7s |\n", "Name", "Duration", "Num Computed", "Ratio");
   for (size_t i = 0; i < n; ++i) {
     char d[32];
-    format_duration(d, sizeof d, device->kernel_stats[i].total_ns);
+    format_duration(d, sizeof d, device->kernel_stats.items[i].total_ns);
     fprintf(stderr, "| %-32s | %14s | %12llu | %6.2f%% |\n",
-            name_of(device->kernel_stats[i].kernel), d,
-            (unsigned long long)device->kernel_stats[i].launches,
-            total ? 100.0 * (double)device->kernel_stats[i].total_ns / (double)total : 0.0);
+            name_of(device->kernel_stats.items[i].kernel), d,
+            (unsigned long long)device->kernel_stats.items[i].launches,
+            total ? 100.0 * (double)device->kernel_stats.items[i].total_ns / (double)total : 0.0);
   }
   char d[32];
   format_duration(d, sizeof d, total);
   fprintf(stderr, "| %-32s | %14s | %12llu | %6.2f%% |\n", "Total", d, (unsigned long long)launches,
           100.0);
-  device->kernel_stats_count = 0;
+  device->kernel_stats.count = 0;
 }
 
-void cubert_profile_log_free(cubert_device *device) {
-  free(device->kernel_stats);
-  device->kernel_stats = NULL;
-  device->kernel_stats_count = device->kernel_stats_cap = 0;
+void cubert_kernel_stats_release(cubert_kernel_stats_table *table) {
+  free(table->items);
+  *table = (cubert_kernel_stats_table){0};
 }

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "client_internal.h"
+#include "client.h"
 #include "cubert/kernels.h"
+#include "device.h"
+#include "handle.h"
 #include "launch_1d.h"
 #include "strided_copy.h"
 

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 
 #include "base/status.h"
-#include "client_internal.h"
+#include "client.h"
 #include "cubert/layout.h"
 #include "future.h"
+#include "handle.h"
 #include "tensor.h"
 
 /* Checks region k (errors prefixed "descs[k]: " when `many`) and fills its read; the caller

@@ -31,6 +31,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cubert/config.h"
+#include "device.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *g_file;
@@ -119,12 +120,12 @@ void cubert_trace_record(cubert_device *device, const char *name, uint64_t start
   FILE *f = file_locked(path);
   if (f) {
     if (g_events == 0) g_origin = start_ns;
-    if (device->trace_id == 0 || device->trace_id > g_next_id) {
+    if (device->trace.id == 0 || device->trace.id > g_next_id) {
       /* First event of this device in this file: name its track group. */
-      device->trace_id = ++g_next_id;
+      device->trace.id = ++g_next_id;
       begin_event_locked(f);
       fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"",
-              device->trace_id);
+              device->trace.id);
       json_string(f, device->server ? device->server->properties.name : "", NAME_MAX_BYTES);
       fputs(" (", f);
       json_string(f, device->server ? device->server->properties.backend : "", NAME_MAX_BYTES);
@@ -139,14 +140,14 @@ void cubert_trace_record(cubert_device *device, const char *name, uint64_t start
     /* Signed: a launch that started before the first recorded one (another thread) is < 0. */
     double ts = (double)(int64_t)(start_ns - g_origin) / 1e3;
     fprintf(f, "\",\"cat\":\"launch\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":%u}",
-            ts, (double)duration_ns / 1e3, device->trace_id, slot);
+            ts, (double)duration_ns / 1e3, device->trace.id, slot);
     end_event_locked(f);
   }
   pthread_mutex_unlock(&g_lock);
 }
 
 void cubert_trace_flush(cubert_device *device) {
-  if (!device->trace_id) return;
+  if (!device->trace.id) return;
   pthread_mutex_lock(&g_lock);
   if (g_file && fflush(g_file) != 0) fail_locked("writing");
   pthread_mutex_unlock(&g_lock);

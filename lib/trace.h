@@ -1,8 +1,18 @@
-/* cubert — CUBERT_TRACE: launches recorded as Chrome trace events (core-internal; trace.c). */
+/* cubert — CUBERT_TRACE: launches recorded as Chrome trace events (core-internal; trace.c).
+
+   Its per-device state (cubert_device.trace) is the device's track group in the process's
+   trace: valid when zeroed, nothing to free. Lock: the trace's process-wide lock (trace.c)
+   guards both the file and each device's id; callers also hold the device lock. */
 #ifndef CUBERT_TRACE_H
 #define CUBERT_TRACE_H
 
-#include "client_internal.h"
+#include <stdint.h>
+
+typedef struct cubert_device cubert_device;
+
+typedef struct cubert_trace_state {
+  uint32_t id; /* the device's track group (pid); 0 until its first launch was recorded */
+} cubert_trace_state;
 
 /* Appends one launch to the process's trace file: host start time and duration in ns, on
    stream slot `slot` of `device` (the device's first event also names its track group).

@@ -19,14 +19,21 @@
 
    The core calls the public client functions and two optional server capabilities (the
    transfers table's copy, the pinned table); no backend is named here. */
+#include "transfer.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
-#include "client_internal.h"
+#include "call_scope.h"
+#include "client.h"
 #include "cubert/server/pinned.h"
 #include "cubert/server/transfers.h"
+#include "device.h"
+#include "handle.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 
 #ifndef TRANSFER_CHUNK
 #define TRANSFER_CHUNK (8u << 20) /* bytes per pipeline chunk */
@@ -60,9 +67,15 @@ static void staging_free(cubert_device *device, cubert_transfer_staging *st) {
   free(st);
 }
 
+void cubert_transfer_init(cubert_transfer_state *state) {
+  pthread_mutex_init(&state->lock, NULL);
+  state->staging = NULL;
+}
+
 void cubert_transfer_release(cubert_device *device) {
-  staging_free(device, device->transfer_staging);
-  device->transfer_staging = NULL;
+  staging_free(device, device->transfer.staging);
+  device->transfer.staging = NULL;
+  pthread_mutex_destroy(&device->transfer.lock);
 }
 
 static cubert_status staging_alloc(cubert_device *device, cubert_transfer_staging **out) {
@@ -97,16 +110,16 @@ static cubert_status staging_alloc(cubert_device *device, cubert_transfer_stagin
    that lock order never matters) a staging of this call's own (*owned = 1). */
 static cubert_status staging_take(cubert_device *device, cubert_transfer_staging **out,
                                   int *owned) {
-  if (pthread_mutex_trylock(&device->transfer_lock) == 0) {
+  if (pthread_mutex_trylock(&device->transfer.lock) == 0) {
     *owned = 0;
-    if (!device->transfer_staging) {
-      cubert_status s = staging_alloc(device, &device->transfer_staging);
+    if (!device->transfer.staging) {
+      cubert_status s = staging_alloc(device, &device->transfer.staging);
       if (s) {
-        pthread_mutex_unlock(&device->transfer_lock);
+        pthread_mutex_unlock(&device->transfer.lock);
         return s;
       }
     }
-    *out = device->transfer_staging;
+    *out = device->transfer.staging;
     return NULL;
   }
   *owned = 1;
@@ -117,7 +130,7 @@ static void staging_give(cubert_device *device, cubert_transfer_staging *st, int
   if (owned)
     staging_free(device, st);
   else
-    pthread_mutex_unlock(&device->transfer_lock);
+    pthread_mutex_unlock(&device->transfer.lock);
 }
 
 /* ---- the paths ----------------------------------------------------------------------------- */
@@ -128,16 +141,16 @@ static void staging_give(cubert_device *device, cubert_transfer_staging *st, int
    host memory (a read, then a write: cubert/server/transfers.h). */
 static cubert_status copy_on_device(cubert_client *client, const cubert_handle_obj *h,
                                     uint64_t offset, uint64_t size, cubert_handle *dst) {
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
-  cubert_device *device = c->device;
-  cubert_server *server = device->server;
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_enter(client, &call));
+  cubert_device *device = call.device;
+  cubert_server *server = call.server;
+  cubert_stream_slot *slot = call.slot;
   cubert_handle_obj *d = cubert_handle_acquire(dst);
   cubert_binding b[2] = {cubert_handle_binding(h), cubert_handle_binding(d)};
   b[0].offset += offset;
   b[0].size = size;
-  uint32_t index = cubert_client_slot_index(c);
+  uint32_t index = call.index;
   cubert_status s = cubert_slot_resolve(device, index, b, 2);
   if (!s && server->transfers) {
     s = server->transfers->copy(server, slot->stream, &b[0], &b[1]);
@@ -153,7 +166,7 @@ static cubert_status copy_on_device(cubert_client *client, const cubert_handle_o
   }
   if (!s) cubert_slot_mark_used(device, index, b, 2);
   cubert_handle_release(dst);
-  return cubert_client_unlock_slot(client, c, s);
+  return cubert_call_leave(&call, s);
 }
 
 /* Waits until the work queued so far that writes src (on any stream) finished. */

@@ -585,7 +585,10 @@ static void run_units_shuffled(cubert_cpu_kernel_fn fn, cubert_cpu_ctx *ctx, uin
   }
 }
 
-static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_t chunk) {
+/* Items [*out_begin, *out_end) of chunk `chunk`: head chunks of chunk_items, then tail chunks
+   of tail_chunk_items. */
+static void chunk_range(const cubert_cpu_job *job, uint64_t chunk, uint64_t *out_begin,
+                        uint64_t *out_end) {
   uint64_t begin, end;
   if (chunk < job->head_chunks) {
     begin = chunk * job->chunk_items;
@@ -595,6 +598,50 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
     end = begin + job->tail_chunk_items;
   }
   if (end > job->item_count) end = job->item_count;
+  *out_begin = begin;
+  *out_end = end;
+}
+
+/* Cubes [begin, end) of a cube-mode chunk: one call per cube, or each through the fiber runner
+   when its units meet at barriers (`fibers`); in a shuffled order in validate mode. `san`: the
+   kernel sanitizer's state when it runs, else NULL. */
+static void run_cubes(cubert_cpu_participant *part, cubert_cpu_job *job, cubert_cpu_kernel_fn fn,
+                      cubert_cpu_ctx *ctx, cubert_cpu_san *san, int fibers, uint64_t begin,
+                      uint64_t end) {
+  const uint64_t units = job->units_per_cube;
+  cubert_cpu_order cubes = {0};
+  uint16_t unit_order[CUBERT_CPU_MAX_UNITS_PER_CUBE];
+  if (job->shuffle)
+    cubert_cpu_order_init(&cubes, cubert_config_get()->validate_seed, 0, end - begin);
+  for (uint64_t k = begin; k < end; ++k) {
+    uint64_t cube = k;
+    if (job->shuffle) {
+      /* The cube's units in the order of (seed, cube), for the fiber ring (fiber.c). */
+      cube = begin + cubert_cpu_order_at(&cubes, k - begin);
+      cubert_cpu_order_fill_u16(cubert_config_get()->validate_seed, cube + 1, (uint32_t)units,
+                                unit_order);
+    }
+    uint64_t first = cube * units;
+    if (san) cubert_cpu_san_cube(san, first, job->shuffle ? unit_order : NULL);
+    if (!fibers) {
+      /* One call per cube: no barrier to honour, but shared memory is the cube's. */
+      ctx->unit_begin = first;
+      ctx->unit_end = first + units;
+      fn(ctx);
+      continue;
+    }
+    cubert_status s = cubert_cpu_runner_run_cube(part->runner, fn, ctx, job, first, (uint32_t)units,
+                                                 job->shuffle ? unit_order : NULL);
+    if (s) {
+      cubert_cpu_job_fail(job, cubert_status_message(s));
+      cubert_status_free(s);
+    }
+  }
+}
+
+static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_t chunk) {
+  uint64_t begin, end;
+  chunk_range(job, chunk, &begin, &end);
   const cubert_kernel_def *kernel = job->kernel;
   cubert_cpu_call call = {job, NULL};
   cubert_cpu_ctx ctx = {
@@ -658,34 +705,7 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       return;
     }
   }
-  cubert_cpu_order cubes = {0};
-  uint16_t unit_order[CUBERT_CPU_MAX_UNITS_PER_CUBE];
-  if (job->shuffle)
-    cubert_cpu_order_init(&cubes, cubert_config_get()->validate_seed, 0, end - begin);
-  for (uint64_t k = begin; k < end; ++k) {
-    uint64_t cube = k;
-    if (job->shuffle) {
-      /* The cube's units in the order of (seed, cube), for the fiber ring (fiber.c). */
-      cube = begin + cubert_cpu_order_at(&cubes, k - begin);
-      cubert_cpu_order_fill_u16(cubert_config_get()->validate_seed, cube + 1, (uint32_t)units,
-                                unit_order);
-    }
-    uint64_t first = cube * units;
-    if (sanitize) cubert_cpu_san_cube(&san, first, job->shuffle ? unit_order : NULL);
-    if (!fibers) {
-      /* One call per cube: no barrier to honour, but shared memory is the cube's. */
-      ctx.unit_begin = first;
-      ctx.unit_end = first + units;
-      fn(&ctx);
-      continue;
-    }
-    s = cubert_cpu_runner_run_cube(part->runner, fn, &ctx, job, first, (uint32_t)units,
-                                   job->shuffle ? unit_order : NULL);
-    if (s) {
-      cubert_cpu_job_fail(job, cubert_status_message(s));
-      cubert_status_free(s);
-    }
-  }
+  run_cubes(part, job, fn, &ctx, sanitize ? &san : NULL, fibers, begin, end);
   if (sanitize) cubert_cpu_san_end(&san);
 }
 

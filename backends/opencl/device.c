@@ -445,6 +445,64 @@ static void fill_device_entry(cubert_ocl_device_entry *e) {
   }
 }
 
+/* The keys of the loader's platforms ids[0, count), sorted (platform_less). */
+static cubert_status platform_keys(const cl_platform_id *ids, cl_uint count, platform_key *keys) {
+  for (cl_uint i = 0; i < count; ++i) {
+    keys[i].id = ids[i];
+    keys[i].loader_index = i;
+    keys[i].name = cubert_ocl_platform_string(ids[i], CL_PLATFORM_NAME);
+    keys[i].vendor = cubert_ocl_platform_string(ids[i], CL_PLATFORM_VENDOR);
+    if (!keys[i].name || !keys[i].vendor)
+      return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  /* Insertion sort: stable, and platform counts are tiny. */
+  for (cl_uint i = 1; i < count; ++i) {
+    platform_key k = keys[i];
+    cl_uint j = i;
+    for (; j > 0 && platform_less(&k, &keys[j - 1]); --j) keys[j] = keys[j - 1];
+    keys[j] = k;
+  }
+  return NULL;
+}
+
+/* Appends the devices of one platform to the list, or one entry saying why they could not be
+   listed; a platform without devices adds nothing. Errors: host allocation only. */
+static cubert_status list_platform(const platform_key *key, cubert_ocl_device_entry **entries,
+                                   size_t *count, size_t *capacity) {
+  cubert_ocl_device_entry *e = NULL;
+  cl_uint device_count = 0;
+  cl_int err = clGetDeviceIDs(key->id, CL_DEVICE_TYPE_ALL, 0, NULL, &device_count);
+  if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && device_count == 0)) return NULL;
+  cl_device_id *devices = NULL;
+  if (err == CL_SUCCESS) {
+    devices = calloc(device_count, sizeof(*devices));
+    if (!devices) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+    err = clGetDeviceIDs(key->id, CL_DEVICE_TYPE_ALL, device_count, devices, &device_count);
+  }
+  if (err != CL_SUCCESS) {
+    free(devices);
+    CUBERT_RETURN_IF_ERROR(push_entry(entries, count, capacity, &e));
+    e->platform = key->id;
+    copy_string(e->properties.name, sizeof(e->properties.name), key->name);
+    copy_string(e->properties.backend, sizeof(e->properties.backend), "opencl");
+    snprintf(e->reason, sizeof(e->reason), "platform '%s': clGetDeviceIDs failed: %s (%d)",
+             key->name, cubert_ocl_error_name(err), (int)err);
+    return NULL;
+  }
+  for (cl_uint d = 0; d < device_count; ++d) {
+    cubert_status status = push_entry(entries, count, capacity, &e);
+    if (status) {
+      free(devices);
+      return status;
+    }
+    e->platform = key->id;
+    e->device = devices[d];
+    fill_device_entry(e);
+  }
+  free(devices);
+  return NULL;
+}
+
 cubert_status cubert_ocl_list_devices(cubert_ocl_device_entry **out, size_t *out_count) {
   *out = NULL;
   *out_count = 0;
@@ -472,58 +530,11 @@ cubert_status cubert_ocl_list_devices(cubert_ocl_device_entry **out, size_t *out
   }
   err = clGetPlatformIDs(platform_count, ids, &platform_count);
   if (err != CL_SUCCESS) platform_count = 0;
-  for (cl_uint i = 0; i < platform_count; ++i) {
-    keys[i].id = ids[i];
-    keys[i].loader_index = i;
-    keys[i].name = cubert_ocl_platform_string(ids[i], CL_PLATFORM_NAME);
-    keys[i].vendor = cubert_ocl_platform_string(ids[i], CL_PLATFORM_VENDOR);
-    if (!keys[i].name || !keys[i].vendor) {
-      status = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-      goto done;
-    }
-  }
-  /* Insertion sort: stable, and platform counts are tiny. */
-  for (cl_uint i = 1; i < platform_count; ++i) {
-    platform_key k = keys[i];
-    cl_uint j = i;
-    for (; j > 0 && platform_less(&k, &keys[j - 1]); --j) keys[j] = keys[j - 1];
-    keys[j] = k;
-  }
+  status = platform_keys(ids, platform_count, keys);
+  if (status) goto done;
   for (cl_uint p = 0; p < platform_count; ++p) {
-    cl_uint device_count = 0;
-    err = clGetDeviceIDs(keys[p].id, CL_DEVICE_TYPE_ALL, 0, NULL, &device_count);
-    if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && device_count == 0)) continue;
-    cl_device_id *devices = NULL;
-    if (err == CL_SUCCESS) {
-      devices = calloc(device_count, sizeof(*devices));
-      if (!devices) {
-        status = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-        goto done;
-      }
-      err = clGetDeviceIDs(keys[p].id, CL_DEVICE_TYPE_ALL, device_count, devices, &device_count);
-    }
-    if (err != CL_SUCCESS) {
-      free(devices);
-      status = push_entry(&entries, &count, &capacity, &e);
-      if (status) goto done;
-      e->platform = keys[p].id;
-      copy_string(e->properties.name, sizeof(e->properties.name), keys[p].name);
-      copy_string(e->properties.backend, sizeof(e->properties.backend), "opencl");
-      snprintf(e->reason, sizeof(e->reason), "platform '%s': clGetDeviceIDs failed: %s (%d)",
-               keys[p].name, cubert_ocl_error_name(err), (int)err);
-      continue;
-    }
-    for (cl_uint d = 0; d < device_count; ++d) {
-      status = push_entry(&entries, &count, &capacity, &e);
-      if (status) {
-        free(devices);
-        goto done;
-      }
-      e->platform = keys[p].id;
-      e->device = devices[d];
-      fill_device_entry(e);
-    }
-    free(devices);
+    status = list_platform(&keys[p], &entries, &count, &capacity);
+    if (status) goto done;
   }
 done:
   for (cl_uint i = 0; keys && i < platform_count; ++i) {
@@ -636,36 +647,8 @@ static void print_size(FILE *out, const char *label, uint64_t bytes) {
   fprintf(out, "  %-28s %" PRIu64 " bytes (%.1f MiB)\n", label, bytes, bytes / 1048576.0);
 }
 
-void cubert_ocl_describe(size_t index, FILE *out) {
-  cubert_ocl_device_entry *entries = NULL;
-  size_t count = 0;
-  cubert_status s = cubert_ocl_list_devices(&entries, &count);
-  if (s) {
-    fprintf(out, "  OpenCL enumeration failed: %s\n", cubert_status_message(s));
-    cubert_status_free(s);
-    return;
-  }
-  if (index >= count) {
-    fprintf(out, "  no OpenCL device %zu (%zu listed)\n", index, count);
-    free(entries);
-    return;
-  }
-  const cubert_ocl_device_entry *e = &entries[index];
-  char *pname = cubert_ocl_platform_string(e->platform, CL_PLATFORM_NAME);
-  char *pvendor = cubert_ocl_platform_string(e->platform, CL_PLATFORM_VENDOR);
-  char *pversion = cubert_ocl_platform_string(e->platform, CL_PLATFORM_VERSION);
-  fprintf(out, "  %-28s %s (%s)\n", "platform", pname ? pname : "?", pvendor ? pvendor : "?");
-  fprintf(out, "  %-28s %s\n", "platform version", pversion ? pversion : "?");
-  free(pname);
-  free(pvendor);
-  free(pversion);
-  if (!e->device || !e->available) {
-    fprintf(out, "  %-28s %s\n", "unavailable", e->reason);
-    if (!e->device) {
-      free(entries);
-      return;
-    }
-  }
+/* The device's names and versions, and how many extensions it has. */
+static void describe_identity(const cubert_ocl_device_entry *e, FILE *out) {
   char *version = cubert_ocl_device_string(e->device, CL_DEVICE_VERSION);
   char *c_version = cubert_ocl_device_string(e->device, CL_DEVICE_OPENCL_C_VERSION);
   char *extensions = cubert_ocl_device_string(e->device, CL_DEVICE_EXTENSIONS);
@@ -686,6 +669,11 @@ void cubert_ocl_describe(size_t index, FILE *out) {
   free(version);
   free(c_version);
   free(extensions);
+}
+
+/* The device's memory, work-group limits and features. */
+static void describe_limits(const cubert_ocl_device_entry *e, FILE *out) {
+  const cubert_device_properties *pr = &e->properties;
   cl_ulong global_mem = 0, global_cache = 0, constant_mem = 0;
   cl_uint clock_mhz = 0;
   size_t timer_ns = 0;
@@ -719,5 +707,39 @@ void cubert_ocl_describe(size_t index, FILE *out) {
           pr->features & CUBERT_FEATURE_FP16 ? "yes" : "no",
           pr->features & CUBERT_FEATURE_ATOMIC64 ? "yes" : "no",
           pr->features & CUBERT_FEATURE_PROFILING ? "yes" : "no", timer_ns);
+}
+
+void cubert_ocl_describe(size_t index, FILE *out) {
+  cubert_ocl_device_entry *entries = NULL;
+  size_t count = 0;
+  cubert_status s = cubert_ocl_list_devices(&entries, &count);
+  if (s) {
+    fprintf(out, "  OpenCL enumeration failed: %s\n", cubert_status_message(s));
+    cubert_status_free(s);
+    return;
+  }
+  if (index >= count) {
+    fprintf(out, "  no OpenCL device %zu (%zu listed)\n", index, count);
+    free(entries);
+    return;
+  }
+  const cubert_ocl_device_entry *e = &entries[index];
+  char *pname = cubert_ocl_platform_string(e->platform, CL_PLATFORM_NAME);
+  char *pvendor = cubert_ocl_platform_string(e->platform, CL_PLATFORM_VENDOR);
+  char *pversion = cubert_ocl_platform_string(e->platform, CL_PLATFORM_VERSION);
+  fprintf(out, "  %-28s %s (%s)\n", "platform", pname ? pname : "?", pvendor ? pvendor : "?");
+  fprintf(out, "  %-28s %s\n", "platform version", pversion ? pversion : "?");
+  free(pname);
+  free(pvendor);
+  free(pversion);
+  if (!e->device || !e->available) {
+    fprintf(out, "  %-28s %s\n", "unavailable", e->reason);
+    if (!e->device) {
+      free(entries);
+      return;
+    }
+  }
+  describe_identity(e, out);
+  describe_limits(e, out);
   free(entries);
 }

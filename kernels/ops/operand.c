@@ -2,8 +2,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "client_internal.h"
 #include "cubert/geometry.h"
+#include "handle.h"
 #include "ops/ops_internal.h"
 
 cubert_status cubert_ops_check_client(const cubert_client *client, const char *op) {

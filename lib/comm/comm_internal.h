@@ -15,11 +15,11 @@
 #include <stdint.h>
 
 #include "base/thread_team.h"
-#include "client_internal.h"
 #include "comm/transport.h"
 #include "cubert/comm.h"
 #include "cubert/server.h"
 #include "cubert/server/gates.h"
+#include "device.h"
 
 /* Chunks in flight per member: the stage-out of chunk k+1.. overlaps the combine and the
    stage-in of chunk k. */

@@ -6,10 +6,14 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "base/thread_team.h"
+#include "client.h"
 #include "comm/comm_internal.h"
 #include "cubert/server/combine.h"
 #include "cubert/server/gates.h"
 #include "cubert/server/pinned.h"
+#include "device.h"
+#include "handle.h"
+#include "stream/errors.h"
 
 /* ---- jobs -------------------------------------------------------------------------------- */
 

@@ -22,6 +22,7 @@
 #include "comm/comm_internal.h"
 #include "cubert/server/pinned.h"
 #include "cubert/server/transfers.h"
+#include "stream/errors.h"
 
 cubert_status cubert_comm_leg_read(comm_member *m, const cubert_binding *b, uint64_t offset,
                                    void *host, uint64_t size, comm_copy *out) {

@@ -247,18 +247,16 @@ static void progress(cubert_comm *comm, size_t *field, size_t value) {
   pthread_mutex_unlock(&comm->mu);
 }
 
-void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
+/* The start of a member's run: the caller's earlier work on src and dst (its stream, and the
+   streams its stream waited for) is done before any byte moves; then the staging copies of
+   `depth` slots (`pieces` reads and `pieces_out` writes each). A failure fails the job (the
+   arrays may be NULL then, and the run goes on to meet the other members). */
+static void member_begin(cubert_comm *comm, comm_job *job, size_t m, size_t pieces,
+                         size_t pieces_out, comm_copy **out_reads, comm_copy **out_writes) {
   comm_member *mem = &comm->members[m];
   comm_leg *leg = &job->legs[m];
-  size_t depth = CUBERT_COMM_DEPTH;
-  const int on_device = cubert_comm_device_combine(comm, job);
-  /* copies per slot: one per piece, two around the own piece with device combination */
-  size_t pieces = on_device ? 2 : job->pieces_in, pieces_out = on_device ? 2 : job->pieces_out;
-  size_t writer = shared_writer(comm, job);
+  const size_t depth = CUBERT_COMM_DEPTH;
   cubert_status s = NULL;
-  phase_clock clock = phase_start();
-  /* The caller's earlier work on src and dst (its stream, and the streams its stream waited
-     for) is done before any byte moves. */
   if (leg->ready) {
     s = mem->server->vtable->event_sync(mem->server, leg->ready);
     if (s)
@@ -275,29 +273,135 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
       s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
   if (s) cubert_comm_job_fail(comm, job, s);
-  s = NULL;
+  *out_reads = reads;
+  *out_writes = writes;
+}
+
+/* The host combine's pointer arrays (room for local_count each); a failure fails the job. */
+static void host_arrays(cubert_comm *comm, comm_job *job, const void ***out_ins, void ***out_outs) {
+  *out_ins = calloc(comm->local_count ? comm->local_count : 1, sizeof **out_ins);
+  *out_outs = calloc(comm->local_count ? comm->local_count : 1, sizeof **out_outs);
+  if (!*out_ins || !*out_outs)
+    cubert_comm_job_fail(comm, job,
+                         cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed"));
+}
+
+/* Stage-outs run ahead: the reads of chunks *next_out.. up to (not including) chunk `until`
+   start into their slots (on the device's path when `on_device`) (`pieces` reads each, slot j %
+   depth). Slot j % depth was last read by chunk j - depth's parts, which every member finished
+   before this thread's part of the current chunk (wait_all in the caller). */
+static cubert_status stage_outs_ahead(cubert_comm *comm, comm_job *job, size_t m, int on_device,
+                                      size_t until, comm_copy *reads, size_t pieces,
+                                      size_t *next_out) {
+  const size_t depth = CUBERT_COMM_DEPTH;
+  cubert_status s = NULL;
+  while (!s && *next_out < job->chunks && *next_out < until) {
+    comm_copy *slot_reads = &reads[(*next_out % depth) * pieces];
+    s = on_device ? cubert_comm_device_stage_out(comm, job, m, *next_out, slot_reads)
+                  : stage_out(comm, job, m, *next_out, slot_reads);
+    ++*next_out;
+  }
+  return s;
+}
+
+/* Chunk k combined on the host: every local member's input and output of the chunk (`ins`,
+   `outs`: room for local_count each) through the transport's combine. */
+static cubert_status host_combine(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                  size_t writer, const void **ins, void **outs) {
+  size_t offset = 0, n = 0;
+  cubert_comm_chunk_span(job, k, &offset, &n);
+  for (size_t i = 0; i < comm->local_count; ++i) {
+    ins[i] = input_at(comm, job, i, k);
+    outs[i] = output_at(comm, job, i, k, writer);
+  }
+  cubert_comm_chunk chunk = {
+      .kind = job->kind,
+      .dtype = job->dtype,
+      .op = job->op,
+      .elem_size = job->es,
+      .root = job->root,
+      .peer = job->peer,
+      .self = job->self,
+      .message = job->message,
+      .tag = job->tag,
+      .sequence = job->sequence,
+      .index = k,
+      .chunks = job->chunks,
+      .offset = offset,
+      .count = n,
+      .total = job->count,
+      .in = ins,
+      .out = outs,
+  };
+  return combine(comm, &chunk, m);
+}
+
+/* Chunk k's part on the device, started; *part is the part in flight (chunk k - 1's, waited
+   for here first when there is one) and holds chunk k's on return. */
+static cubert_status device_part(cubert_comm *comm, comm_job *job, size_t m, size_t k,
+                                 comm_copy *part) {
+  comm_member *mem = &comm->members[m];
+  comm_copy next = {NULL};
+  cubert_status s = cubert_comm_device_part(comm, job, m, k, &next);
+  if (s) {
+    cubert_status_free(cubert_comm_leg_wait(mem, &next));
+    return s;
+  }
+  /* `part` (chunk k - 1) is still waited for below; keep both */
+  if (k == 0) {
+    *part = next;
+    return NULL;
+  }
+  /* finish chunk k - 1 first, then hold chunk k's */
+  s = cubert_comm_leg_wait(mem, part);
+  *part = next;
+  return s;
+}
+
+/* The end of a member's run: copies still in flight use our staging slots and the shared ones,
+   so they are waited for before the slots are reused or freed (a failed job still waits; only
+   the first error counts), then the member's stream is drained. */
+static void member_end(cubert_comm *comm, comm_job *job, size_t m, comm_copy *reads,
+                       size_t read_count, comm_copy *writes, size_t write_count) {
+  comm_member *mem = &comm->members[m];
+  if (reads)
+    for (size_t i = 0; i < read_count; ++i)
+      cubert_status_free(cubert_comm_leg_wait(mem, &reads[i]));
+  if (writes) {
+    cubert_status s = wait_copies(mem, writes, write_count);
+    if (s) cubert_comm_job_fail(comm, job, s);
+  }
+  free(reads);
+  free(writes);
+  cubert_status s = cubert_comm_leg_drain(mem);
+  if (s) cubert_comm_job_fail(comm, job, s);
+}
+
+void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
+  comm_member *mem = &comm->members[m];
+  comm_leg *leg = &job->legs[m];
+  size_t depth = CUBERT_COMM_DEPTH;
+  const int on_device = cubert_comm_device_combine(comm, job);
+  /* copies per slot: one per piece, two around the own piece with device combination */
+  size_t pieces = on_device ? 2 : job->pieces_in, pieces_out = on_device ? 2 : job->pieces_out;
+  size_t writer = shared_writer(comm, job);
+  phase_clock clock = phase_start();
+  comm_copy *reads = NULL, *writes = NULL;
+  member_begin(comm, job, m, pieces, pieces_out, &reads, &writes);
+  cubert_status s = NULL;
   phase_end(&clock, comm, job, m, "wait for the caller's stream");
 
   size_t next_out = 0;
-  const void **ins = calloc(comm->local_count ? comm->local_count : 1, sizeof *ins);
-  void **outs = calloc(comm->local_count ? comm->local_count : 1, sizeof *outs);
-  if (!ins || !outs)
-    cubert_comm_job_fail(comm, job,
-                         cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed"));
+  const void **ins = NULL;
+  void **outs = NULL;
+  host_arrays(comm, job, &ins, &outs);
   /* With device combination chunk k's part runs on the device while the thread finishes
      chunk k - 1 (lag 1): it waits for part k - 1, meets the others and starts that chunk's
      stage-in, then goes on to chunk k + 1. */
   const size_t lag = on_device ? 1 : 0;
   comm_copy part = {NULL}; /* the device part in flight (chunk k - 1 at the top of iteration k) */
   for (size_t k = 0; k < job->chunks + lag && !atomic_load(&job->failed); ++k) {
-    /* Stage-outs run ahead: slot j % depth was last read by chunk j - depth's parts, which
-       every member finished before this thread's part of chunk k - lag (wait_all below). */
-    while (!s && next_out < job->chunks && next_out + lag < k + depth) {
-      comm_copy *slot_reads = &reads[(next_out % depth) * pieces];
-      s = on_device ? cubert_comm_device_stage_out(comm, job, m, next_out, slot_reads)
-                    : stage_out(comm, job, m, next_out, slot_reads);
-      ++next_out;
-    }
+    s = stage_outs_ahead(comm, job, m, on_device, k + depth - lag, reads, pieces, &next_out);
     if (s) break;
     if (k < job->chunks) {
       for (size_t p = 0; p < pieces && !s; ++p)
@@ -317,49 +421,11 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
       }
       phase_end(&clock, comm, job, m, "wait for every member's input and free slots");
       if (on_device) {
-        comm_copy next = {NULL};
-        s = cubert_comm_device_part(comm, job, m, k, &next);
-        if (s) {
-          cubert_status_free(cubert_comm_leg_wait(mem, &next));
-          break;
-        }
-        /* `part` (chunk k - 1) is still waited for below; keep both */
-        if (k == 0)
-          part = next;
-        else {
-          /* finish chunk k - 1 first, then hold chunk k's */
-          s = cubert_comm_leg_wait(mem, &part);
-          part = next;
-          if (s) break;
-        }
+        s = device_part(comm, job, m, k, &part);
+        if (s) break;
         phase_end(&clock, comm, job, m, "combine on the device (the previous chunk's part)");
       } else {
-        size_t offset = 0, n = 0;
-        cubert_comm_chunk_span(job, k, &offset, &n);
-        for (size_t i = 0; i < comm->local_count; ++i) {
-          ins[i] = input_at(comm, job, i, k);
-          outs[i] = output_at(comm, job, i, k, writer);
-        }
-        cubert_comm_chunk chunk = {
-            .kind = job->kind,
-            .dtype = job->dtype,
-            .op = job->op,
-            .elem_size = job->es,
-            .root = job->root,
-            .peer = job->peer,
-            .self = job->self,
-            .message = job->message,
-            .tag = job->tag,
-            .sequence = job->sequence,
-            .index = k,
-            .chunks = job->chunks,
-            .offset = offset,
-            .count = n,
-            .total = job->count,
-            .in = ins,
-            .out = outs,
-        };
-        s = combine(comm, &chunk, m);
+        s = host_combine(comm, job, m, k, writer, ins, outs);
         if (s) break;
         phase_end(&clock, comm, job, m, "combine");
       }
@@ -383,20 +449,8 @@ void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m) {
   }
   cubert_status_free(cubert_comm_leg_wait(mem, &part));
   if (s) cubert_comm_job_fail(comm, job, s);
-  /* Copies still in flight use our staging slots and the shared ones: wait for them before
-     the slots are reused or freed (a failed job still waits; only the first error counts). */
-  if (reads)
-    for (size_t i = 0; i < depth * pieces; ++i)
-      cubert_status_free(cubert_comm_leg_wait(mem, &reads[i]));
-  if (writes) {
-    s = wait_copies(mem, writes, depth * pieces_out);
-    if (s) cubert_comm_job_fail(comm, job, s);
-  }
-  free(reads);
-  free(writes);
+  member_end(comm, job, m, reads, depth * pieces, writes, depth * pieces_out);
   free(ins);
   free(outs);
-  s = cubert_comm_leg_drain(mem);
-  if (s) cubert_comm_job_fail(comm, job, s);
   phase_end(&clock, comm, job, m, "wait for the last writes");
 }

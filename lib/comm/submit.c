@@ -12,8 +12,13 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "call_scope.h"
 #include "comm/comm_internal.h"
 #include "cubert/server/gates.h"
+#include "device.h"
+#include "handle.h"
+#include "stream/resolve.h"
+#include "stream/slots.h"
 
 typedef struct comm_call {
   const char *fn;
@@ -213,14 +218,13 @@ static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int s
   /* a member a send/recv does not involve: its stream is not held up */
   if (!leg->has_src && !leg->has_dst) return NULL;
   comm_member *m = &comm->members[i];
-  cubert_client_obj *c = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(m->client, &c));
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_open(m->client, &call));
   cubert_device *device = m->device;
   cubert_server *server = m->server;
-  cubert_device_lock(device);
-  uint32_t index = 0;
-  cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_slot_acquire(device, c, &index, &slot);
+  cubert_status s = cubert_call_lock(&call);
+  uint32_t index = call.index;
+  cubert_stream_slot *slot = call.slot;
   cubert_binding b[2];
   uint32_t nb = 0;
   if (leg->has_src) b[nb++] = leg->src;
@@ -233,9 +237,7 @@ static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int s
     if (!s) s = server->gates->wait(server, slot->stream, leg->gate);
     if (!s) cubert_slot_mark_used(device, index, b, nb);
   }
-  cubert_device_unlock(device);
-  cubert_client_release(m->client);
-  return s;
+  return cubert_call_leave(&call, s);
 }
 
 /* Undoes step 0 of order_leg for members [0, n): frees their gates (never placed) and events. */
@@ -252,13 +254,13 @@ static void unorder(cubert_comm *comm, comm_job *job, size_t n) {
   }
 }
 
-static cubert_status submit(cubert_comm *comm, const comm_call *c) {
+/* The call's arguments that do not need the handles: its scalars (*out_es: the element size),
+   and src/dst present wherever a local member uses them, and distinct. */
+static cubert_status check_call(cubert_comm *comm, const comm_call *c, size_t *out_es) {
   if (!comm) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: comm is NULL", c->fn);
-  size_t es = 0;
-  CUBERT_RETURN_IF_ERROR(check_scalars(comm, c, &es));
-  size_t n = comm->local_count;
+  CUBERT_RETURN_IF_ERROR(check_scalars(comm, c, out_es));
   int any_src = 0, any_dst = 0;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < comm->local_count; ++i) {
     any_src |= uses_src(c, comm->rank + i);
     any_dst |= uses_dst(c, comm->rank + i);
   }
@@ -267,11 +269,23 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
   if (any_dst && !c->dst)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s is NULL", c->fn, c->dst_name);
   if (c->src && c->dst) CUBERT_RETURN_IF_ERROR(check_distinct(comm, c));
+  return NULL;
+}
 
+/* Frees a job that was never queued, with the slice references its legs hold. */
+static void job_free(comm_job *job, size_t n) {
+  legs_drop(job, n);
+  free(job->legs);
+  free(job);
+}
+
+/* A new job for call `c` of `es`-byte elements, its chunk sized for the staging slots. */
+static cubert_status job_new(cubert_comm *comm, const comm_call *c, size_t es, comm_job **out) {
+  *out = NULL;
   size_t pieces_in = c->kind == CUBERT_COMM_REDUCE_SCATTER ? comm->size : 1;
   size_t pieces_out = c->kind == CUBERT_COMM_ALL_GATHER ? comm->size : 1;
   comm_job *job = calloc(1, sizeof *job);
-  if (job) job->legs = calloc(n, sizeof *job->legs);
+  if (job) job->legs = calloc(comm->local_count, sizeof *job->legs);
   if (!job || !job->legs) {
     free(job);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
@@ -299,43 +313,55 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
   }
   if (c->count && job->chunk > c->count) job->chunk = c->count;
   job->chunks = c->count ? (c->count + job->chunk - 1) / job->chunk : 0;
+  *out = job;
+  return NULL;
+}
 
-  /* Every handle of every member, checked before anything is queued. */
+/* Every handle of every member, checked before anything is queued: the legs' bindings, each
+   holding a reference on its slice (dropped by job_free). */
+static cubert_status job_take_handles(cubert_comm *comm, const comm_call *c, comm_job *job) {
+  const size_t es = job->es;
   cubert_status s = NULL;
-  size_t checked = 0;
-  for (; checked < n && !s; ++checked) {
-    size_t r = comm->rank + checked;
-    comm_leg *leg = &job->legs[checked];
+  for (size_t i = 0; i < comm->local_count && !s; ++i) {
+    size_t r = comm->rank + i;
+    comm_leg *leg = &job->legs[i];
     cubert_handle_obj *o = NULL;
     if (uses_src(c, r)) {
-      s = check_handle(comm, c, checked, c->src[checked], c->src_name, es * c->count * pieces_in,
-                       &o);
+      s = check_handle(comm, c, i, c->src[i], c->src_name, es * c->count * job->pieces_in, &o);
       if (s) break;
       leg->src = cubert_handle_binding(o);
       leg->has_src = 1;
       cubert_slice_retain(leg->src.slice);
-      cubert_handle_release(c->src[checked]);
+      cubert_handle_release(c->src[i]);
     }
     if (uses_dst(c, r)) {
-      s = check_handle(comm, c, checked, c->dst[checked], c->dst_name, es * c->count * pieces_out,
-                       &o);
+      s = check_handle(comm, c, i, c->dst[i], c->dst_name, es * c->count * job->pieces_out, &o);
       if (s) break;
       leg->dst = cubert_handle_binding(o);
       leg->has_dst = 1;
       cubert_slice_retain(leg->dst.slice);
-      cubert_handle_release(c->dst[checked]);
+      cubert_handle_release(c->dst[i]);
     }
   }
+  return s;
+}
+
+static cubert_status submit(cubert_comm *comm, const comm_call *c) {
+  size_t es = 0;
+  CUBERT_RETURN_IF_ERROR(check_call(comm, c, &es));
+  size_t n = comm->local_count;
+  comm_job *job = NULL;
+  CUBERT_RETURN_IF_ERROR(job_new(comm, c, es, &job));
+  cubert_status s = job_take_handles(comm, c, job);
   if (s) {
-    legs_drop(job, n);
-    free(job->legs);
-    free(job);
+    job_free(job, n);
     return s;
   }
   /* Host memory in place on every local member: the transport's chunk, when it wants bigger
      ones (MPI: each step waits for the peers, so 4 MiB chunks of 256 MiB cost 64 times the
      steps of one, which oversubscribed ranks feel most). */
   const size_t direct = comm->transport->direct_chunk_bytes;
+  const size_t most = job->pieces_in > job->pieces_out ? job->pieces_in : job->pieces_out;
   if (direct > comm->chunk_bytes && c->count && cubert_comm_job_direct(comm, job)) {
     job->chunk = direct / (es * most) ? direct / (es * most) : 1;
     if (job->chunk > c->count) job->chunk = c->count;
@@ -349,9 +375,7 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
   if (s) {
     unorder(comm, job, n);
     pthread_mutex_unlock(&comm->submit_mu);
-    legs_drop(job, n);
-    free(job->legs);
-    free(job);
+    job_free(job, n);
     return cubert_status_wrap(cubert_status_code(s), s, "%s: ordering on member %zu's stream",
                               c->fn, comm->rank + ordered - 1);
   }
@@ -363,9 +387,7 @@ static cubert_status submit(cubert_comm *comm, const comm_call *c) {
     if (s) {
       unorder(comm, job, n);
       pthread_mutex_unlock(&comm->submit_mu);
-      legs_drop(job, n);
-      free(job->legs);
-      free(job);
+      job_free(job, n);
       return s;
     }
   }

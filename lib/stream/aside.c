@@ -1,4 +1,4 @@
-/* cubert — a stream's pending errors set aside and put back (client_internal.h).
+/* cubert — a stream's pending errors set aside and put back (aside.h).
 
    Autotune measures candidates on the caller's stream and syncs after each warm-up run to see
    whether the candidate failed. An error the caller's earlier asynchronous work left on the
@@ -7,77 +7,62 @@
    the errors aside first (after waiting for the stream's work, so that none is still on its
    way) and putting them back before the winner's launch leaves them to the caller's next
    sync exactly as with a warm cache, including the skipping of work queued behind them. */
+#include "stream/aside.h"
+
 #include <stdlib.h>
 
-#include "client_internal.h"
+#include "call_scope.h"
+#include "device.h"
+#include "stream/errors.h"
+#include "stream/slots.h"
 
 cubert_status cubert_client_errors_set_aside(cubert_client *client, cubert_errors_aside *out) {
   *out = (cubert_errors_aside){0};
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_lock_slot(client, &c, &slot));
-  cubert_device *device = c->device;
-  cubert_server *server = device->server;
+  cubert_call call;
+  CUBERT_RETURN_IF_ERROR(cubert_call_enter(client, &call));
+  cubert_device *device = call.device;
+  cubert_server *server = call.server;
+  cubert_stream_slot *slot = call.slot;
   out->stream = slot->owner;
   /* A failure of the wait itself is one of the stream's errors too. */
   cubert_status waited = server->vtable->sync(server, slot->stream);
   if (waited) cubert_stream_errors_push(slot->errors, waited);
   cubert_stream_errors_detach(slot->errors, &out->queued, &out->queued_count, &out->dropped);
-  size_t count = 0;
-  for (size_t i = 0; i < device->parked_count; ++i)
-    count += device->parked[i].stream == out->stream;
+  size_t count = cubert_parked_count_of(&device->parked, out->stream);
   out->parked = count ? malloc(count * sizeof(*out->parked)) : NULL;
-  if (out->parked) {
-    size_t kept = 0;
-    for (size_t i = 0; i < device->parked_count; ++i) {
-      if (device->parked[i].stream == out->stream)
-        out->parked[out->parked_count++] = device->parked[i].error;
-      else
-        device->parked[kept++] = device->parked[i];
-    }
-    device->parked_count = kept;
-  }
+  if (out->parked)
+    out->parked_count = cubert_parked_take(&device->parked, out->stream, out->parked);
   /* Without memory for the list, the parked errors simply stay parked: a sync then reports
      them as it always did, blaming a candidate (the behaviour before the aside). */
-  return cubert_client_unlock_slot(client, c, NULL);
+  return cubert_call_leave(&call, NULL);
 }
 
 void cubert_client_errors_put_back(cubert_client *client, cubert_errors_aside *aside) {
-  cubert_client_obj *c = NULL;
-  cubert_stream_slot *slot = NULL;
-  cubert_status s = cubert_client_lock_slot(client, &c, &slot);
+  cubert_call call;
+  cubert_status s = cubert_call_enter(client, &call);
   if (s) {
     /* The client was checked by the caller: only a host allocation can fail here. */
     cubert_status_free(s);
     for (size_t i = 0; i < aside->queued_count; ++i) cubert_status_free(aside->queued[i]);
     for (size_t i = 0; i < aside->parked_count; ++i) cubert_status_free(aside->parked[i]);
   } else {
-    cubert_device *device = c->device;
-    /* The slot belongs to the stream again (lock_slot took it over if another id used it
+    cubert_device *device = call.device;
+    cubert_stream_slot *slot = call.slot;
+    /* The slot belongs to the stream again (cubert_call_enter took it over if another id used it
        meanwhile, parking that id's errors), so its queue is the stream's. Parked errors are
        older than queued ones, and both older than anything raised since. */
     cubert_stream_errors_reattach(slot->errors, aside->queued, aside->queued_count, aside->dropped);
     aside->queued = NULL;
     if (aside->parked_count) {
-      cubert_parked_error *grown =
-          device->parked_count + aside->parked_count <= device->parked_cap
-              ? device->parked
-              : realloc(device->parked,
-                        (device->parked_count + aside->parked_count) * sizeof(*grown));
-      if (grown) {
-        if (grown != device->parked) {
-          device->parked = grown;
-          device->parked_cap = device->parked_count + aside->parked_count;
-        }
+      if (cubert_parked_reserve(&device->parked, aside->parked_count)) {
         for (size_t i = 0; i < aside->parked_count; ++i)
-          device->parked[device->parked_count++] =
-              (cubert_parked_error){aside->stream, aside->parked[i]};
+          cubert_parked_push(&device->parked, aside->stream, aside->parked[i]);
       } else {
         cubert_stream_errors_reattach(slot->errors, aside->parked, aside->parked_count, 0);
         aside->parked = NULL;
       }
     }
-    cubert_client_unlock_slot(client, c, NULL);
+    cubert_call_leave(&call, NULL);
   }
   free(aside->queued);
   free(aside->parked);

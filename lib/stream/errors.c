@@ -1,13 +1,14 @@
 /* cubert — per-stream queue of errors raised asynchronously (on a worker, in an OpenCL
    callback, by a queued operation). Backends push from any thread; the core takes them at the
    next flush/sync/read on the stream and returns them once as SERVER_UNHEALTHY. */
+#include "stream/errors.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
-#include "client_internal.h"
 
 struct cubert_stream_errors {
   pthread_mutex_t mu; /* pushes come from worker threads and callbacks */

@@ -1,8 +1,8 @@
 /* cubert — the bookkeeping every server's gate shares (server.h "gates"): who waits, whether it
    is open, and an error given before the wait. The servers add only their signal (a counter,
    a user event). */
-#include "client_internal.h"
 #include "cubert/server/gates.h"
+#include "device.h"
 
 void cubert_gate_state_init(cubert_gate_state *g) {
   pthread_mutex_init(&g->mu, NULL);

@@ -12,8 +12,11 @@
    its origin stream after a consumer synced past its allocation is not waited for; keying on
    the last use fixes that. Pinning: servers retain every slice a queued command uses until the
    command finished, so a slice used by another stream is never reused by its origin early. */
+#include "stream/resolve.h"
+
 #include "base/log.h"
-#include "client_internal.h"
+#include "device.h"
+#include "stream/slots.h"
 
 cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
                                   const cubert_binding *bindings, uint32_t count) {

@@ -8,33 +8,18 @@
    slot's queue and cannot tell ids apart) and hands the slot over. The wait costs something
    only when more threads than slots submit at once; in exchange a stream never receives
    another's error or has its work skipped because of it. */
+#include "stream/slots.h"
+
 #include <stdlib.h>
 
 #include "base/log.h"
 #include "base/status.h"
-#include "client_internal.h"
+#include "client.h"
+#include "device.h"
+#include "stream/errors.h"
 
 static cubert_stream_id client_stream(const cubert_client_obj *client) {
   return client->pinned ? client->stream : cubert_stream_id_current();
-}
-
-uint32_t cubert_client_slot_index(const cubert_client_obj *client) {
-  return (uint32_t)(client_stream(client) % client->device->max_streams);
-}
-
-static int parked_reserve(cubert_device *device, size_t more) {
-  if (device->parked_count + more <= device->parked_cap) return 1;
-  size_t cap = device->parked_cap ? device->parked_cap * 2 : 4;
-  while (cap < device->parked_count + more) cap *= 2;
-  cubert_parked_error *grown = realloc(device->parked, cap * sizeof(*grown));
-  if (!grown) return 0;
-  device->parked = grown;
-  device->parked_cap = cap;
-  return 1;
-}
-
-static void park(cubert_device *device, cubert_stream_id stream, cubert_status error) {
-  if (error) device->parked[device->parked_count++] = (cubert_parked_error){stream, error};
 }
 
 cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj *client,
@@ -48,14 +33,14 @@ cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj
   if (created) slot->owner = id;
   if (slot->owner != id) {
     /* Room first, so that a failure leaves the slot with its owner and its errors. */
-    if (!parked_reserve(device, 2))
+    if (!cubert_parked_reserve(&device->parked, 2))
       return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
                                 "host allocation failed while stream %llu took over slot %u",
                                 (unsigned long long)id, index);
     cubert_server *server = device->server;
     const uint64_t start = cubert_now_ns();
-    park(device, slot->owner, server->vtable->sync(server, slot->stream));
-    park(device, slot->owner, cubert_stream_errors_take(slot->errors));
+    cubert_parked_push(&device->parked, slot->owner, server->vtable->sync(server, slot->stream));
+    cubert_parked_push(&device->parked, slot->owner, cubert_stream_errors_take(slot->errors));
     cubert_log(CUBERT_LOG_INFO, "stream",
                "stream %llu takes slot %u over from stream %llu on '%s' (the host waited %.1f us "
                "for its work; more slots: CUBERT_MAX_STREAMS)",
@@ -76,7 +61,7 @@ cubert_status cubert_stream_take_errors(cubert_device *device, cubert_stream_id 
   cubert_status errors = take_errors(device, stream, slot);
   /* Whoever collects them (a sync, a read, a profile's end), every profile open on the stream
      saw the failure too. */
-  if (errors && device->profile_count) cubert_profiles_fail(device, stream, errors);
+  if (errors && device->profiles.count) cubert_profiles_fail(device, stream, errors);
   return errors;
 }
 
@@ -84,8 +69,7 @@ static cubert_status take_errors(cubert_device *device, cubert_stream_id stream,
                                  cubert_stream_slot *slot) {
   cubert_status own =
       slot && slot->owner == stream ? cubert_stream_errors_take(slot->errors) : NULL;
-  size_t count = 0;
-  for (size_t i = 0; i < device->parked_count; ++i) count += device->parked[i].stream == stream;
+  size_t count = cubert_parked_count_of(&device->parked, stream);
   if (count == 0) return own;
   cubert_status *list = malloc((count + 1) * sizeof(*list));
   if (!list) {
@@ -96,23 +80,9 @@ static cubert_status take_errors(cubert_device *device, cubert_stream_id stream,
                                     "to report them now)",
                                     (unsigned long long)stream);
   }
-  size_t n = 0, kept = 0;
-  for (size_t i = 0; i < device->parked_count; ++i) {
-    if (device->parked[i].stream == stream)
-      list[n++] = device->parked[i].error;
-    else
-      device->parked[kept++] = device->parked[i];
-  }
-  device->parked_count = kept;
+  size_t n = cubert_parked_take(&device->parked, stream, list);
   if (own) list[n++] = own;
   return cubert_status_merge(list, n);
-}
-
-void cubert_parked_free(cubert_device *device) {
-  for (size_t i = 0; i < device->parked_count; ++i) cubert_status_free(device->parked[i].error);
-  free(device->parked);
-  device->parked = NULL;
-  device->parked_count = device->parked_cap = 0;
 }
 
 static void slot_destroy(cubert_device *device, cubert_stream_slot *slot) {

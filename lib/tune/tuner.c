@@ -17,8 +17,10 @@
 
 #include "base/cache_file.h"
 #include "base/log.h"
-#include "client_internal.h"
+#include "client.h"
 #include "cubert/config.h"
+#include "device.h"
+#include "stream/aside.h"
 #include "tune_internal.h"
 
 #define BUCKETS 1024u

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "client_internal.h"
 #include "cpu/api.h"
+#include "device.h"
 #include "unit/core_capture.h"
 
 #define OK(expr)                                                       \

@@ -10,7 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "client_internal.h"
+#include "client.h"
+#include "device.h"
+#include "handle.h"
+#include "stream/slots.h"
 
 #define OK(expr)                                                       \
   do {                                                                 \

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "client_internal.h"
 #include "cpu/api.h"
 #include "cubert/server.h"
+#include "stream/errors.h"
 
 /* One storage page with one slice covering it and the binding of the whole slice. */
 typedef struct cpu_buf {

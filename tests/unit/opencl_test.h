@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client_internal.h"
 #include "opencl/api.h"
 #include "opencl/internal.h"
+#include "stream/errors.h"
 #include "test_device.h"
 
 /* PoCL compiles each new kernel for about a second; its own cache makes reruns fast. Keep it

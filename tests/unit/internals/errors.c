@@ -3,9 +3,10 @@
    is not run; data is never handed out as valid; other streams are unaffected; the stream is
    usable again afterwards. (OpenCL's own asynchronous failures — an event completing with an
    error status — are covered by the OpenCL server's tests.) */
-#include "client_internal.h"
+#include "client.h"
 #include "cpu/api.h"
 #include "cts.h"
+#include "device.h"
 
 TestSuite(errors, .init = cts_setup, .fini = cts_teardown);
 

@@ -6,9 +6,10 @@
    queued read still fills it. */
 #include <stdint.h>
 
-#include "client_internal.h"
+#include "client.h"
 #include "cts.h"
 #include "cts_gate.h"
+#include "device.h"
 #include "pinned_host.h"
 #ifdef CUBERT_WITH_OPENCL
 #include "opencl/api.h"

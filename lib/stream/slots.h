@@ -1,0 +1,43 @@
+/* cubert — stream slots (slots.c): stream ids map onto a device's max_streams slots
+   (id % max_streams); a slot owns the server's stream, the stream's memory and its error
+   queue, and serves one stream id at a time. Lock: the device lock, held by every caller. */
+#ifndef CUBERT_STREAM_SLOTS_H
+#define CUBERT_STREAM_SLOTS_H
+
+#include <stdint.h>
+
+#include "cubert/server.h"
+#include "cubert/stream.h"
+#include "device.h"
+#include "memory/memory_manager.h"
+
+typedef struct cubert_client_obj cubert_client_obj;
+
+/* One stream slot: the server's queue, the stream's memory, its error queue and the cursors of
+   the cross-stream protocol (stream/README.md). Created on first use. */
+struct cubert_stream_slot {
+  cubert_server_stream *stream;
+  cubert_memory_manager *memory;
+  cubert_stream_errors *errors;
+  uint64_t cursor;       /* commands submitted on this slot so far */
+  uint64_t *last_synced; /* [max_streams]: origin cursor this slot has waited for */
+  /* The stream id whose work the slot holds now. Ids share slots (id % max_streams); a slot
+     changes owner only after the previous owner's work finished, so every error on its queue
+     belongs to its owner. */
+  cubert_stream_id owner;
+};
+
+/* The calling stream's slot, created on first use, after taking it over for the calling
+   stream id when another id used it last (errors of that id are parked for it). */
+cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj *client,
+                                  uint32_t *out_index, cubert_stream_slot **out);
+/* Errors parked for `stream` (stream/parked.h) and those on its slot when the stream owns it,
+   as one SERVER_UNHEALTHY, or NULL. */
+cubert_status cubert_stream_take_errors(cubert_device *device, cubert_stream_id stream,
+                                        cubert_stream_slot *slot);
+/* Slot `index`, created on first use. */
+cubert_status cubert_slot_get(cubert_device *device, uint32_t index, cubert_stream_slot **out);
+/* Waits for every slot's work and frees the slots (device destruction). */
+void cubert_slots_destroy(cubert_device *device);
+
+#endif
