@@ -10,6 +10,11 @@
    with a force hook (matmul, softmax, argmax reduce), every candidate forced, so that
    tuned / best forced says whether the quick tuning chose well (1.00 = the best candidate).
 
+   BENCH_BUNDLE=FILE imports the cache bundle FILE (cubert-info --export-caches) into each
+   run's empty cache folder first, in a process of its own, as a deployment would before the
+   first run: the figures are then those of a first run on a machine that got the bundle. With
+   a bundle holding program binaries, set CUBERT_OPENCL_BINARY_CACHE=on so that PoCL uses them.
+
    Output: a markdown table, median (min–max) over the runs.
 
    Usage: bench_tune_cold [selector] [runs] [BATCH IN HIDDEN OUT]   (default: opencl 3) */
@@ -20,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "cubert/cache_bundle.h"
 #include "cubert/cubert.h"
 #include "cubert/ops.h"
 #include "ops/ops_internal.h"
@@ -163,6 +169,24 @@ static void child(const char *selector, int fd) {
   _exit(0);
 }
 
+/* Imports `bundle` into the cache folder `dir` in a child process (this process must not
+   initialise a driver before it forks the measured runs). 0 on success. */
+static int import_bundle(const char *dir, const char *bundle) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("CUBERT_CACHE_DIR", dir, 1);
+    cubert_cache_bundle_counts c;
+    cubert_status s = cubert_cache_bundle_import(bundle, &c);
+    if (s) fprintf(stderr, "import of %s failed: %s\n", bundle, cubert_status_message(s));
+    _exit(s || c.tune_files + c.program_files == 0 ? 1 : 0);
+  }
+  int status = 0;
+  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0
+             ? 0
+             : 1;
+}
+
 int main(int argc, char **argv) {
   const char *selector = argc > 1 ? argv[1] : "opencl";
   int runs = argc > 2 ? atoi(argv[2]) : 3;
@@ -176,6 +200,8 @@ int main(int argc, char **argv) {
     snprintf(dir, sizeof dir, "%s/cubert-tune-cold-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) return 1;
     snprintf(pocl, sizeof pocl, "%s/pocl", dir);
+    const char *bundle = getenv("BENCH_BUNDLE");
+    if (bundle && *bundle && import_bundle(dir, bundle)) return 1;
     int fds[2];
     if (pipe(fds)) return 1;
     fflush(NULL);
@@ -200,9 +226,11 @@ int main(int argc, char **argv) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
   }
-  printf("bench_tune_cold %s, %d cold runs, mlp %llu x %llu -> %llu -> %llu; %s\n\n", selector,
-         runs, (unsigned long long)dims[0], (unsigned long long)dims[1],
-         (unsigned long long)dims[2], (unsigned long long)dims[3], bench_load_avg().s);
+  const char *bundle = getenv("BENCH_BUNDLE");
+  printf("bench_tune_cold %s, %d cold runs%s%s, mlp %llu x %llu -> %llu -> %llu; %s\n\n", selector,
+         runs, bundle && *bundle ? " after importing " : "", bundle && *bundle ? bundle : "",
+         (unsigned long long)dims[0], (unsigned long long)dims[1], (unsigned long long)dims[2],
+         (unsigned long long)dims[3], bench_load_avg().s);
   printf("| Step | Cold first call, ms: median (min–max) |\n|---|---|\n");
   double v[64];
   for (int c = 0; c < COLS; ++c) {

@@ -4,7 +4,11 @@
    winners recorded there (set, key fields, winner, median).
    cubert-info --json: the same listing as one JSON document for scripts (see json_main; with
    --tune, each device's cache path and entries too). Exit status 0 when a device is listed,
-   1 when none is available, 2 on a usage error. */
+   1 when none is available, 2 on a usage error.
+   cubert-info --export-caches FILE: packs this machine's autotune and OpenCL program caches
+   into a bundle; --import-caches FILE: adds a bundle's entries that match this cubert version
+   and a device here to the caches, skipping the others (cubert/cache_bundle.h). Both print
+   what they did; exit status 0, or 1 when the bundle could not be written or read. */
 #include <cubert/cubert.h>
 #include <cubert/server.h>
 #include <stdio.h>
@@ -13,6 +17,7 @@
 
 #include "base/json.h"
 #include "cubert/backend.h"
+#include "cubert/cache_bundle.h"
 
 /* Names of the CUBERT_FEATURE_* bits, for both listings. */
 static const struct {
@@ -283,15 +288,46 @@ static int json_main(int tune) {
   return listed ? 0 : 1;
 }
 
+/* ---- --export-caches, --import-caches ------------------------------------------------------ */
+
+static int bundle_main(int import, const char *path) {
+  cubert_cache_bundle_counts c;
+  cubert_status s =
+      import ? cubert_cache_bundle_import(path, &c) : cubert_cache_bundle_export(path, &c);
+  if (import)
+    printf(
+        "imported %u autotune file%s and %u program binar%s from %s; kept %u present; "
+        "skipped %u of another cubert version, %u of devices not here, %u invalid\n",
+        c.tune_files, c.tune_files == 1 ? "" : "s", c.program_files,
+        c.program_files == 1 ? "y" : "ies", path, c.present, c.other_version, c.other_device,
+        c.invalid);
+  else if (!s)
+    printf("exported %u autotune file%s and %u program binar%s to %s; left out %u invalid\n",
+           c.tune_files, c.tune_files == 1 ? "" : "s", c.program_files,
+           c.program_files == 1 ? "y" : "ies", path, c.invalid);
+  if (s) {
+    fprintf(stderr, "%s\n", cubert_status_message(s));
+    cubert_status_free(s);
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int tune = 0, json = 0;
   for (int i = 1; i < argc; ++i) {
+    if ((strcmp(argv[i], "--export-caches") == 0 || strcmp(argv[i], "--import-caches") == 0) &&
+        i + 1 < argc && argc == 3)
+      return bundle_main(argv[i][2] == 'i', argv[i + 1]);
     if (strcmp(argv[i], "--tune") == 0) {
       tune = 1;
     } else if (strcmp(argv[i], "--json") == 0) {
       json = 1;
     } else {
-      fprintf(stderr, "usage: %s [--tune] [--json]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [--tune] [--json]\n       %s --export-caches FILE | --import-caches "
+              "FILE\n",
+              argv[0], argv[0]);
       return 2;
     }
   }

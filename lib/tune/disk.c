@@ -73,7 +73,10 @@ static void append_clean(char *out, size_t capacity, const char *text) {
 }
 
 char *cubert_tune_disk_identity(const cubert_client *client) {
-  const cubert_device_properties *p = cubert_client_properties(client);
+  return cubert_tune_disk_identity_of(cubert_client_properties(client));
+}
+
+char *cubert_tune_disk_identity_of(const cubert_device_properties *p) {
   if (!p) return NULL;
   char text[1024] = "";
   const char *parts[] = {p->backend, p->name, p->driver_version, p->platform_version};

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cubert/device.h"
 #include "cubert/tune.h"
 
 #define CUBERT_TUNE_NAME_BYTES 64 /* set and candidate names: at most 63 characters */
@@ -28,6 +29,8 @@ void cubert_tuner_destroy(cubert_tuner *tuner);
 /* disk.c. The identity names the device, its driver and cubert's version; a file whose
    identity differs is foreign. */
 char *cubert_tune_disk_identity(const cubert_client *client);
+/* The same from a device's properties (cubert_devices_list's, say); NULL for NULL. */
+char *cubert_tune_disk_identity_of(const cubert_device_properties *properties);
 /* The cache file of an identity under `dir` (malloc'd), or NULL. */
 char *cubert_tune_disk_path(const char *dir, const char *identity);
 /* Validates and parses a file's bytes (text, NUL-terminated at size). NULL on success with

@@ -25,6 +25,7 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "core_capture.h"
+#include "cubert/cache_bundle.h"
 #include "cubert/config.h"
 #include "cubert/cubert.h"
 #include "cubert/ops.h"
@@ -446,6 +447,62 @@ Test(tune, tuning_an_in_place_op_applies_it_once) {
     cr_expect_lt(worst, 1e-5, "%s: softmax applied more than once? worst error %g", selectors[d],
                  worst);
     cubert_tensor_release(&t);
+    cubert_client_release(client);
+  }
+}
+
+/* Tuning never writes a user buffer other than the result (issue 24 item 2): a matmul with
+   beta != 0 whose a and b are views of one user buffer is tuned on a cold cache; that buffer
+   must be bit-identical afterwards and c must hold alpha a b + beta c applied once (each
+   measured run accumulating into c would add a b once per run). */
+Test(tune, tuning_leaves_the_inputs_bit_identical_and_accumulates_once) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    enum { M = 33, K = 64, N = 48 };
+    static float ab[M * K + K * N], ab_after[M * K + K * N], c0[M * N], c1[M * N];
+    for (int i = 0; i < M * K + K * N; ++i) ab[i] = (float)((i * 29) % 17) / 8.0f - 1.0f;
+    for (int i = 0; i < M * N; ++i) c0[i] = (float)(i % 7) - 3.0f;
+    cubert_layout_desc flat = {.rank = 1, .shape = {M * K + K * N}, .dtype = CUBERT_DTYPE_F32};
+    cubert_layout_desc cd = {.rank = 2, .shape = {M, N}, .dtype = CUBERT_DTYPE_F32};
+    cubert_tensor both, c;
+    expect_ok(cubert_client_create_tensor(client, ab, &flat, &both));
+    expect_ok(cubert_client_create_tensor(client, c0, &cd, &c));
+    cubert_tensor a = {.handle = both.handle,
+                       .rank = 2,
+                       .shape = {M, K},
+                       .strides = {K, 1},
+                       .elem_size = 4,
+                       .dtype = CUBERT_DTYPE_F32,
+                       .offset = 0};
+    cubert_tensor b = {.handle = both.handle,
+                       .rank = 2,
+                       .shape = {K, N},
+                       .strides = {N, 1},
+                       .elem_size = 4,
+                       .dtype = CUBERT_DTYPE_F32,
+                       .offset = M * K};
+    expect_ok(cubert_op_matmul(client, 0.5, &a, &b, 2.0, &c));
+    expect_ok(cubert_client_read_tensor(client, &both, ab_after, sizeof ab_after));
+    expect_ok(cubert_client_read_tensor(client, &c, c1, sizeof c1));
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_geq(st.candidates_measured, 2, "%s: the matmul was tuned (%llu measured)",
+                  selectors[d], (unsigned long long)st.candidates_measured);
+    cr_expect_eq(memcmp(ab, ab_after, sizeof ab), 0, "%s: tuning wrote the input buffer",
+                 selectors[d]);
+    double worst = 0;
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double dot = 0;
+        for (int k = 0; k < K; ++k) dot += (double)ab[i * K + k] * ab[M * K + k * N + j];
+        double err = fabs(c1[i * N + j] - (0.5 * dot + 2.0 * c0[i * N + j]));
+        worst = err > worst ? err : worst;
+      }
+    cr_expect_lt(worst, 1e-3, "%s: c accumulated more than once? worst error %g", selectors[d],
+                 worst);
+    cubert_tensor_release(&c);
+    cubert_tensor_release(&both);
     cubert_client_release(client);
   }
 }
@@ -1042,4 +1099,120 @@ Test(tune, a_full_cache_file_still_records_new_winners, .timeout = 120) {
   free(good);
   free(identity);
   cubert_client_release(client);
+}
+
+/* ---- cache bundles (cubert/cache_bundle.h) ------------------------------------------------ */
+
+/* Runs an export (import 0) or import of `path` in a child process, so that this process
+   never initialises an OpenCL driver before the tune_in_child forks; the child sends back the
+   counts and the status code. */
+static cubert_code bundle_in_child(int import, const char *path, cubert_cache_bundle_counts *c) {
+  int pipe_fd[2];
+  cr_assert_eq(pipe(pipe_fd), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    close(pipe_fd[0]);
+    struct {
+      cubert_cache_bundle_counts c;
+      cubert_code code;
+    } out = {0};
+    cubert_status s = import ? cubert_cache_bundle_import(path, &out.c)
+                             : cubert_cache_bundle_export(path, &out.c);
+    out.code = cubert_status_code(s);
+    cubert_status_free(s);
+    _exit(write(pipe_fd[1], &out, sizeof out) == (ssize_t)sizeof out ? 0 : 1);
+  }
+  close(pipe_fd[1]);
+  struct {
+    cubert_cache_bundle_counts c;
+    cubert_code code;
+  } got = {0};
+  cr_assert_eq(read(pipe_fd[0], &got, sizeof got), (ssize_t)sizeof got);
+  close(pipe_fd[0]);
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  *c = got.c;
+  return got.code;
+}
+
+/* A valid autotune file for a device that is not on this machine, and one of another cubert
+   version, both in this process's cache folder: the bundle then carries entries that import
+   must skip. */
+static void add_foreign_tune_files(void) {
+  char *dir = cubert_cache_dir("tune");
+  cr_assert_not_null(dir);
+  const char *foreign = "cpu|No Such CPU 9000|cubert-cpu 0|hwloc 0";
+  char *path = cubert_tune_disk_path(dir, foreign);
+  cubert_tune_record rec = {.set_name = "test.spin", .winner = 1, .winner_name = "spin1"};
+  rec.key = key1(3000);
+  cr_assert_eq(cubert_tune_disk_update(dir, path, foreign, &rec, NULL, NULL, NULL, NULL), 0);
+  free(path);
+  const char *older = "cpu|An Old CPU|cubert-cpu 0|hwloc 0";
+  path = cubert_tune_disk_path(dir, older);
+  char text[512];
+  int n = snprintf(text, sizeof text, "cubert-tune 1\ndevice %s\ncubert 0.0.1-old\n", older);
+  n += snprintf(text + n, sizeof text - (size_t)n, "end %016llx\n",
+                (unsigned long long)cubert_fnv1a64(CUBERT_FNV1A64_SEED, text, (size_t)n));
+  write_file(path, text, (size_t)n);
+  free(path);
+  free(dir);
+}
+
+/* Export, wipe, import: a new process then finds the winners and measures nothing; entries of
+   a device not here or of another cubert version are skipped; a damaged bundle imports
+   nothing. */
+Test(tune, cache_bundle_round_trip_skips_foreign_entries) {
+  env_setup(NULL);
+  size_t devices = 0;
+  for (size_t d = 0; d < 2; ++d) {
+    int first = tune_in_child(selectors[d], &set3, 3000);
+    if (first == 100) continue;
+    cr_expect_eq(first, 3, "%s: a fresh cache measures every candidate", selectors[d]);
+    devices++;
+  }
+  cr_assert_geq(devices, 1);
+  add_foreign_tune_files();
+  char bundle[1100];
+  snprintf(bundle, sizeof bundle, "%s.bundle", cache_root);
+  cubert_cache_bundle_counts c;
+  cr_assert_eq(bundle_in_child(0, bundle, &c), CUBERT_CODE_OK);
+  cr_expect_eq(c.tune_files, devices + 2, "%u files", c.tune_files);
+  cr_expect_eq(c.invalid, 0);
+
+  env_setup(NULL); /* a new, empty cache folder: the wipe */
+  cr_expect_eq(bundle_in_child(1, bundle, &c), CUBERT_CODE_OK);
+  cr_expect_eq(c.tune_files, devices, "%u imported", c.tune_files);
+  cr_expect_eq(c.other_device, 1);
+  cr_expect_eq(c.other_version, 1);
+  cr_expect_eq(c.invalid, 0);
+  for (size_t d = 0; d < 2; ++d) {
+    int measured = tune_in_child(selectors[d], &set3, 3000);
+    if (measured != 100)
+      cr_expect_eq(measured, 0, "%s: the imported winner is used, nothing is measured",
+                   selectors[d]);
+  }
+
+  /* Importing again merges the same records: the files stay as they are. */
+  cr_expect_eq(bundle_in_child(1, bundle, &c), CUBERT_CODE_OK);
+  cr_expect_eq(c.tune_files, devices);
+
+  /* One flipped byte anywhere: the trailing checksum rejects the whole bundle. */
+  env_setup(NULL);
+  size_t size = 0;
+  const char *reason = NULL;
+  int missing = 0;
+  unsigned char *data = cubert_cache_file_read(bundle, 1, 1u << 30, &size, &reason, &missing);
+  cr_assert_not_null(data, "%s", reason);
+  data[size / 2] ^= 0x20;
+  write_file(bundle, data, size);
+  free(data);
+  cr_expect_eq(bundle_in_child(1, bundle, &c), CUBERT_CODE_INVALID_ARGUMENT);
+  cr_expect_eq(c.tune_files, 0);
+  for (size_t d = 0; d < 2; ++d) {
+    int measured = tune_in_child(selectors[d], &set3, 3000);
+    if (measured != 100) cr_expect_eq(measured, 3, "%s: nothing was imported", selectors[d]);
+  }
+  unlink(bundle);
 }
