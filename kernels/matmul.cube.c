@@ -30,9 +30,10 @@
      matmul_beta_<t>          c = t + beta * c (t dense batch x M x N), or beta * c */
 /* Build options of this file's OpenCL program (cube.h): on NVIDIA at most 128 registers per
    unit, so that two 256-unit cubes of the large-tile kernels fit on a multiprocessor (left to
-   itself the compiler gives them 151-175 registers, one cube per multiprocessor: 30.9 / 31.7
+   itself the compiler gives them 151-175 registers, one cube per multiprocessor: 31.2 / 32.0
    TFLOP/s at 4096 / 8192 on the H100, against 34.0 / 34.6 capped, despite a few spilled
-   registers). The other kernels of the file use fewer than 128. */
+   registers; capped without their K loop unrolled (UNROLL) they fall to 26.9 / 26.8). The
+   other kernels of the file use fewer than 128. */
 #define CUBE_OPENCL_OPTIONS "-cl-nv-maxrregcount=128"
 #include "cubert/cube.h"
 

@@ -145,7 +145,7 @@ MM_PHASED_KERNEL(MB_NAME, (MB_SHARED, sh), (const float, a), (const float, b), (
       }
       f32x4 s[16];
       for (int i = 0; i < 16; ++i) s[i] = MY_AT(acc, i);
-      for (int kk = 0; kk < MB_TK; ++kk) {
+      UNROLL for (int kk = 0; kk < MB_TK; ++kk) {
         const f32x4 b_lo = sh->b[cur].v[kk][UNIT_POS_X];
         const f32x4 b_hi = sh->b[cur].v[kk][UNIT_POS_X + MB_DIM];
         float av[8];

@@ -263,7 +263,8 @@ struct cubert_ocl_server {
   /* Build options this driver needs on top of cubert's (program.c): " -DCUBERT_NO_RESTRICT=1"
      on Oclgrind, whose interpreter cannot run the llvm.experimental.noalias.scope.decl
      intrinsic that LLVM's inliner emits for restrict parameters of inlined functions
-     (cube_prelude.cl); "" elsewhere; then CUBERT_OPENCL_OPTIONS, when set. Owned. */
+     (cube_prelude.cl); " -DCUBERT_UNROLL_HINTS=1" on NVIDIA (UNROLL, cube.h); "" elsewhere;
+     then CUBERT_OPENCL_OPTIONS, when set. Owned. */
   char *driver_options;
   /* NVIDIA's compiler (platform "NVIDIA CUDA"): the only one given -cl-nv- options. */
   int nvidia;

@@ -173,7 +173,9 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
   server->sync_marker = server->events_behind_waits;
   int is_oclgrind = platform_name && strstr(platform_name, "Oclgrind") != NULL;
   server->nvidia = platform_name && strstr(platform_name, "NVIDIA") != NULL;
-  const char *base = is_oclgrind ? " -DCUBERT_NO_RESTRICT=1" : "";
+  const char *base = is_oclgrind      ? " -DCUBERT_NO_RESTRICT=1"
+                     : server->nvidia ? " -DCUBERT_UNROLL_HINTS=1"
+                                      : "";
   const char *user = cubert_config_get()->opencl_options ? cubert_config_get()->opencl_options : "";
   server->driver_options = malloc(strlen(base) + 1 + strlen(user) + 1);
   if (server->driver_options)

@@ -13,9 +13,9 @@ REPS=${2:-5}
 step "build (Release)"
 CUBERT_SKIP_DEPS=1 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUBERT_CHECK_KERNELS=OFF \
   >/dev/null 2>&1
-cmake --build build-gpu -j16 --target bench_matmul cts_opencl 2>&1 | grep -E "error|warning" | log
+cmake --build build-gpu -j16 --target bench_matmul unit_internals_opencl 2>&1 | grep -E "error|warning" | log
 step "matmul conformance on the GPU (every candidate, forced and direct)"
-CUBERT_TEST_DEVICE=opencl:gpu timeout 150 build-gpu/tests/cts_opencl --filter='ops_matmul/*' 2>&1 |
+CUBERT_TEST_DEVICE=opencl:gpu timeout 150 build-gpu/tests/unit_internals_opencl --filter='ops_matmul/*' 2>&1 |
   tail -8 | log
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,temperature.gpu,power.draw \
   --format=csv 2>&1 | log

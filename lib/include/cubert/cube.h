@@ -243,6 +243,12 @@
     top of the body); used as MY(name) inside phases. */
 /** @def MY(name)
     The calling unit's value of EXCLUSIVE `name`. */
+/** @def UNROLL
+    Placed before a `for` loop of a constant trip count: asks the compiler to write the loop
+    out. A hint for speed, never for results: the OpenCL server gives it to NVIDIA's compiler
+    (which does not unroll such loops itself, so it cannot load a later iteration's shared
+    operands while an earlier one computes) and not to PoCL (whose LLVM 15 crashes on some
+    unrolled barrier kernels for CPUs); the CPU server's compilers unroll on their own. */
 /** @def EXCLUSIVE_ARRAY(T, name, n)
     `n` values of type `T` per unit (n a compile-time constant), for register blocks. */
 /** @def MY_AT(name, i)

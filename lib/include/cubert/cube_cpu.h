@@ -110,6 +110,7 @@ struct cubert_form_unit_;
 /* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
    x. The innermost one-trip loop only declares the unit's other positions. */
 #define PHASE CUBERT_CUBE_PHASE_LOOPS_
+#define UNROLL /* gcc and clang unroll constant loops themselves at -O3 */
 /* The sanitize variant (CUBERT_CUBE_SANITIZE, at the end of this file) learns each unit here. */
 #define CUBERT_CUBE_PU_(ul) 1
 #define CUBERT_CUBE_PHASE_LOOPS_                                                           \

@@ -40,6 +40,8 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 
 #define SYNC_CUBE() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 #define PHASE
+/* The prelude defines CUBERT_CL_UNROLL_ (`#pragma unroll` where the server asks for it). */
+#define UNROLL CUBERT_CL_UNROLL_
 #define EXCLUSIVE(T, name) T name
 #define MY(name) (name)
 #define EXCLUSIVE_ARRAY(T, name, n) T name[n]

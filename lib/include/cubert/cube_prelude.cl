@@ -35,6 +35,13 @@
    clCreateKernel ("Undefined external function: llvm.experimental.noalias.scope.decl", the
    intrinsic LLVM's inliner emits when it inlines a function with restrict parameters; only
    -cl-opt-disable, which stops the inlining, avoided it). */
+/* UNROLL (cube.h): `#pragma unroll` where the server builds with -DCUBERT_UNROLL_HINTS=1
+   (NVIDIA), nothing elsewhere. */
+#ifdef CUBERT_UNROLL_HINTS
+#define CUBERT_CL_UNROLL_ _Pragma("unroll")
+#else
+#define CUBERT_CL_UNROLL_
+#endif
 #ifdef CUBERT_NO_RESTRICT
 #define CUBERT_CL_RESTRICT_
 #else
