@@ -258,8 +258,9 @@ static const cubert_tune_candidate mm_candidates[] = {
 };
 enum { MM_CANDIDATES = sizeof mm_candidates / sizeof mm_candidates[0] };
 /* One set per dtype: their winners differ (f64 halves the vector width). Bump the checksum
-   when the kernels change in ways that move the winners. */
-static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0004};
+   when the kernels change in ways that move the winners (0x6d6d0005: the NVIDIA register cap
+   and unrolled K steps of the large tiles). */
+static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0005};
 static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, MM_CANDIDATES, 0x6d6d0004};
 
 void cubert_ops_matmul_force_candidate(int index) {
