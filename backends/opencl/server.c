@@ -112,6 +112,35 @@ static cubert_status server_resolve(const char *spec, size_t *out_index) {
   return s;
 }
 
+/* What the driver of `platform_name` (NULL: unknown) needs: PoCL's failure propagation bug
+   (internal.h, events_behind_waits) and its own program cache, Oclgrind's and NVIDIA's build
+   options (driver_options), then the user's CUBERT_OPENCL_OPTIONS. 0 when out of memory. */
+static int driver_quirks(cubert_ocl_server *server, const char *platform_name) {
+  const int is_pocl = platform_name && strstr(platform_name, "Portable Computing Language") != NULL;
+  server->events_behind_waits = is_pocl;
+  server->sync_marker = server->events_behind_waits;
+  const int is_oclgrind = platform_name && strstr(platform_name, "Oclgrind") != NULL;
+  server->nvidia = platform_name && strstr(platform_name, "NVIDIA") != NULL;
+  const char *base = is_oclgrind      ? " -DCUBERT_NO_RESTRICT=1"
+                     : server->nvidia ? " -DCUBERT_UNROLL_HINTS=1"
+                                      : "";
+  const char *user = cubert_config_get()->opencl_options ? cubert_config_get()->opencl_options : "";
+  const size_t size = strlen(base) + 1 + strlen(user) + 1;
+  server->driver_options = malloc(size);
+  if (!server->driver_options) return 0;
+  snprintf(server->driver_options, size, "%s%s%s", base, user[0] ? " " : "", user);
+  /* The disk cache of program binaries (disk_cache.c) stays off on PoCL unless asked for: PoCL
+     keeps its own kernel cache (POCL_CACHE_DIR) keyed by source and options, so ours saves
+     nothing there, and a PoCL program binary is a snapshot of PoCL's kernel folder for the
+     program: taken while another process compiles into that folder, it holds a half-written
+     kernel, and PoCL aborts the process that loads it (pocl_binary_get_kernels_metadata:
+     `len > 0`). That is an abort we cannot catch, so we do not feed PoCL binaries back. */
+  int policy = cubert_config_get()->opencl_binary_cache;
+  if (policy == CUBERT_BINARY_CACHE_ON || (policy == CUBERT_BINARY_CACHE_AUTO && !is_pocl))
+    server->cache_dir = cubert_ocl_default_cache_dir();
+  return 1;
+}
+
 static cubert_status server_create(const char *spec, cubert_server **out) {
   *out = NULL;
   cubert_ocl_device_entry *entries = NULL;
@@ -166,36 +195,13 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
     return s;
   }
   server->device_key = make_device_key(entry.platform, entry.device, &entry.properties);
-  /* PoCL's failure propagation bug (internal.h, events_behind_waits). */
   char *platform_name = cubert_ocl_platform_string(entry.platform, CL_PLATFORM_NAME);
-  int is_pocl = platform_name && strstr(platform_name, "Portable Computing Language") != NULL;
-  server->events_behind_waits = is_pocl;
-  server->sync_marker = server->events_behind_waits;
-  int is_oclgrind = platform_name && strstr(platform_name, "Oclgrind") != NULL;
-  server->nvidia = platform_name && strstr(platform_name, "NVIDIA") != NULL;
-  const char *base = is_oclgrind      ? " -DCUBERT_NO_RESTRICT=1"
-                     : server->nvidia ? " -DCUBERT_UNROLL_HINTS=1"
-                                      : "";
-  const char *user = cubert_config_get()->opencl_options ? cubert_config_get()->opencl_options : "";
-  server->driver_options = malloc(strlen(base) + 1 + strlen(user) + 1);
-  if (server->driver_options)
-    snprintf(server->driver_options, strlen(base) + 1 + strlen(user) + 1, "%s%s%s", base,
-             user[0] ? " " : "", user);
-  if (!server->driver_options) {
-    free(platform_name);
+  const int quirks_ok = driver_quirks(server, platform_name);
+  free(platform_name);
+  if (!quirks_ok) {
     server_destroy(&server->base);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
-  free(platform_name);
-  /* The disk cache of program binaries (disk_cache.c) stays off on PoCL unless asked for: PoCL
-     keeps its own kernel cache (POCL_CACHE_DIR) keyed by source and options, so ours saves
-     nothing there, and a PoCL program binary is a snapshot of PoCL's kernel folder for the
-     program: taken while another process compiles into that folder, it holds a half-written
-     kernel, and PoCL aborts the process that loads it (pocl_binary_get_kernels_metadata:
-     `len > 0`). That is an abort we cannot catch, so we do not feed PoCL binaries back. */
-  int policy = cubert_config_get()->opencl_binary_cache;
-  if (policy == CUBERT_BINARY_CACHE_ON || (policy == CUBERT_BINARY_CACHE_AUTO && !is_pocl))
-    server->cache_dir = cubert_ocl_default_cache_dir();
   if (!server->device_key) {
     server_destroy(&server->base);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
