@@ -363,6 +363,53 @@ static const char *bundle_frame(const char *data, size_t size) {
   return data + size - 21;
 }
 
+/* What a bundle entry's two lines say of its file: kind, file name, version, device. */
+typedef struct entry_label {
+  const char *kind, *name, *version, *device;
+} entry_label;
+
+/* Re-validates one entry's file against its label and this machine (version, devices listed
+   here: ids) and imports it, counting the verdict in *counts. An error only when a valid
+   entry cannot be written or memory runs out. */
+static cubert_status import_entry(const entry_label *label, const unsigned char *file, size_t bytes,
+                                  char **ids, size_t id_count, cubert_cache_bundle_counts *counts) {
+  kind k = strcmp(label->kind, "tune") == 0 ? KIND_TUNE : KIND_PROGRAM;
+  file_facts f;
+  /* A private NUL-terminated copy: the autotune parser reads text. */
+  unsigned char *copy = malloc(bytes + 1);
+  if (!copy) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  memcpy(copy, file, bytes);
+  copy[bytes] = 0;
+  cubert_status s = NULL;
+  if ((strcmp(label->kind, kind_names[k]) != 0) || file_facts_of(k, copy, bytes, &f) ||
+      strcmp(f.name, label->name) != 0 || strcmp(f.version, label->version) != 0 ||
+      strcmp(f.identity, label->device) != 0) {
+    counts->invalid++;
+  } else if (strcmp(f.version,
+                    k == KIND_TUNE ? CUBERT_VERSION_STRING : CUBERT_VERSION_STRING_BUILD) != 0) {
+    counts->other_version++;
+  } else if (!known(ids, id_count, f.identity)) {
+    counts->other_device++;
+  } else if (k == KIND_TUNE && !tune_valid((const char *)copy, bytes, f.identity)) {
+    counts->invalid++;
+  } else {
+    int present = 0;
+    int error = k == KIND_TUNE ? import_tune((const char *)copy, bytes, &f)
+                               : import_program(copy, bytes, &f, &present);
+    if (error)
+      s = cubert_status_make(CUBERT_CODE_EXECUTION, "cannot import '%s' into the %s cache: %s",
+                             label->name, kind_folders[k], strerror(error));
+    else if (present)
+      counts->present++;
+    else if (k == KIND_TUNE)
+      counts->tune_files++;
+    else
+      counts->program_files++;
+  }
+  free(copy);
+  return s;
+}
+
 cubert_status cubert_cache_bundle_import(const char *path, cubert_cache_bundle_counts *out_counts) {
   cubert_cache_bundle_counts counts = {0};
   if (out_counts) *out_counts = counts;
@@ -405,44 +452,9 @@ cubert_status cubert_cache_bundle_import(const char *path, cubert_cache_bundle_c
       s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "'%s': malformed entry", path);
       break;
     }
-    const unsigned char *file = (const unsigned char *)p;
+    const entry_label label = {kind_name, name, version, device + 7};
+    s = import_entry(&label, (const unsigned char *)p, (size_t)bytes, ids, id_count, &counts);
     p += bytes;
-    kind k = strcmp(kind_name, "tune") == 0 ? KIND_TUNE : KIND_PROGRAM;
-    file_facts f;
-    /* A private NUL-terminated copy: the autotune parser reads text. */
-    unsigned char *copy = malloc((size_t)bytes + 1);
-    if (!copy) {
-      s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-      break;
-    }
-    memcpy(copy, file, (size_t)bytes);
-    copy[bytes] = 0;
-    if ((strcmp(kind_name, kind_names[k]) != 0) || file_facts_of(k, copy, (size_t)bytes, &f) ||
-        strcmp(f.name, name) != 0 || strcmp(f.version, version) != 0 ||
-        strcmp(f.identity, device + 7) != 0) {
-      counts.invalid++;
-    } else if (strcmp(f.version,
-                      k == KIND_TUNE ? CUBERT_VERSION_STRING : CUBERT_VERSION_STRING_BUILD) != 0) {
-      counts.other_version++;
-    } else if (!known(ids, id_count, f.identity)) {
-      counts.other_device++;
-    } else if (k == KIND_TUNE && !tune_valid((const char *)copy, (size_t)bytes, f.identity)) {
-      counts.invalid++;
-    } else {
-      int present = 0;
-      int error = k == KIND_TUNE ? import_tune((const char *)copy, (size_t)bytes, &f)
-                                 : import_program(copy, (size_t)bytes, &f, &present);
-      if (error)
-        s = cubert_status_make(CUBERT_CODE_EXECUTION, "cannot import '%s' into the %s cache: %s",
-                               name, kind_folders[k], strerror(error));
-      else if (present)
-        counts.present++;
-      else if (k == KIND_TUNE)
-        counts.tune_files++;
-      else
-        counts.program_files++;
-    }
-    free(copy);
   }
   for (size_t i = 0; i < id_count; ++i) free(ids[i]);
   free(ids);

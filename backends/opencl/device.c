@@ -239,6 +239,63 @@ static uint32_t clamp_u32(uint64_t v) {
   return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* The preferred vector widths (out->vector_widths); returns at the first failing query. */
+static cubert_status query_vector_widths(cl_device_id device, cubert_device_properties *out) {
+  cl_uint pref[7] = {0}; /* char, short, int, long, half, float, double */
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, pref[0]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, pref[1]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, pref[2]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, pref[3]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, pref[5]);
+  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, pref[6]);
+  /* HALF is OpenCL 1.1; a 1.0 driver may reject it: 0, no half vectors */
+  if (clGetDeviceInfo(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, sizeof pref[4], &pref[4],
+                      NULL) != CL_SUCCESS)
+    pref[4] = 0;
+  out->vector_widths = (cubert_vector_widths){.i8 = pref[0],
+                                              .i16 = pref[1],
+                                              .i32 = pref[2],
+                                              .i64 = pref[3],
+                                              .f16 = pref[4],
+                                              .f32 = pref[5],
+                                              .f64 = pref[6]};
+  return NULL;
+}
+
+/* The device type and timing method of cubert_ocl_query_properties, from the device's type and
+   queue properties. */
+static void classify(cubert_device_properties *out, cl_device_type type,
+                     cl_command_queue_properties queue_props) {
+  if (queue_props & CL_QUEUE_PROFILING_ENABLE) {
+    out->features |= CUBERT_FEATURE_PROFILING;
+    out->timing_method = CUBERT_TIMING_DEVICE;
+  } else {
+    out->timing_method = CUBERT_TIMING_SYSTEM;
+  }
+  if (type & CL_DEVICE_TYPE_GPU)
+    out->type = CUBERT_DEVICE_TYPE_OPENCL_GPU;
+  else if (type & CL_DEVICE_TYPE_CPU)
+    out->type = CUBERT_DEVICE_TYPE_OPENCL_CPU;
+  else
+    out->type = CUBERT_DEVICE_TYPE_OPENCL_OTHER;
+}
+
+/* hardware.max_total_cubes. PoCL's CPU drivers deal a launch's work-groups out by 32-bit
+   indices (pthread_scheduler.c, get_wg_index_range, PoCL 3.1): from 2^32 groups in total it
+   asserts `max_wgs > 0` or crashes (measured in a child process: (65536, 65536, 1) groups of
+   one item die with SIGILL, (65537, 65535, 1) runs). OpenCL has no query for this; other
+   drivers report an invalid global size from the enqueue instead (0: no limit). */
+static cubert_status query_total_cubes(cl_platform_id platform, cubert_device_properties *out) {
+  char *platform_name = cubert_ocl_platform_string(platform, CL_PLATFORM_NAME);
+  if (!platform_name)
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
+                              "host allocation failed while querying '%s'", out->name);
+  out->hardware.max_total_cubes =
+      strstr(platform_name, "Portable Computing Language") ? UINT32_MAX : 0;
+  free(platform_name);
+  return NULL;
+}
+
 /* The numeric queries of cubert_ocl_query_properties (returns at the first failing query). */
 static cubert_status query_numbers(cl_device_id device, cubert_device_properties *out,
                                    const char *extensions, int version, cl_platform_id platform,
@@ -248,7 +305,6 @@ static cubert_status query_numbers(cl_device_id device, cubert_device_properties
   cl_uint dims = 0, compute_units = 0, align_bits = 0, address_bits = 0;
   size_t param_bytes = 0;
   cl_uint native_float = 0;
-  cl_uint pref[7] = {0}; /* preferred widths: char, short, int, long, half, float, double */
   cl_ulong local_mem = 0, max_alloc = 0;
   cl_device_fp_config fp64 = 0;
   cl_command_queue_properties queue_props = 0;
@@ -263,16 +319,7 @@ static cubert_status query_numbers(cl_device_id device, cubert_device_properties
   QUERY(CL_DEVICE_MAX_PARAMETER_SIZE, param_bytes);
   QUERY(CL_DEVICE_QUEUE_PROPERTIES, queue_props);
   QUERY(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, native_float);
-  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, pref[0]);
-  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, pref[1]);
-  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, pref[2]);
-  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, pref[3]);
-  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, pref[5]);
-  QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, pref[6]);
-  /* HALF is OpenCL 1.1; a 1.0 driver may reject it: 0, no half vectors */
-  if (clGetDeviceInfo(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, sizeof pref[4], &pref[4],
-                      NULL) != CL_SUCCESS)
-    pref[4] = 0;
+  CUBERT_RETURN_IF_ERROR(query_vector_widths(device, out));
   /* CL_DEVICE_DOUBLE_FP_CONFIG is core in 1.2 but some drivers reject it without fp64. */
   if (clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL) != CL_SUCCESS)
     fp64 = 0;
@@ -297,17 +344,7 @@ static cubert_status query_numbers(cl_device_id device, cubert_device_properties
      product against the address width). */
   uint32_t max_count = address_bits >= 64 ? UINT32_MAX : 0x7fffffffu;
   for (int i = 0; i < 3; ++i) hw->max_cube_count[i] = max_count;
-  /* PoCL's CPU drivers deal a launch's work-groups out by 32-bit indices (pthread_scheduler.c,
-     get_wg_index_range, PoCL 3.1): from 2^32 groups in total it asserts `max_wgs > 0` or
-     crashes (measured in a child process: (65536, 65536, 1) groups of one item die with
-     SIGILL, (65537, 65535, 1) runs). OpenCL has no query for this; other drivers report an
-     invalid global size from the enqueue instead. */
-  char *platform_name = cubert_ocl_platform_string(platform, CL_PLATFORM_NAME);
-  if (!platform_name)
-    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY,
-                              "host allocation failed while querying '%s'", out->name);
-  hw->max_total_cubes = strstr(platform_name, "Portable Computing Language") ? UINT32_MAX : 0;
-  free(platform_name);
+  CUBERT_RETURN_IF_ERROR(query_total_cubes(platform, out));
   /* One pointer per buffer argument plus the trailing info pointer must fit the parameter
      space; 1.2 FULL_PROFILE guarantees at least 1024 bytes. */
   uint32_t pointer_bytes = address_bits >= 64 ? 8 : 4;
@@ -329,25 +366,7 @@ static cubert_status query_numbers(cl_device_id device, cubert_device_properties
     out->features |= CUBERT_FEATURE_ATOMIC64;
   out->features |= query_capabilities(device, extensions, version);
   query_plane_sizes(device, extensions, out);
-  out->vector_widths = (cubert_vector_widths){.i8 = pref[0],
-                                              .i16 = pref[1],
-                                              .i32 = pref[2],
-                                              .i64 = pref[3],
-                                              .f16 = pref[4],
-                                              .f32 = pref[5],
-                                              .f64 = pref[6]};
-  if (queue_props & CL_QUEUE_PROFILING_ENABLE) {
-    out->features |= CUBERT_FEATURE_PROFILING;
-    out->timing_method = CUBERT_TIMING_DEVICE;
-  } else {
-    out->timing_method = CUBERT_TIMING_SYSTEM;
-  }
-  if (type & CL_DEVICE_TYPE_GPU)
-    out->type = CUBERT_DEVICE_TYPE_OPENCL_GPU;
-  else if (type & CL_DEVICE_TYPE_CPU)
-    out->type = CUBERT_DEVICE_TYPE_OPENCL_CPU;
-  else
-    out->type = CUBERT_DEVICE_TYPE_OPENCL_OTHER;
+  classify(out, type, queue_props);
   return NULL;
 }
 
