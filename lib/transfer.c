@@ -268,9 +268,8 @@ cubert_status cubert_client_to_client_range(cubert_client *src_client, cubert_ha
   if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "to_client: out is NULL");
   *out = NULL;
   cubert_client_obj *sc = NULL, *dc = NULL;
-  cubert_status s = cubert_client_acquire(src_client, &sc);
-  if (s) return cubert_status_wrap(cubert_status_code(s), s, "to_client: src_client");
-  s = cubert_client_acquire(dst_client, &dc);
+  CUBERT_RETURN_IF_ERROR_CONTEXT(cubert_client_acquire(src_client, &sc), "to_client: src_client");
+  cubert_status s = cubert_client_acquire(dst_client, &dc);
   if (s) {
     cubert_client_release(src_client);
     return cubert_status_wrap(cubert_status_code(s), s, "to_client: dst_client");

@@ -29,6 +29,16 @@ cubert_status cubert_status_set_headline(cubert_status status, const char *headl
 /** Wraps `cause` (ownership moves in) under a new error of `code`. */
 cubert_status cubert_status_wrap(cubert_code code, cubert_status cause, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/** Returns from the enclosing function when `expr` yields an error, wrapped under an error of
+   the same code whose message is the context (`fmt, ...`), the cause's message indented below
+   it ("Caused by:"). CUBERT_RETURN_IF_ERROR (cubert/status.h) returns the error as it is. */
+#define CUBERT_RETURN_IF_ERROR_CONTEXT(expr, ...)                                           \
+  do {                                                                                      \
+    cubert_status cubert_status_ctx_ = (expr);                                              \
+    if (cubert_status_ctx_)                                                                 \
+      return cubert_status_wrap(cubert_status_code(cubert_status_ctx_), cubert_status_ctx_, \
+                                __VA_ARGS__);                                               \
+  } while (0)
 /** SERVER_UNHEALTHY holding `errors[0..count)` (ownership moves in). */
 cubert_status cubert_status_unhealthy(cubert_status *errors, size_t count);
 /** Several errors as one, taking `list` (malloc'd, `count` entries) and its statuses: NULL for

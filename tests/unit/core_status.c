@@ -130,6 +130,28 @@ Test(core_status, cause_chain_appears_indented) {
   cubert_status_free(outer);
 }
 
+static cubert_status fails_with(cubert_status inner) {
+  CUBERT_RETURN_IF_ERROR_CONTEXT(inner, "copying plane %d", 2);
+  return NULL;
+}
+
+/* CUBERT_RETURN_IF_ERROR_CONTEXT (base/status.h): the error keeps its code, the context leads
+   the message and the original error is its cause; success passes through. */
+Test(core_status, return_if_error_adds_context_and_keeps_the_code) {
+  cr_assert_null(fails_with(NULL));
+  cubert_status inner = cubert_status_make(CUBERT_CODE_NOT_FOUND, "handle %d released", 7);
+  cubert_status s = fails_with(inner);
+  cr_assert_not_null(s);
+  cr_assert_neq(s, inner);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_NOT_FOUND);
+  cr_assert_eq(cubert_status_cause(s), inner);
+  const char *m = cubert_status_message(s);
+  cr_assert(strstr(m, "copying plane 2") != NULL, "%s", m);
+  cr_assert(strstr(m, "Caused by:") != NULL && strstr(m, "handle 7 released") != NULL, "%s", m);
+  cr_assert(strstr(m, "copying plane 2") < strstr(m, "handle 7 released"), "%s", m);
+  cubert_status_free(s);
+}
+
 Test(core_status, unhealthy_lists_each_error) {
   cubert_status errors[3] = {
       cubert_status_make(CUBERT_CODE_NOT_FOUND, "handle %d released", 7),
