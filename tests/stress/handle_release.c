@@ -13,19 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
+
 enum { SLOTS = 8, LAUNCHERS = 3, N = 256 };
 
 static cubert_client *client;
 static _Atomic(cubert_handle *) slots[SLOTS];
-static atomic_int failures, stop, valid_uses, not_found_uses;
+static atomic_int stop, valid_uses, not_found_uses;
 static int rounds = 4000;
-
-#define FAIL(...)                          \
-  do {                                     \
-    fprintf(stderr, "FAIL: " __VA_ARGS__); \
-    fputc('\n', stderr);                   \
-    atomic_fetch_add(&failures, 1);        \
-  } while (0)
 
 /* OK or NOT_FOUND are both correct for a handle that may have been released. */
 static void expect_valid_or_not_found(cubert_status s, const char *what) {

@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "check.h"
+
 enum { THREADS = 8, KEYS = 16, ROUNDS = 20 };
 
 static cubert_client *client;
-static atomic_int failures;
 static atomic_int runs[3];
 
 static cubert_status run(int i) {
@@ -45,12 +46,7 @@ static void *worker(void *arg) {
     for (int k = 0; k < KEYS; ++k) {
       cubert_tune_key key = {0};
       cubert_tune_key_add(&key, (uint64_t)((k + t) % KEYS));
-      cubert_status s = cubert_tune_execute(client, &set, &key, NULL);
-      if (s) {
-        fprintf(stderr, "FAIL: execute: %s\n", cubert_status_message(s));
-        cubert_status_free(s);
-        atomic_fetch_add(&failures, 1);
-      }
+      ok(cubert_tune_execute(client, &set, &key, NULL), "execute");
     }
   }
   return NULL;
@@ -72,19 +68,13 @@ int main(int argc, char **argv) {
   for (int t = 0; t < THREADS; ++t) pthread_join(threads[t], NULL);
   cubert_tune_stats st = {0};
   s = cubert_tune_stats_get(client, &st);
-  if (s || st.tunings != KEYS || st.candidates_measured != 3 * KEYS) {
-    fprintf(stderr, "FAIL: %llu tunings, %llu candidates measured; expected %d and %d\n",
-            (unsigned long long)st.tunings, (unsigned long long)st.candidates_measured, KEYS,
-            3 * KEYS);
-    atomic_fetch_add(&failures, 1);
-  }
-  cubert_status_free(s);
+  if (ok(s, "stats") && (st.tunings != KEYS || st.candidates_measured != 3 * KEYS))
+    FAIL("%llu tunings, %llu candidates measured; expected %d and %d",
+         (unsigned long long)st.tunings, (unsigned long long)st.candidates_measured, KEYS,
+         3 * KEYS);
   /* c2 fails at its warm-up: one run per key, never again. */
-  if (atomic_load(&runs[2]) != KEYS) {
-    fprintf(stderr, "FAIL: the failing candidate ran %d times, expected %d\n",
-            atomic_load(&runs[2]), KEYS);
-    atomic_fetch_add(&failures, 1);
-  }
+  if (atomic_load(&runs[2]) != KEYS)
+    FAIL("the failing candidate ran %d times, expected %d", atomic_load(&runs[2]), KEYS);
   cubert_client_release(client);
   char cmd[128];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
