@@ -9,19 +9,14 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "core_capture.h"
+#include "core_env.h"
 #include "cubert/config.h"
 #include "cubert/cubert.h"
 #include "cubert/server.h"
 #include "cubert/stream.h"
 
 static void set_log(const char *value) {
-  if (value) {
-    setenv("CUBERT_LOG", value, 1);
-  } else {
-    unsetenv("CUBERT_LOG");
-  }
-  cubert_config_reload_for_tests();
-  cubert_config_get();
+  core_env_set("CUBERT_LOG", value);
 }
 
 Test(core_log, default_level_prints_warnings_not_info) {

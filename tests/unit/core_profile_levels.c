@@ -9,11 +9,11 @@
 
 #include "base/config.h"
 #include "unit/core_capture.h"
+#include "unit/core_env.h"
 
 /* The launch lines one fill_u32 launch of 3 cubes x 64 units prints at `level`. */
 static const char *lines_at(const char *level, core_capture *cap) {
-  setenv("CUBERT_PROFILE", level, 1);
-  cubert_config_reload_for_tests();
+  core_env_set("CUBERT_PROFILE", level);
   cubert_client *c = NULL;
   cr_assert_null(cubert_client_create("cpu!private", &c));
   cubert_handle *h = NULL;
@@ -31,8 +31,7 @@ static const char *lines_at(const char *level, core_capture *cap) {
   cr_assert_eq(back[191], 7);
   cubert_handle_release(h);
   cubert_client_release(c);
-  unsetenv("CUBERT_PROFILE");
-  cubert_config_reload_for_tests();
+  core_env_set("CUBERT_PROFILE", NULL);
   return text;
 }
 

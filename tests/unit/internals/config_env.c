@@ -7,6 +7,7 @@
 #include "base/config.h"
 #include "cts.h"
 #include "unit/core_capture.h"
+#include "unit/core_env.h"
 
 TestSuite(config_env, .init = cts_setup, .fini = cts_teardown);
 
@@ -15,8 +16,7 @@ extern const cubert_kernel_def shifted_write;
 
 /* CUBERT_PROFILE=basic: every launch timed and logged, a per-kernel summary at sync. */
 Test(config_env, profile_level_basic_logs_launches_and_a_summary) {
-  setenv("CUBERT_PROFILE", "basic", 1);
-  cubert_config_reload_for_tests();
+  core_env_set("CUBERT_PROFILE", "basic");
   cubert_client *c = NULL; /* an instance of its own: cts_client shares the default one */
   ASSERT_OK(cubert_client_create(cts_private_device(), &c));
   cubert_handle *h = NULL;
@@ -40,8 +40,7 @@ Test(config_env, profile_level_basic_logs_launches_and_a_summary) {
   cr_assert_eq(back[4095], 3);
   cubert_handle_release(h);
   cubert_client_release(c);
-  unsetenv("CUBERT_PROFILE");
-  cubert_config_reload_for_tests();
+  core_env_set("CUBERT_PROFILE", NULL);
 }
 
 /* CUBERT_TRACE=<path>: every launch becomes a Chrome trace event, streamed to the file; the
@@ -51,8 +50,7 @@ Test(config_env, trace_writes_one_event_per_launch) {
   int fd = mkstemp(path);
   cr_assert_geq(fd, 0);
   close(fd);
-  setenv("CUBERT_TRACE", path, 1);
-  cubert_config_reload_for_tests();
+  core_env_set("CUBERT_TRACE", path);
   cubert_client *c = NULL; /* an instance of its own: cts_client shares the default one */
   ASSERT_OK(cubert_client_create(cts_private_device(), &c));
   cubert_handle *h = NULL;
@@ -65,8 +63,7 @@ Test(config_env, trace_writes_one_event_per_launch) {
   ASSERT_OK(cubert_client_sync(c));
   cubert_handle_release(h);
   cubert_client_release(c); /* the last reference: the trace is written now */
-  unsetenv("CUBERT_TRACE");
-  cubert_config_reload_for_tests();
+  core_env_set("CUBERT_TRACE", NULL);
   char text[8192] = {0};
   FILE *f = fopen(path, "r");
   cr_assert_not_null(f);
@@ -84,8 +81,7 @@ Test(config_env, trace_writes_one_event_per_launch) {
 }
 
 Test(config_env, check_mode_validate_from_the_environment) {
-  setenv("CUBERT_CHECK_MODE", "validate", 1);
-  cubert_config_reload_for_tests();
+  core_env_set("CUBERT_CHECK_MODE", "validate");
   float zeros[256] = {0};
   cubert_handle *target = cts_buffer(zeros, sizeof zeros);
   const uint64_t info[2] = {256, 64}; /* 256 units, each writing 64 elements further on */
@@ -96,7 +92,6 @@ Test(config_env, check_mode_validate_from_the_environment) {
   cr_assert_not_null(s, "CUBERT_CHECK_MODE=validate turns a checked launch into validate");
   cr_assert(strstr(cubert_status_message(s), "shifted_write") != NULL);
   cubert_status_free(s);
-  unsetenv("CUBERT_CHECK_MODE");
-  cubert_config_reload_for_tests();
+  core_env_set("CUBERT_CHECK_MODE", NULL);
   cubert_handle_release(target);
 }
