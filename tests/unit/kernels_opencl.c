@@ -106,8 +106,20 @@ static void ocl_close(void) {
   clReleaseContext(env.context);
 }
 
-/* Builds the kernel's source with the options the tests and the OpenCL server use, failing
-   the test with the build log. */
+/* Whether the test device's platform is NVIDIA's (the OpenCL server's test, server.c). */
+static int device_is_nvidia(void) {
+  cl_platform_id platform = NULL;
+  char name[256] = "";
+  if (clGetDeviceInfo(env.device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) !=
+          CL_SUCCESS ||
+      clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, NULL) != CL_SUCCESS)
+    return 0;
+  return strstr(name, "NVIDIA") != NULL;
+}
+
+/* Builds the kernel's source with the options the tests and the OpenCL server use (the
+   definition's own, -cl-nv- ones only for NVIDIA's compiler: kernel.h), failing the test with
+   the build log. */
 static cl_program build(const cubert_kernel_def *def, int checked) {
   for (size_t i = 0; i < env.program_count; ++i)
     if (env.programs[i].source == def->opencl_source && env.programs[i].checked == checked)
@@ -120,6 +132,7 @@ static cl_program build(const cubert_kernel_def *def, int checked) {
   char options[512];
   snprintf(options, sizeof options, "-cl-std=CL1.2 -DCUBERT_MODE=%d %s", checked ? 0 : 2,
            def->opencl_options != NULL ? def->opencl_options : "");
+  if (!device_is_nvidia()) cubert_ocl_drop_options(options, "-cl-nv-");
   err = clBuildProgram(program, 1, &env.device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
     size_t log_size = 0;
