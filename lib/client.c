@@ -223,8 +223,7 @@ static cubert_status check_range(const cubert_handle_obj *handle, uint64_t offse
 
 /* Waits for the slot's work and returns the asynchronous errors of its owner. Lock held. */
 static cubert_status slot_sync(cubert_device *device, cubert_stream_slot *slot) {
-  cubert_server *server = device->server;
-  cubert_status s = server->vtable->sync(server, slot->stream);
+  cubert_status s = cubert_slot_sync(device, slot);
   cubert_status errors = cubert_stream_take_errors(device, slot->owner, slot);
   if (errors) {
     cubert_status_free(s);

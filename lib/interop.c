@@ -71,7 +71,7 @@ cubert_status cubert_interop_handle(cubert_interop *io, cubert_handle *handle, c
 cubert_status cubert_interop_sync(cubert_interop *io) {
   cubert_client_obj *c = io->client_obj_;
   cubert_stream_slot *slot = c->device->slots[io->slot_];
-  cubert_status s = io->server->vtable->sync(io->server, slot->stream);
+  cubert_status s = cubert_slot_sync(c->device, slot);
   cubert_status errors = cubert_stream_take_errors(c->device, slot->owner, slot);
   if (errors) {
     cubert_status_free(s);

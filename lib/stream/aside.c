@@ -21,11 +21,10 @@ cubert_status cubert_client_errors_set_aside(cubert_client *client, cubert_error
   cubert_call call;
   CUBERT_RETURN_IF_ERROR(cubert_call_enter(client, &call));
   cubert_device *device = call.device;
-  cubert_server *server = call.server;
   cubert_stream_slot *slot = call.slot;
   out->stream = slot->owner;
   /* A failure of the wait itself is one of the stream's errors too. */
-  cubert_status waited = server->vtable->sync(server, slot->stream);
+  cubert_status waited = cubert_slot_sync(device, slot);
   if (waited) cubert_stream_errors_push(slot->errors, waited);
   cubert_stream_errors_detach(slot->errors, &out->queued, &out->queued_count, &out->dropped);
   size_t count = cubert_parked_count_of(&device->parked, out->stream);

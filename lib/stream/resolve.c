@@ -5,6 +5,9 @@
    command on slot C uses a slice last used on slot O != C, C must wait for O up to that
    cursor: unless C already waited for O at or past it (last_synced[O]), the core records an
    event on O and makes C wait for it on the device, then notes last_synced[O] = O.cursor.
+   Nor when the host already saw O finish past that cursor (a sync of O returned: O.finished),
+   so a producer that reuses a buffer after its consumer synced does not wait on the device for
+   work known to be done, as a hand-written OpenCL program would not.
    Because every cross-slot use waits for the previous user, the users of one slice form a
    chain, so tracking the last one is enough (write-after-read included).
 
@@ -29,6 +32,7 @@ cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
     if (current->last_synced[origin] >= slice->last_cursor) continue;
     cubert_stream_slot *from = device->slots[origin];
     if (!from) continue; /* never used: nothing to wait for */
+    if (from->finished >= slice->last_cursor) continue; /* the host saw it finish */
     cubert_event *event = NULL;
     CUBERT_RETURN_IF_ERROR(server->vtable->event_record(server, from->stream, &event));
     cubert_status s = server->vtable->event_wait(server, current->stream, event);

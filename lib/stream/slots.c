@@ -39,7 +39,7 @@ cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj
                                 (unsigned long long)id, index);
     cubert_server *server = device->server;
     const uint64_t start = cubert_now_ns();
-    cubert_parked_push(&device->parked, slot->owner, server->vtable->sync(server, slot->stream));
+    cubert_parked_push(&device->parked, slot->owner, cubert_slot_sync(device, slot));
     cubert_parked_push(&device->parked, slot->owner, cubert_stream_errors_take(slot->errors));
     cubert_log(CUBERT_LOG_INFO, "stream",
                "stream %llu takes slot %u over from stream %llu on '%s' (the host waited %.1f us "
@@ -89,13 +89,20 @@ static void slot_destroy(cubert_device *device, cubert_stream_slot *slot) {
   if (!slot) return;
   cubert_server *server = device->server;
   if (slot->stream) {
-    server->vtable->sync(server, slot->stream);
+    cubert_status_free(server->vtable->sync(server, slot->stream));
     server->vtable->stream_destroy(server, slot->stream);
   }
   cubert_memory_manager_destroy(slot->memory);
   cubert_stream_errors_destroy(slot->errors);
   free(slot->last_synced);
   free(slot);
+}
+
+cubert_status cubert_slot_sync(cubert_device *device, cubert_stream_slot *slot) {
+  const uint64_t submitted = slot->cursor;
+  cubert_status s = device->server->vtable->sync(device->server, slot->stream);
+  if (!s) slot->finished = submitted;
+  return s;
 }
 
 cubert_status cubert_slot_get(cubert_device *device, uint32_t index, cubert_stream_slot **out) {
@@ -131,7 +138,7 @@ void cubert_slots_destroy(cubert_device *device) {
   /* Wait for every stream first: a queued launch on one slot may hold a slice of another. */
   for (uint32_t i = 0; i < device->max_streams; ++i) {
     cubert_stream_slot *slot = device->slots[i];
-    if (slot && slot->stream) device->server->vtable->sync(device->server, slot->stream);
+    if (slot && slot->stream) cubert_status_free(cubert_slot_sync(device, slot));
   }
   for (uint32_t i = 0; i < device->max_streams; ++i) slot_destroy(device, device->slots[i]);
   free(device->slots);

@@ -21,6 +21,7 @@ struct cubert_stream_slot {
   cubert_stream_errors *errors;
   uint64_t cursor;       /* commands submitted on this slot so far */
   uint64_t *last_synced; /* [max_streams]: origin cursor this slot has waited for */
+  uint64_t finished;     /* cursor the host knows finished: the last successful slot sync */
   /* The stream id whose work the slot holds now. Ids share slots (id % max_streams); a slot
      changes owner only after the previous owner's work finished, so every error on its queue
      belongs to its owner. */
@@ -37,6 +38,9 @@ cubert_status cubert_stream_take_errors(cubert_device *device, cubert_stream_id 
                                         cubert_stream_slot *slot);
 /* Slot `index`, created on first use. */
 cubert_status cubert_slot_get(cubert_device *device, uint32_t index, cubert_stream_slot **out);
+/* The server's sync of the slot's stream; on success the slot's commands so far count as
+   finished, so other slots no longer wait for them on the device (resolve.c). */
+cubert_status cubert_slot_sync(cubert_device *device, cubert_stream_slot *slot);
 /* Waits for every slot's work and frees the slots (device destruction). */
 void cubert_slots_destroy(cubert_device *device);
 

@@ -2,7 +2,8 @@
    MultiStream tests (cubecl-runtime; lib/stream/README.md describes cubert's protocol) onto
    real streams of the CPU server: the shared-binding analysis and resolve state, pinning of a
    binding used by another stream until the consumer's work completed, and the regression for
-   the reference's known flaw (waits keyed by allocation instead of last use). */
+   the reference's known flaw (waits keyed by allocation instead of last use), and no device
+   wait for work the host already saw finish. */
 #include <criterion/criterion.h>
 #include <cubert/cubert.h>
 #include <cubert/kernels.h>
@@ -42,13 +43,17 @@ static cubert_stream_slot *slot(uint32_t i) {
   return cubert_client_device(root)->slots[i];
 }
 
-static cubert_handle *fill(cubert_client *c, uint32_t value) {
-  cubert_handle *h = NULL;
-  OK(cubert_client_empty(c, 1024 * 4, &h));
+static void fill_into(cubert_client *c, cubert_handle *h, uint32_t value) {
   uint64_t info[2] = {1024, value};
   cubert_kernel_args args = {&h, 1, info, 2};
   OK(cubert_client_launch(c, &cubert_kernel_fill_u32, cubert_cube_count_new_3d(4, 1, 1),
                           cubert_cube_dim_new_3d(256, 1, 1), &args));
+}
+
+static cubert_handle *fill(cubert_client *c, uint32_t value) {
+  cubert_handle *h = NULL;
+  OK(cubert_client_empty(c, 1024 * 4, &h));
+  fill_into(c, h, value);
   return h;
 }
 
@@ -143,6 +148,28 @@ Test(core_streams, a_rewrite_on_the_origin_stream_is_waited_for) {
   uint32_t v[1024];
   OK(cubert_client_read(s2, out, v, sizeof v));
   for (int i = 0; i < 1024; ++i) cr_assert_eq(v[i], 2, "element %d read the old value", i);
+  cubert_handle_release(x);
+  cubert_handle_release(zero);
+  cubert_handle_release(out);
+}
+
+/* Work the host saw finish is not waited for on the device: after s2 read x and synced, s1
+   rewriting x makes no device wait for slot 2 (the pattern of a producer refilling a buffer its
+   consumer has finished with), while an unsynced use still does. */
+Test(core_streams, work_the_host_saw_finish_is_not_waited_for) {
+  cubert_handle *x = fill(s1, 1), *zero = fill(s2, 0), *out = NULL;
+  OK(cubert_client_empty(s2, 1024 * 4, &out));
+  add(s2, x, zero, out); /* s2 waits for s1 on the device */
+  cr_assert_eq(slot(2)->last_synced[1], 1);
+  OK(cubert_client_sync(s2));
+  cr_assert_eq(slot(2)->finished, slot(2)->cursor, "a successful sync marks the slot finished");
+  fill_into(s1, x, 4); /* x last used by s2, which finished: no device wait */
+  cr_assert_eq(slot(1)->last_synced[2], 0, "s1 waited for finished work of slot 2");
+  add(s2, x, zero, out); /* s1 has not synced: s2 waits for it */
+  cr_assert_eq(slot(2)->last_synced[1], slot(1)->cursor);
+  uint32_t v[1024];
+  OK(cubert_client_read(s2, out, v, sizeof v));
+  for (int i = 0; i < 1024; ++i) cr_assert_eq(v[i], 4, "element %d", i);
   cubert_handle_release(x);
   cubert_handle_release(zero);
   cubert_handle_release(out);
