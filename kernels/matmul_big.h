@@ -13,12 +13,12 @@
    values of y) read 16 consecutive f32x4 of the B tile (conflict-free) and two of the A tile
    (broadcasts).
 
-   Shared memory holds two buffers of each tile, stored K-major (a[k][row], b[k][col]; each K
-   row padded by MB_PAD floats, see MB_RUN), read as f32x4 through a union. K advances MB_TK at
-   a time with one barrier per step: every unit first loads its share of the next tiles from
-   global memory into registers, then multiplies the current tiles, then writes its registers
-   into the other buffer; the barrier then makes the other buffer complete and the current one
-   free (double buffering: the global loads of step t + 1 overlap the arithmetic of step t).
+   Shared memory holds two buffers of each tile, stored K-major (a[k][row], b[k][col]), read
+   as f32x4 through a union. K advances MB_TK at a time with one barrier per step: every unit
+   first loads its share of the next tiles from global memory into registers, then multiplies
+   the current tiles, then writes its registers into the other buffer; the barrier then makes
+   the other buffer complete and the current one free (double buffering: the global loads of
+   step t + 1 overlap the arithmetic of step t).
 
    Global loads: each unit moves MB_TK / 2 elements of each tile, in runs of 4 that are
    consecutive in the operand's contiguous direction: along K for a row-major A or a
@@ -29,45 +29,42 @@
    compute on zeros and skip the store. The K loop
    is two loops: the interior steps where both operands take the unguarded loads (no checked
    path in the hot loop, which keeps NVIDIA's compiler under the register cap of
-   CUBE_OPENCL_OPTIONS), then the general one for the rest. The CPU server runs it too (tests), but
-   it is written for GPUs: ops/matmul.c measures it only on GPU devices. */
+   CUBE_OPENCL_OPTIONS), then the general one for the rest. The CPU server runs it too (tests), but it is written
+   for GPUs: ops/matmul.c measures it only on GPU devices. */
 
 #define MB_DIM 16
 #define MB_BM 128
 #define MB_BN 128
 #define MB_LA (MB_TK * MB_BM / (MB_DIM * MB_DIM)) /* elements of each tile per unit */
-#define MB_PAD 4 /* floats after each K row of a shared tile: conflict-free kc stores */
+#define MB_KQ (MB_TK / 4)                         /* runs of 4 along K per row of a tile */
 #define MB_CAT2_(a, b) a##b
 #define MB_CAT_(a, b) MB_CAT2_(a, b)
 #define MB_SHARED MB_CAT_(MB_NAME, _tiles)
 
 typedef struct MB_SHARED {
   union {
-    float f[MB_TK][MB_BM + MB_PAD];
-    f32x4 v[MB_TK][(MB_BM + MB_PAD) / 4];
+    float f[MB_TK][MB_BM];
+    f32x4 v[MB_TK][MB_BM / 4];
   } a[2]; /* a[buffer].f[k][row] */
   union {
-    float f[MB_TK][MB_BN + MB_PAD];
-    f32x4 v[MB_TK][(MB_BN + MB_PAD) / 4];
+    float f[MB_TK][MB_BN];
+    f32x4 v[MB_TK][MB_BN / 4];
   } b[2]; /* b[buffer].f[k][col] */
 } MB_SHARED;
 
 /* Position (o_ along M or N, k_ along K) of the g-th run of 4 that unit `tid` moves, for an
    operand contiguous along K (kc) or along M / N (!kc); element j of the run is at k_ + j
-   (kc) or o_ + j (!kc). kc: the 32 units of a warp take 16 rows and two neighbouring runs of
-   each (one whole 32-byte sector of the row per pair), and with the padded row of the shared
-   tile (MB_PAD) their transposing stores hit 32 different banks. !kc: a warp takes 32
-   neighbouring runs of one K row. */
-#define MB_RUN(kc, g, o_, k_)                            \
-  {                                                      \
-    if (kc) {                                            \
-      o_ = tid / 32 * 16 + tid % 16;                     \
-      k_ = ((g)*2 + tid % 32 / 16) * 4;                  \
-    } else {                                             \
-      const uint32_t q_ = tid + (MB_DIM * MB_DIM) * (g); \
-      k_ = q_ / (MB_BM / 4);                             \
-      o_ = q_ % (MB_BM / 4) * 4;                         \
-    }                                                    \
+   (kc) or o_ + j (!kc). */
+#define MB_RUN(kc, g, o_, k_)                          \
+  {                                                    \
+    const uint32_t q_ = tid + (MB_DIM * MB_DIM) * (g); \
+    if (kc) {                                          \
+      o_ = q_ / MB_KQ;                                 \
+      k_ = q_ % MB_KQ * 4;                             \
+    } else {                                           \
+      k_ = q_ / (MB_BM / 4);                           \
+      o_ = q_ % (MB_BM / 4) * 4;                       \
+    }                                                  \
   }
 /* Loads this unit's share of the tile of operand X (buffer X, first element x0, strides s_o
    along M / N and s_k along K, block start o0 of n_o) at K offset t into regs. */
@@ -232,7 +229,7 @@ MM_PHASED_KERNEL(MB_NAME, (MB_SHARED, sh), (const float, a), (const float, b), (
 #undef MB_SHARED
 #undef MB_CAT_
 #undef MB_CAT2_
-#undef MB_PAD
+#undef MB_KQ
 #undef MB_LA
 #undef MB_BN
 #undef MB_BM
