@@ -519,7 +519,7 @@ Test(ops_matmul, every_candidate_forced_through_the_op) {
       {.m = 9, .n = 33, .k = 300, .pad = 2, .alpha = 1.0},
   };
   const cubert_device_properties *p = cubert_client_properties(cts_client);
-  for (int cand = 0; cand < 8; ++cand) {
+  for (int cand = 0; cand < 9; ++cand) {
     mm_forced = 1;
     mm_ran = 0;
     cubert_ops_matmul_force_candidate(cand);
@@ -530,7 +530,7 @@ Test(ops_matmul, every_candidate_forced_through_the_op) {
     }
     cubert_ops_matmul_force_candidate(-1);
     mm_forced = 0;
-    if (cand == 0 || cand == 3 || cand == 4 || cand == 6 || cand == 7 ||
+    if (cand == 0 || cand == 3 || cand == 4 || cand == 6 || cand == 7 || cand == 8 ||
         (cand == 5 && p->type == CUBERT_DEVICE_TYPE_OPENCL_CPU))
       cr_assert(mm_ran > 0, "candidate %d ran none of the products", cand);
   }
