@@ -245,17 +245,18 @@ static cubert_status mm_big16_packed_a(cubert_client *client, const void *p) {
   const uint64_t m = args->m, k = args->k;
   cubert_handle *packed = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, (size_t)(m * k * 4), &packed));
+  /* A^T (K x M) into a row-major scratch: the shape of copy's tiled transpose. */
   const cubert_tensor src = {.handle = args->bufs[0],
                              .rank = 2,
-                             .shape = {m, k},
-                             .strides = {args->info[6], args->info[7]},
+                             .shape = {k, m},
+                             .strides = {args->info[7], args->info[6]},
                              .elem_size = 4,
                              .dtype = CUBERT_DTYPE_F32,
                              .offset = args->info[4]};
   const cubert_tensor dst = {.handle = packed,
                              .rank = 2,
-                             .shape = {m, k},
-                             .strides = {1, m},
+                             .shape = {k, m},
+                             .strides = {m, 1},
                              .elem_size = 4,
                              .dtype = CUBERT_DTYPE_F32};
   cubert_status st = cubert_op_copy(client, &src, &dst);
