@@ -111,7 +111,7 @@ Test(dry_run, writes_proceed_and_reads_give_zeros) {
 }
 
 /* Runs `launch_fn` on a real view and on a dry-run view and asserts the same error (code and
-   message) from both. */
+   first line of the message) from both. */
 typedef cubert_status (*launch_fn)(cubert_client *c, cubert_handle *h);
 
 static void expect_same_error(launch_fn fn, cubert_handle *h, cubert_code code, const char *what) {
@@ -125,7 +125,11 @@ static void expect_same_error(launch_fn fn, cubert_handle *h, cubert_code code, 
                cubert_status_message(real));
   cr_assert_eq(cubert_status_code(dried), code, "%s: dry-run launch: %s", what,
                cubert_status_message(dried));
-  cr_assert_str_eq(cubert_status_message(dried), cubert_status_message(real), "%s", what);
+  /* The first line: a build log may name the driver's temporary file, another at each build. */
+  const char *a = cubert_status_message(dried), *b = cubert_status_message(real);
+  const size_t n = strcspn(a, "\n");
+  cr_assert(n == strcspn(b, "\n") && strncmp(a, b, n) == 0, "%s:\n  dry run: %s\n  real:    %s",
+            what, a, b);
   cubert_status_free(real);
   cubert_status_free(dried);
   cubert_client_release(dry);

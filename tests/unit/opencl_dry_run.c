@@ -75,7 +75,8 @@ Test(opencl_dry_run, prepare_builds_writes_the_disk_cache_and_runs_nothing) {
   ocl_test_fixture_free(&f);
 }
 
-/* prepare and launch share cubert_ocl_launch_kernel: each refusal is the same status. */
+/* prepare and launch share cubert_ocl_launch_kernel: each refusal is the same status (code and
+   message). */
 static void expect_same_error(cubert_server *server, ocl_test_fixture *f, const cubert_launch *l,
                               cubert_code code, const char *what) {
   cubert_status prepared = server->compiler->prepare(server, l);
@@ -83,7 +84,11 @@ static void expect_same_error(cubert_server *server, ocl_test_fixture *f, const 
   cr_assert_not_null(prepared, "%s: prepare succeeded", what);
   cr_assert_not_null(launched, "%s: launch succeeded", what);
   cr_expect_eq(cubert_status_code(prepared), code, "%s: %s", what, cubert_status_message(prepared));
-  cr_expect_str_eq(cubert_status_message(prepared), cubert_status_message(launched), "%s", what);
+  /* The first line: a build log names the driver's temporary file, another at each build. */
+  const char *a = cubert_status_message(prepared), *b = cubert_status_message(launched);
+  const size_t n = strcspn(a, "\n");
+  cr_expect(n == strcspn(b, "\n") && strncmp(a, b, n) == 0, "%s:\n  prepare: %s\n  launch:  %s",
+            what, a, b);
   cubert_status_free(prepared);
   cubert_status_free(launched);
 }
