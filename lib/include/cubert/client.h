@@ -359,7 +359,8 @@ CUBERT_API cubert_status cubert_client_to_client_range(cubert_client *src_client
    Validation before anything is queued: cube dim against max_cube_dim (CUBE_DIM), units per
    cube against max_units_per_cube (UNITS), shared memory (SHARED_MEMORY), zero dims
    (INVALID_ARGUMENT), handles (NOT_FOUND). A zero cube count is a no-op. A kernel without an
-   implementation for the device's backend is COMPILATION naming kernel and backend. */
+   implementation for the device's backend is COMPILATION naming kernel and backend. In dry run
+   (cubert_client_set_dry_run) the same checks, then the kernel is compiled and nothing queued. */
 CUBERT_API cubert_status cubert_client_launch(cubert_client *client,
                                               const cubert_kernel_def *kernel,
                                               cubert_cube_count count, cubert_cube_dim dim,
