@@ -12,6 +12,7 @@
 #include "client.h"
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@
 #include "cubert/server/sanitizer.h"
 #include "device.h"
 #include "device_registry.h"
+#include "dry_run.h"
 #include "handle.h"
 #include "profile_log.h"
 #include "registry.h"
@@ -59,12 +61,13 @@ static void client_done(const cubert_client *client) {
 
 /* A new client view on `device`; takes over one device reference on success. */
 static cubert_status client_new(cubert_device *device, int pinned, cubert_stream_id stream,
-                                cubert_client **out) {
+                                int dry_run, cubert_client **out) {
   cubert_client_obj *client = calloc(1, sizeof(*client));
   if (!client) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   client->device = device;
   client->pinned = pinned;
   client->stream = stream;
+  atomic_init(&client->dry_run, dry_run);
   uintptr_t token = 0;
   cubert_status s = cubert_object_register(CUBERT_OBJECT_CLIENT, client, &token);
   if (s) {
@@ -80,7 +83,7 @@ cubert_status cubert_client_create(const char *device_selector, cubert_client **
   *out = NULL;
   cubert_device *device = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_device_get(device_selector, &device));
-  cubert_status s = client_new(device, 0, 0, out);
+  cubert_status s = client_new(device, 0, 0, cubert_config_get()->dry_run, out);
   if (s) cubert_device_release(device);
   return s;
 }
@@ -92,7 +95,8 @@ cubert_status cubert_client_with_stream(cubert_client *client, cubert_stream_id 
   cubert_client_obj *c = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
   cubert_device_retain(c->device);
-  cubert_status s = client_new(c->device, 1, id, out);
+  /* A view pinned to a stream inherits the mode of the client it came from. */
+  cubert_status s = client_new(c->device, 1, id, atomic_load(&c->dry_run), out);
   if (s) cubert_device_release(c->device);
   client_done(client);
   return s;
@@ -256,6 +260,12 @@ cubert_status cubert_client_read_range(cubert_client *client, cubert_handle *han
     return io_end(&call, handle, cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "dst is NULL"));
   cubert_status s = check_range(h, offset, size, "read");
   if (s) return io_end(&call, handle, s);
+  if (cubert_dry_run_on(call.obj)) {
+    /* Nothing ran whose result could be read; zeros keep a program's reads deterministic and
+       its loops over them finite (cubert_client_set_dry_run). */
+    if (size) memset(dst, 0, size);
+    return io_end(&call, handle, NULL);
+  }
   cubert_server *server = call.server;
   cubert_binding b = cubert_handle_binding(h);
   s = cubert_call_lock(&call);

@@ -14,6 +14,9 @@ typedef struct cubert_client_obj {
   cubert_device *device; /* retained */
   int pinned;            /* 1: every call goes to `stream` */
   cubert_stream_id stream;
+  /* 1: launches are checked and compiled, not run; reads return zeros (dry_run.h). Atomic: any
+     thread may switch it while others use the client. */
+  _Atomic int dry_run;
 } cubert_client_obj;
 
 /* The object behind a live client, with a reference the caller drops with

@@ -1,6 +1,7 @@
 /* cubert — launches: the checks every launch gets before anything is queued (device limits,
    handles, a kernel-language kernel's declared buffers, the execution mode), then the call into
-   the server on the calling stream, profiled when CUBERT_PROFILE or CUBERT_TRACE ask.
+   the server on the calling stream, profiled when CUBERT_PROFILE or CUBERT_TRACE ask; in dry run
+   (dry_run.h) the same checks, then the server's compiler instead of its launch.
 
    A launch holds a reference on the client and on each buffer handle until it is queued (the
    server then holds the slices), so a release on another thread takes effect afterwards. */
@@ -17,6 +18,7 @@
 #include "cubert/config.h"
 #include "cubert/server/violation.h"
 #include "device.h"
+#include "dry_run.h"
 #include "handle.h"
 #include "kernel_check.h"
 #include "profile_log.h"
@@ -195,18 +197,24 @@ static cubert_status launch(cubert_call *call, const cubert_kernel_def *kernel,
   /* Kernel-language kernels: the declared buffers against the bound ones. */
   if (!s) s = cubert_kernel_check_signature(kernel, bindings, n);
   mode = cubert_kernel_effective_mode(mode);
-  if (!s) {
-    cubert_launch launch = {
-        .kernel = kernel,
-        .cube_count = {count.x, count.y, count.z},
-        .dynamic_count = count.dynamic ? &bindings[n] : NULL,
-        .cube_dim = dim,
-        .bindings = bindings,
-        .binding_count = n,
-        .info = args ? args->info : NULL,
-        .info_count = args ? args->info_count : 0,
-        .mode = mode,
-    };
+  cubert_launch launch = {
+      .kernel = kernel,
+      .cube_count = {count.x, count.y, count.z},
+      .dynamic_count = count.dynamic ? &bindings[n] : NULL,
+      .cube_dim = dim,
+      .bindings = bindings,
+      .binding_count = n,
+      .info = args ? args->info : NULL,
+      .info_count = args ? args->info_count : 0,
+      .mode = mode,
+  };
+  if (!s && cubert_dry_run_on(c)) {
+    /* Checked and compiled, not queued: no stream slot to take, no ordering to resolve, no
+       use to mark; the device lock alone, which every server method is called under. */
+    cubert_device_lock(device);
+    s = cubert_dry_run_prepare(call->server, &launch);
+    cubert_device_unlock(device);
+  } else if (!s) {
     cubert_server *server = call->server;
     s = cubert_call_lock(call);
     uint32_t index = call->index;

@@ -520,6 +520,9 @@ cubert_status cubert_ocl_profile_end(cubert_server *server, cubert_server_stream
 
 cubert_status cubert_ocl_launch(cubert_server *server, cubert_server_stream *stream,
                                 const cubert_launch *launch);
+/* The launch's kernel object, built or found, checked against its own limits and a static count. */
+cubert_status cubert_ocl_launch_kernel(cubert_ocl_server *server, const cubert_launch *launch,
+                                       cubert_ocl_kernel **out);
 /* Cached device buffer holding `words[0..count)` (owned by the cache). */
 cubert_status cubert_ocl_info_buffer(cubert_ocl_server *server, const uint64_t *words,
                                      uint32_t count, cl_mem *out);

@@ -256,17 +256,13 @@ static cubert_execution_mode launch_variant(const cubert_launch *launch) {
   return (cubert_execution_mode)(launch->mode | CUBERT_OCL_OWN_SAFE);
 }
 
-cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *stream,
-                                const cubert_launch *launch) {
-  cubert_ocl_server *server = cubert_ocl_server_of(base);
-  /* Released wrapped buffers first: freeing them bumps mem_generation, which the argument
-     cache below reads. */
-  cubert_ocl_external_drain(server);
+cubert_status cubert_ocl_launch_kernel(cubert_ocl_server *server, const cubert_launch *launch,
+                                       cubert_ocl_kernel **out) {
+  *out = NULL;
+  cubert_server *base = &server->base;
   cubert_ocl_kernel *k = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch_variant(launch), &k));
   const int language = launch->kernel->signature != NULL;
-  /* Kernel-language kernels: info words and validate record first, then the buffers. */
-  const uint32_t first = language ? 2u : 0u;
   uint32_t expected = language ? 2u + launch->binding_count
                                : launch->binding_count + (launch->info_count ? 1u : 0u);
   if (k->arg_count != expected)
@@ -295,14 +291,33 @@ cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *strea
                            (unsigned long long)base->properties.hardware.max_shared_memory_size,
                            base->properties.name),
         k->local_mem, base->properties.hardware.max_shared_memory_size);
+  if (!launch->dynamic_count) {
+    const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
+    CUBERT_RETURN_IF_ERROR(check_count(server, k, launch->cube_count, dim, "cube count"));
+  }
+  *out = k;
+  return NULL;
+}
+
+cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *stream,
+                                const cubert_launch *launch) {
+  cubert_ocl_server *server = cubert_ocl_server_of(base);
+  /* Released wrapped buffers first: freeing them bumps mem_generation, which the argument
+     cache below reads. */
+  cubert_ocl_external_drain(server);
+  cubert_ocl_kernel *k = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_ocl_launch_kernel(server, launch, &k));
+  const int language = launch->kernel->signature != NULL;
+  /* Kernel-language kernels: info words and validate record first, then the buffers. */
+  const uint32_t first = language ? 2u : 0u;
 
   uint32_t count[3] = {launch->cube_count[0], launch->cube_count[1], launch->cube_count[2]};
   if (launch->dynamic_count)
     CUBERT_RETURN_IF_ERROR(read_dynamic_count(stream, launch->dynamic_count, count));
   if (count[0] == 0 || count[1] == 0 || count[2] == 0) return NULL; /* nothing to run */
   const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
-  CUBERT_RETURN_IF_ERROR(check_count(server, k, count, dim,
-                                     launch->dynamic_count ? "dynamic cube count" : "cube count"));
+  if (launch->dynamic_count)
+    CUBERT_RETURN_IF_ERROR(check_count(server, k, count, dim, "dynamic cube count"));
   size_t global[3], local[3];
   for (int i = 0; i < 3; ++i) {
     global[i] = (size_t)count[i] * dim[i];

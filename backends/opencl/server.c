@@ -16,6 +16,7 @@
 #include "cubert/server/profiler.h"
 #include "cubert/server/transfers.h"
 #include "internal.h"
+#include "prepare.h"
 
 #ifndef CUBERT_VERSION_STRING_BUILD
 #define CUBERT_VERSION_STRING_BUILD "0.1.0"
@@ -162,6 +163,7 @@ static cubert_status server_create(const char *spec, cubert_server **out) {
   server->base.profiler = &kProfiler;
   server->base.gates = &kGates;
   server->base.combine = &kCombine;
+  server->base.compiler = &cubert_ocl_compiler;
   server->base.properties = entry.properties;
   /* Pitched rows pay off where loads are coalesced per row: on GPUs. */
   server->base.layout = entry.properties.type == CUBERT_DEVICE_TYPE_OPENCL_GPU

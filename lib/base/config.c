@@ -223,6 +223,7 @@ static void config_load(void) {
   config.opencl_binary_cache =
       env_choice("CUBERT_OPENCL_BINARY_CACHE", binary_cache_names, 3, CUBERT_BINARY_CACHE_AUTO);
   config.pools_exclusive = parse_flag("CUBERT_POOLS_EXCLUSIVE", 0);
+  config.dry_run = parse_flag("CUBERT_DRY_RUN", 0);
   parse_validate_seed();
 }
 

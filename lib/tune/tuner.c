@@ -20,6 +20,7 @@
 #include "client.h"
 #include "cubert/config.h"
 #include "device.h"
+#include "dry_run.h"
 #include "stream/aside.h"
 #include "tune_internal.h"
 
@@ -548,7 +549,11 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
   }
   uint32_t winner = UINT32_MAX;
   int unmeasured = 0;
+  /* Measurements run for real even in dry run (the reference's RealRun): a decision measured
+     while warming caches is one the shipped cache keeps. The winner's launch below is dry. */
+  cubert_dry_run_real_begin();
   s = measure(client, t, set, key, args, checksum, excluded, known_good, &winner, &unmeasured);
+  cubert_dry_run_real_end();
   cubert_client_errors_put_back(client, &aside);
   if (s) return s;
   s = set->candidates[winner].launch(client, args);

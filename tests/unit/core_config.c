@@ -10,6 +10,8 @@
 #include "base/log.h"
 #include "core_capture.h"
 #include "cubert/config.h"
+#include "cubert/cubert.h"
+#include "cubert/kernels.h"
 #include "cubert/server.h"
 
 static const char *const all_vars[] = {
@@ -20,6 +22,7 @@ static const char *const all_vars[] = {
     "CUBERT_BACKTRACE",       "CUBERT_AUTOTUNE",
     "CUBERT_AUTOTUNE_CACHE",  "CUBERT_OPENCL_BINARY_CACHE",
     "CUBERT_POOLS_EXCLUSIVE", "CUBERT_VALIDATE_SEED",
+    "CUBERT_DRY_RUN",
 };
 
 static void clear_env(void) {
@@ -57,6 +60,7 @@ Test(core_config, defaults_without_environment) {
   cr_assert_eq(c->check_mode, 0);
   cr_assert_eq(c->max_streams, 128);
   cr_assert_eq(c->backtrace, 0);
+  cr_assert_eq(c->dry_run, 0);
   cr_assert_eq(cubert_config_warning_count(), 0);
   cr_assert_null(cubert_config_warning_at(0));
 }
@@ -236,6 +240,37 @@ Test(core_config, pools_exclusive_is_a_flag) {
   clear_env();
   cubert_config_reload_for_tests();
   cr_assert_eq(cubert_config_get()->pools_exclusive, 0);
+}
+
+/* CUBERT_DRY_RUN (cubecl dry_run, newer than the seed): a flag read once; every client created
+   while it is on starts in dry run, so an unmodified program only compiles and checks. */
+Test(core_config, dry_run_is_a_flag_that_clients_start_in) {
+  cr_assert_eq(with_env("CUBERT_DRY_RUN", "yes")->dry_run, 1);
+  cr_assert_eq(cubert_config_warning_count(), 0);
+  cubert_client *client = NULL;
+  cubert_status s = cubert_client_create("cpu!private", &client);
+  cr_assert_null(s, "%s", cubert_status_message(s));
+  cr_assert_eq(cubert_client_dry_run(client), 1);
+  uint32_t v[4] = {9, 9, 9, 9};
+  cubert_handle *h = NULL;
+  cr_assert_null(cubert_client_create_buffer(client, v, sizeof v, &h));
+  uint64_t info[2] = {4, 1};
+  cubert_kernel_args args = {&h, 1, info, 2};
+  cr_assert_null(cubert_client_launch(client, &cubert_kernel_fill_u32,
+                                      cubert_cube_count_new_3d(1, 1, 1),
+                                      cubert_cube_dim_new_3d(4, 1, 1), &args));
+  cr_assert_null(cubert_client_set_dry_run(client, 0));
+  cr_assert_null(cubert_client_read(client, h, v, sizeof v));
+  cr_assert_eq(v[0], 9, "the launch in dry run ran nothing");
+  cubert_handle_release(h);
+  cubert_client_release(client);
+  cr_assert_eq(with_env("CUBERT_DRY_RUN", "2")->dry_run, 0);
+  assert_one_warning("CUBERT_DRY_RUN", "\"2\"", NULL);
+  clear_env();
+  cubert_config_reload_for_tests();
+  cr_assert_null(cubert_client_create("cpu!private", &client));
+  cr_assert_eq(cubert_client_dry_run(client), 0);
+  cubert_client_release(client);
 }
 
 Test(core_config, validate_seed_takes_any_32_bit_number) {

@@ -359,7 +359,8 @@ CUBERT_API cubert_status cubert_client_to_client_range(cubert_client *src_client
    Validation before anything is queued: cube dim against max_cube_dim (CUBE_DIM), units per
    cube against max_units_per_cube (UNITS), shared memory (SHARED_MEMORY), zero dims
    (INVALID_ARGUMENT), handles (NOT_FOUND). A zero cube count is a no-op. A kernel without an
-   implementation for the device's backend is COMPILATION naming kernel and backend. */
+   implementation for the device's backend is COMPILATION naming kernel and backend. In dry run
+   (cubert_client_set_dry_run) the same checks, then the kernel is compiled and nothing queued. */
 CUBERT_API cubert_status cubert_client_launch(cubert_client *client,
                                               const cubert_kernel_def *kernel,
                                               cubert_cube_count count, cubert_cube_dim dim,
@@ -377,6 +378,56 @@ CUBERT_API cubert_status cubert_client_launch_mode(cubert_client *client,
                                                    cubert_cube_count count, cubert_cube_dim dim,
                                                    const cubert_kernel_args *args,
                                                    cubert_execution_mode mode);
+
+/* ---- dry run ----------------------------------------------------------------------------- */
+
+/** Enters (on != 0) or leaves (0) dry run on this client view (cubecl's dry_run, newer than the
+   seed files): every launch is checked and its kernel compiled and cached, and nothing runs but
+   autotune's measurements. The way to warm the caches on a build machine before shipping them
+   (`cubert-info --export-caches`), and to check a program's launches without running them. Also
+   entered by every client created while CUBERT_DRY_RUN=1, so an unmodified program can warm
+   caches.
+   What each call does in dry run:
+   - launches (launch, launch_unchecked, launch_mode, and the operations of cubert/ops.h and the
+     kernel library, which launch through them): every check of a real launch, with the same
+     errors (cube dim, units, shared memory, cube count, bindings, handles, a kernel-language
+     kernel's declared buffers, the mode); then the server compiles the kernel for the launch's
+     execution mode and keeps it in its caches as a first real launch would (the OpenCL server:
+     the program built, or loaded from its disk cache, and the disk cache file written at once;
+     COMPILATION with the build log, and the kernel's own limits on units per cube and shared
+     memory, as at a real launch). Nothing is queued: no buffer changes, no stream waits. Errors
+     that only running finds are not seen: a dynamic cube count's value, validate-mode
+     violations, a driver's refusal at enqueue time. A zero cube count is a no-op, as always.
+     Some drivers (PoCL) compile part of a kernel only when it first runs at a cube dim: that part
+     is not in the cache a dry run writes.
+   - buffers: create_buffer, empty, write, the tensor forms, to_client, the collectives of
+     cubert/comm.h and the memory calls work as usual, so later launches are checked against
+     real handles. A buffer's content after a
+     launch in dry run is what it was before; to_client's new handle holds a copy within one
+     device instance, and may hold zeros between devices (such copies read through the host).
+   - reads (read, read_range, read_tensor and every asynchronous form): the arguments are
+     checked as usual (same errors), then `dst` is filled with zeros (nothing ran whose result
+     could be read; zeros keep loops over results finite); no wait, and a future is complete at
+     once. Errors of earlier real work on the stream stay queued for the next flush or sync.
+   - flush, sync, sync_all: as usual (they wait for work queued before entering dry run and
+     return its errors).
+   - autotune (cubert/tune.h): measurements run for real, as in the reference (its RealRun): a
+     key without a decision is tuned on the device as usual (its candidates compiled, run and
+     timed) and the decision cached in memory and on disk, so the caches a dry run warms hold
+     the tuning too; then the operation's launch of the winner is dry. An operation tuned in dry
+     run may so leave its output written by the measurements. A key already decided (and
+     CUBERT_AUTOTUNE=off) runs nothing.
+   - profiles (cubert/profile.h) of dry-run launches see no device work.
+   The mode belongs to this view: other clients of the same device instance are not affected; a
+   view made by cubert_client_with_stream starts in the mode of the client it came from. Leaving
+   dry run needs nothing: every handle, stream and cache stays usable, and a real launch of a
+   kernel compiled in dry run finds it built. Thread-safe; launches already in progress on other
+   threads finish in the mode they started in.
+   Errors: INVALID_ARGUMENT (NULL client), NOT_FOUND (released client). */
+CUBERT_API cubert_status cubert_client_set_dry_run(cubert_client *client, int on);
+/** 1 while the client view is in dry run (cubert_client_set_dry_run), else 0 (also for NULL or a
+   released client). Thread-safe. */
+CUBERT_API int cubert_client_dry_run(const cubert_client *client);
 
 /* ---- synchronisation --------------------------------------------------------------------- */
 

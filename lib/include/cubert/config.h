@@ -42,6 +42,9 @@ typedef struct cubert_config {
      `-cl-nv-maxrregcount=128` or `-cl-fast-relaxed-math`), or NULL. Part of the program
      caches' keys, so programs built with other options are not reused. */
   const char *opencl_options;
+  /** CUBERT_DRY_RUN=1: every client starts in dry run (cubert_client_set_dry_run): launches are
+     checked and their kernels compiled and cached, nothing runs, reads return zeros. */
+  int dry_run;
 } cubert_config;
 /** Values of cubert_config.opencl_binary_cache. */
 enum {

@@ -16,6 +16,7 @@
    | cubert_server_gates (gates.h)         | refuses communicators                     |
    | cubert_server_combine (combine.h)     | combines collectives on the host          |
    | cubert_server_sanitizer (sanitizer.h) | reports no uninitialised reads            |
+   | cubert_server_compiler (compiler.h)   | only validates dry-run launches           |
 
    A backend lists and opens its servers through cubert/backend.h; tests/null_backend/ is the
    smallest backend there is (the required vtable only), to copy when starting a new one.
@@ -194,6 +195,7 @@ typedef struct cubert_server_profiler cubert_server_profiler;
 typedef struct cubert_server_gates cubert_server_gates;
 typedef struct cubert_server_combine cubert_server_combine;
 typedef struct cubert_server_sanitizer cubert_server_sanitizer;
+typedef struct cubert_server_compiler cubert_server_compiler;
 /** @} */
 
 /** How the core lays out 2-D tensors on a server (the reference's MemoryLayoutPolicy). */
@@ -214,6 +216,7 @@ struct cubert_server {
   const cubert_server_gates *gates;         /**< or NULL (cubert/server/gates.h) */
   const cubert_server_combine *combine;     /**< or NULL (cubert/server/combine.h) */
   const cubert_server_sanitizer *sanitizer; /**< or NULL (cubert/server/sanitizer.h) */
+  const cubert_server_compiler *compiler;   /**< or NULL (cubert/server/compiler.h) */
   cubert_layout_policy layout;              /**< how optimized tensors are laid out */
   cubert_device_properties properties;      /**< filled by the backend's create */
 };
