@@ -139,10 +139,11 @@ static int pending_grow(cubert_server_stream *stream) {
    through a marker: in an in-order queue it completes after them, and PoCL fails it (-1) when
    one of them fails while the marker is queued, whereas its clFinish returns CL_SUCCESS after
    any failure. A failure that already happened before the marker was enqueued is not passed
-   on to it (PoCL 3.1; README.md lists what is caught). Sync enqueues the marker, finishes the
-   queue and reads the marker's status, so a successful sync costs one marker and one status
-   query more than a plain clFinish. A stream whose last command has an event needs no marker:
-   the FIFO sees that command. */
+   on to it (PoCL 3.1; README.md lists what is caught). Waiting on the marker replaces clFinish
+   (its completion means every earlier command completed), and clWaitForEvents's result says
+   whether it failed, so a successful sync costs one marker more than a plain clFinish and no
+   status query (measured on PoCL, README.md). A stream whose last command has an event needs
+   no marker: the FIFO sees that command. */
 cubert_status cubert_ocl_finish(cubert_server_stream *stream) {
   const char *unobserved = stream->unobserved_what;
   cl_event marker = NULL;
@@ -151,12 +152,15 @@ cubert_status cubert_ocl_finish(cubert_server_stream *stream) {
       clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker) == CL_SUCCESS) {
     cubert_ocl_server *server = stream->server;
     if (server->sync_marker_hook) server->sync_marker_hook(server->sync_marker_user);
-    /* clFinish, then the marker's status: on a 16-core host PoCL's clWaitForEvents on the
-       marker cost 16-17 us more per sync than clFinish (docs/BENCHMARKS.md). After clFinish
-       every command, the marker included, has its final status. */
-    err = clFinish(stream->queue);
-    cl_int status = event_status(marker);
-    if (status < 0) marker_status = status;
+    cl_int wait = clWaitForEvents(1, &marker);
+    if (wait != CL_SUCCESS) {
+      cl_int status = event_status(marker);
+      marker_status = status < 0 ? status : wait;
+      /* A command that failed may complete before commands queued ahead of it finished
+         running (drivers fail dependents at once): wait for all of them before any pin is
+         released. */
+      err = clFinish(stream->queue);
+    }
     clReleaseEvent(marker);
   } else {
     err = clFinish(stream->queue);
