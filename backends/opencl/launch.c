@@ -5,12 +5,19 @@
    the kernel object, no clSetKernelArg for arguments that did not change, one content-hash
    lookup of the info buffer, the clEnqueueNDRangeKernel itself (without an event), and
    appending the bindings' slices to the stream's open batch of pins (queue.c). */
+#include "opencl/launch.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
 #include "cubert/server/violation.h"
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/interop.h"
+#include "opencl/memory.h"
+#include "opencl/program.h"
+#include "opencl/queue.h"
+#include "opencl/server.h"
 
 /* ---- info words -------------------------------------------------------------------------- */
 
