@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/internal.h"
 #include "cpu/sanitize.h"
+#include "cpu/server.h"
 #include "cubert/config.h"
 #include "cubert/server/sanitizer.h"
 

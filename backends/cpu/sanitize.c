@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cpu/internal.h"
+#include "cpu/server.h"
 #include "cubert/config.h"
 #include "cubert/sanitize.h"
 
