@@ -15,6 +15,8 @@
    the launch overlaps them they get no shadow at all: the large inputs of matmul, reductions
    and softmax cost one range test per load. Writes of the same value by several units are
    reported too (the peer, Oclgrind, may exempt them; cubert does not look at the value). */
+#include "cpu/san_buffers.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

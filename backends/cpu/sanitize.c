@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/san_buffers.h"
 #include "cpu/server.h"
 #include "cubert/config.h"
 #include "cubert/sanitize.h"

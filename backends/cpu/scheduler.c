@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "cpu/order.h"
+#include "cpu/san_buffers.h"
 #include "cpu/sanitize.h"
 #include "cpu/server.h"
 #include "cubert/config.h"

@@ -23,7 +23,7 @@
 #include "base/status.h"
 #include "cpu/events.h"
 #include "cpu/gate.h"
-#include "cpu/sanitize.h"
+#include "cpu/san_buffers.h"
 #include "cpu/scheduler.h"
 #include "cpu/storage.h"
 #include "cpu/stream.h"
