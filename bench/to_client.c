@@ -154,7 +154,7 @@ static void *leg_host(peer *p, const bench_ocl *o) {
   return p->whole.ptr;
 }
 
-/* backends/opencl/internal.h's hook (the bench links the static library): the threads of the
+/* backends/opencl/staging.h's hook (the bench links the static library): the threads of the
    OpenCL server's staging copies, for --copy-threads. */
 void cubert_ocl_server_set_copy_threads(cubert_server *server, size_t threads);
 

@@ -241,15 +241,22 @@ static void export_folder(buffer *b, kind k, cubert_cache_bundle_counts *counts)
   free(dir);
 }
 
-cubert_status cubert_cache_bundle_export(const char *path, cubert_cache_bundle_counts *out_counts) {
-  cubert_cache_bundle_counts counts = {0};
-  if (out_counts) *out_counts = counts;
+/* The opening of export and import: zeroes *out_counts (when given), then INVALID_ARGUMENT for
+   a NULL path, NOT_FOUND when no cache folder can be formed. */
+static cubert_status bundle_begin(const char *path, cubert_cache_bundle_counts *out_counts) {
+  if (out_counts) *out_counts = (cubert_cache_bundle_counts){0};
   if (!path) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "path is NULL");
   char *root = cubert_cache_dir("");
   if (!root)
     return cubert_status_make(CUBERT_CODE_NOT_FOUND,
                               "no cache folder (set CUBERT_CACHE_DIR, XDG_CACHE_HOME or HOME)");
   free(root);
+  return NULL;
+}
+
+cubert_status cubert_cache_bundle_export(const char *path, cubert_cache_bundle_counts *out_counts) {
+  cubert_cache_bundle_counts counts = {0};
+  CUBERT_RETURN_IF_ERROR(bundle_begin(path, out_counts));
   buffer b = {0};
   put_text(&b, BUNDLE_MAGIC "cubert " CUBERT_VERSION_STRING_BUILD "\n");
   export_folder(&b, KIND_TUNE, &counts);
@@ -412,13 +419,7 @@ static cubert_status import_entry(const entry_label *label, const unsigned char 
 
 cubert_status cubert_cache_bundle_import(const char *path, cubert_cache_bundle_counts *out_counts) {
   cubert_cache_bundle_counts counts = {0};
-  if (out_counts) *out_counts = counts;
-  if (!path) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "path is NULL");
-  char *root = cubert_cache_dir("");
-  if (!root)
-    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
-                              "no cache folder (set CUBERT_CACHE_DIR, XDG_CACHE_HOME or HOME)");
-  free(root);
+  CUBERT_RETURN_IF_ERROR(bundle_begin(path, out_counts));
   size_t size = 0;
   const char *reason = NULL;
   int missing = 0;

@@ -142,6 +142,74 @@ static void release_handles(cubert_handle *const *handles, uint32_t count) {
   for (uint32_t i = 0; i < count; ++i) cubert_handle_release(handles[i]);
 }
 
+/* Takes a reference on each of the launch's `n` buffer handles and fills `bindings` from them;
+   *out_held counts the references taken (the caller drops them, also on failure). A handle that
+   is dead or of another device fails with cubert_handle_check's error naming the argument. */
+static cubert_status hold_buffers(const cubert_client_obj *c, const cubert_device *device,
+                                  const cubert_kernel_args *args, uint32_t n,
+                                  cubert_binding *bindings, uint32_t *out_held) {
+  cubert_status s = NULL;
+  uint32_t held = 0;
+  for (; held < n; ++held) {
+    cubert_handle_obj *h = cubert_handle_acquire(args->buffers[held]);
+    if (!h || h->device != device) {
+      /* The slow path names the argument; formatting it for every buffer would cost more than
+         the check itself on the launch path. */
+      if (h) cubert_handle_release(args->buffers[held]);
+      char what[48];
+      snprintf(what, sizeof(what), "args->buffers[%u]", held);
+      /* Fails again with the named error: a dead token never revives, a device never changes. */
+      s = cubert_handle_check(c, args->buffers[held], what, &h);
+      assert(s);
+      break;
+    }
+    bindings[held] = cubert_handle_binding(h);
+  }
+  *out_held = held;
+  return s;
+}
+
+/* Takes a reference on the handle of a dynamic cube count (*out_held = 1 once taken) and fills
+ *out_binding from it. INVALID_ARGUMENT when it holds fewer than three u32. */
+static cubert_status hold_dynamic_count(const cubert_client_obj *c, cubert_handle *dynamic,
+                                        cubert_binding *out_binding, int *out_held) {
+  cubert_handle_obj *h = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_handle_check(c, dynamic, "count.dynamic", &h));
+  *out_held = 1;
+  *out_binding = cubert_handle_binding(h);
+  if (h->size < 12)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "a dynamic cube count needs 12 bytes (3 u32), the handle has %llu",
+                              (unsigned long long)h->size);
+  return NULL;
+}
+
+/* Queues `launch` on the calling stream under the device lock: the slot first orders the
+   `resolved` bindings after other streams' work, and the launch runs inside a profile region of
+   its own when a profile level or the trace asks for it. */
+static cubert_status launch_locked(cubert_call *call, const cubert_launch *launch,
+                                   cubert_binding *bindings, uint32_t resolved) {
+  cubert_device *device = call->device;
+  cubert_server *server = call->server;
+  cubert_status s = cubert_call_lock(call);
+  uint32_t index = call->index;
+  cubert_stream_slot *slot = call->slot;
+  if (!s) s = cubert_slot_resolve(device, index, bindings, resolved);
+  const cubert_config *config = cubert_config_get();
+  int level = config->profile_level;
+  if (!s && (level >= CUBERT_PROFILE_BASIC || config->trace_path)) {
+    s = launch_profiled(device, slot, index, launch);
+  } else if (!s) {
+    s = server->vtable->launch(server, slot->stream, launch);
+    if (!s && level == CUBERT_PROFILE_MINIMAL) cubert_profile_log_executing(launch->kernel);
+  }
+  if (!s) cubert_slot_mark_used(device, index, bindings, resolved);
+  /* A failed launch fails every profile open on its stream. */
+  if (s && slot) cubert_profiles_fail(device, slot->owner, s);
+  cubert_call_unlock(call);
+  return s;
+}
+
 static cubert_status launch(cubert_call *call, const cubert_kernel_def *kernel,
                             cubert_cube_count count, cubert_cube_dim dim,
                             const cubert_kernel_args *args, cubert_execution_mode mode) {
@@ -163,75 +231,38 @@ static cubert_status launch(cubert_call *call, const cubert_kernel_def *kernel,
     if (!bindings) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
   /* Every handle is held until the launch is queued (the server then holds the slices). */
-  cubert_status s = NULL;
   uint32_t held = 0;
-  for (; held < n; ++held) {
-    cubert_handle_obj *h = cubert_handle_acquire(args->buffers[held]);
-    if (!h || h->device != device) {
-      /* The slow path names the argument; formatting it for every buffer would cost more than
-         the check itself on the launch path. */
-      if (h) cubert_handle_release(args->buffers[held]);
-      char what[48];
-      snprintf(what, sizeof(what), "args->buffers[%u]", held);
-      /* Fails again with the named error: a dead token never revives, a device never changes. */
-      s = cubert_handle_check(c, args->buffers[held], what, &h);
-      assert(s);
-      break;
-    }
-    bindings[held] = cubert_handle_binding(h);
-  }
+  cubert_status s = hold_buffers(c, device, args, n, bindings, &held);
   uint32_t resolved = n;
   int dynamic_held = 0;
   if (!s && count.dynamic) {
-    cubert_handle_obj *h = NULL;
-    s = cubert_handle_check(c, count.dynamic, "count.dynamic", &h);
-    if (!s) {
-      dynamic_held = 1;
-      if (h->size < 12)
-        s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                               "a dynamic cube count needs 12 bytes (3 u32), the handle has %llu",
-                               (unsigned long long)h->size);
-      bindings[resolved++] = cubert_handle_binding(h);
-    }
+    s = hold_dynamic_count(c, count.dynamic, &bindings[n], &dynamic_held);
+    resolved = n + 1;
   }
   /* Kernel-language kernels: the declared buffers against the bound ones. */
   if (!s) s = cubert_kernel_check_signature(kernel, bindings, n);
   mode = cubert_kernel_effective_mode(mode);
-  cubert_launch launch = {
-      .kernel = kernel,
-      .cube_count = {count.x, count.y, count.z},
-      .dynamic_count = count.dynamic ? &bindings[n] : NULL,
-      .cube_dim = dim,
-      .bindings = bindings,
-      .binding_count = n,
-      .info = args ? args->info : NULL,
-      .info_count = args ? args->info_count : 0,
-      .mode = mode,
-  };
-  if (!s && cubert_dry_run_on(c)) {
-    /* Checked and compiled, not queued: no stream slot to take, no ordering to resolve, no
-       use to mark; the device lock alone, which every server method is called under. */
-    cubert_device_lock(device);
-    s = cubert_dry_run_prepare(call->server, &launch);
-    cubert_device_unlock(device);
-  } else if (!s) {
-    cubert_server *server = call->server;
-    s = cubert_call_lock(call);
-    uint32_t index = call->index;
-    cubert_stream_slot *slot = call->slot;
-    if (!s) s = cubert_slot_resolve(device, index, bindings, resolved);
-    const cubert_config *config = cubert_config_get();
-    int level = config->profile_level;
-    if (!s && (level >= CUBERT_PROFILE_BASIC || config->trace_path)) {
-      s = launch_profiled(device, slot, index, &launch);
-    } else if (!s) {
-      s = server->vtable->launch(server, slot->stream, &launch);
-      if (!s && level == CUBERT_PROFILE_MINIMAL) cubert_profile_log_executing(kernel);
+  if (!s) {
+    cubert_launch launch = {
+        .kernel = kernel,
+        .cube_count = {count.x, count.y, count.z},
+        .dynamic_count = count.dynamic ? &bindings[n] : NULL,
+        .cube_dim = dim,
+        .bindings = bindings,
+        .binding_count = n,
+        .info = args ? args->info : NULL,
+        .info_count = args ? args->info_count : 0,
+        .mode = mode,
+    };
+    if (cubert_dry_run_on(c)) {
+      /* Checked and compiled, not queued: no stream slot to take, no ordering to resolve, no
+         use to mark; the device lock alone, which every server method is called under. */
+      cubert_device_lock(device);
+      s = cubert_dry_run_prepare(call->server, &launch);
+      cubert_device_unlock(device);
+    } else {
+      s = launch_locked(call, &launch, bindings, resolved);
     }
-    if (!s) cubert_slot_mark_used(device, index, bindings, resolved);
-    /* A failed launch fails every profile open on its stream. */
-    if (s && slot) cubert_profiles_fail(device, slot->owner, s);
-    cubert_call_unlock(call);
   }
   release_handles(args ? args->buffers : NULL, held);
   if (dynamic_held) cubert_handle_release(count.dynamic);

@@ -61,9 +61,10 @@ static uint64_t row_alignment(const cubert_layout_desc *desc, uint64_t pitch_ali
   return align;
 }
 
-/* Validates and lays out one tensor; `label` names it in messages ("desc", "descs[2]"). */
-static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_align,
-                                 const char *label, cubert_layout *out) {
+/* The descriptor's fields and pitch_align, checked before any layout is computed; `label`
+   names the descriptor in messages. INVALID_ARGUMENT. */
+static cubert_status check_desc(const cubert_layout_desc *desc, uint64_t pitch_align,
+                                const char *label) {
   if (desc->rank > CUBERT_MAX_RANK) {
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s.rank is %u, maximum is %d", label,
                               desc->rank, CUBERT_MAX_RANK);
@@ -96,23 +97,17 @@ static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_
                               "pitch_align is %llu, expected 0, 1 or a power of two",
                               (unsigned long long)pitch_align);
   }
-  memset(out, 0, sizeof(*out));
-  out->rank = desc->rank;
+  return NULL;
+}
+
+/* Strides in elements, innermost first, into out->strides; `align` (0: none) pads each row of
+   `row_bytes` to a pitch, which the dimension above the rows steps by. BUFFER_TOO_BIG when a
+   stride does not fit 64 bits. */
+static cubert_status compute_strides(const cubert_layout_desc *desc, uint64_t elem_size,
+                                     uint64_t row_bytes, uint64_t align, bool empty,
+                                     const char *label, cubert_layout *out) {
   const uint32_t rank = desc->rank;
   char what[96];
-
-  bool empty = false;
-  for (uint32_t i = 0; i < rank; ++i) empty = empty || desc->shape[i] == 0;
-
-  uint64_t row_bytes = elem_size;
-  if (rank > 0 && mul_overflows(desc->shape[rank - 1], elem_size, &row_bytes)) {
-    snprintf(what, sizeof(what), "a row of %llu elements of %llu bytes",
-             (unsigned long long)desc->shape[rank - 1], (unsigned long long)elem_size);
-    return too_big(label, what);
-  }
-  uint64_t align = empty ? 0 : row_alignment(desc, pitch_align, row_bytes);
-
-  /* Strides in elements, innermost first. The dimension above the rows steps by the pitch. */
   uint64_t stride = 1;
   for (uint32_t k = rank; k-- > 0;) {
     out->strides[k] = stride;
@@ -134,15 +129,16 @@ static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_
     }
     stride = next;
   }
+  return NULL;
+}
 
-  /* Byte span: the offset of the last element plus one element, i.e. the padding after the
-     last row is not counted. */
-  if (empty) {
-    out->size = 0;
-    return NULL;
-  }
+/* Byte span of a non-empty tensor into out->size: the offset of the last element plus one
+   element, i.e. the padding after the last row is not counted. BUFFER_TOO_BIG past 2^64-1. */
+static cubert_status compute_span(const cubert_layout_desc *desc, uint64_t elem_size,
+                                  const char *label, cubert_layout *out) {
+  char what[96];
   uint64_t last = 0;
-  for (uint32_t k = 0; k < rank; ++k) {
+  for (uint32_t k = 0; k < desc->rank; ++k) {
     uint64_t term;
     if (mul_overflows(desc->shape[k] - 1, out->strides[k], &term) ||
         add_overflows(last, term, &last)) {
@@ -157,6 +153,34 @@ static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_
     return too_big(label, what);
   }
   return NULL;
+}
+
+/* Validates and lays out one tensor; `label` names it in messages ("desc", "descs[2]"). */
+static cubert_status compute_one(const cubert_layout_desc *desc, uint64_t pitch_align,
+                                 const char *label, cubert_layout *out) {
+  CUBERT_RETURN_IF_ERROR(check_desc(desc, pitch_align, label));
+  const uint64_t elem_size = cubert_layout_elem_size(desc);
+  memset(out, 0, sizeof(*out));
+  out->rank = desc->rank;
+  const uint32_t rank = desc->rank;
+
+  bool empty = false;
+  for (uint32_t i = 0; i < rank; ++i) empty = empty || desc->shape[i] == 0;
+
+  uint64_t row_bytes = elem_size;
+  if (rank > 0 && mul_overflows(desc->shape[rank - 1], elem_size, &row_bytes)) {
+    char what[96];
+    snprintf(what, sizeof(what), "a row of %llu elements of %llu bytes",
+             (unsigned long long)desc->shape[rank - 1], (unsigned long long)elem_size);
+    return too_big(label, what);
+  }
+  uint64_t align = empty ? 0 : row_alignment(desc, pitch_align, row_bytes);
+  CUBERT_RETURN_IF_ERROR(compute_strides(desc, elem_size, row_bytes, align, empty, label, out));
+  if (empty) {
+    out->size = 0;
+    return NULL;
+  }
+  return compute_span(desc, elem_size, label, out);
 }
 
 cubert_status cubert_layout_compute(const cubert_layout_desc *desc, uint64_t pitch_align,

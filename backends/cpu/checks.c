@@ -3,7 +3,7 @@
    a launch becomes its error on the stream, in the core's format (lib/kernel_check.c), so the
    CPU server and the OpenCL server word a violation alike. Reports come from any worker at any
    time; the launch's `failed` flag keeps one. */
-#include "cpu/internal.h"
+#include "cpu/server.h"
 #include "cubert/server/violation.h"
 
 static void report(const cubert_cpu_ctx *ctx, cubert_kernel_violation *v, uint64_t unit_id) {

@@ -6,9 +6,12 @@
    Waiting on the device queues a wait record on the waiting stream: commands behind it start
    only once the event's stream got there. The event holds a reference on its stream, so it may
    outlive the stream's destruction by the core. */
+#include "cpu/events.h"
+
 #include <stdlib.h>
 
-#include "cpu/internal.h"
+#include "cpu/scheduler.h"
+#include "cpu/server.h"
 
 struct cubert_event {
   cubert_server_stream *stream;

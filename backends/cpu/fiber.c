@@ -35,7 +35,8 @@
 #include <unistd.h>
 
 #include "base/status.h"
-#include "cpu/internal.h"
+#include "cpu/scheduler.h"
+#include "cpu/server.h"
 
 /* ---- sanitizer annotations (only in sanitizer builds) ---------------------------------------- */
 

@@ -8,9 +8,12 @@
    completing a command that others wait for. An error given to gate_open is pushed to the
    waiting stream's queue before the gate opens, so a sync that returns afterwards reports it
    and the scheduler skips what was queued behind it. */
+#include "cpu/gate.h"
+
 #include <string.h>
 
-#include "cpu/internal.h"
+#include "cpu/scheduler.h"
+#include "cpu/server.h"
 #include "cubert/server/gates.h"
 
 struct cubert_gate {

@@ -3,7 +3,7 @@
    stream is what makes the bytes quiet (rule 1 of the header). */
 #include "cubert/server/interop.h"
 
-#include "cpu/internal.h"
+#include "cpu/server.h"
 #include "cubert/cpu.h"
 
 cubert_status cubert_cpu_handle_ptr(cubert_client *client, cubert_handle *handle, void **out_ptr,

@@ -15,13 +15,15 @@
    the launch overlaps them they get no shadow at all: the large inputs of matmul, reductions
    and softmax cost one range test per load. Writes of the same value by several units are
    reported too (the peer, Oclgrind, may exempt them; cubert does not look at the value). */
+#include "cpu/san_buffers.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/internal.h"
 #include "cpu/sanitize.h"
+#include "cpu/server.h"
 #include "cubert/config.h"
 #include "cubert/server/sanitizer.h"
 

@@ -23,7 +23,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cpu/internal.h"
+#include "cpu/san_buffers.h"
+#include "cpu/server.h"
 #include "cubert/config.h"
 #include "cubert/sanitize.h"
 

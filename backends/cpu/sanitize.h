@@ -86,22 +86,8 @@ void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t 
 /* Stops sanitizing on this thread and frees the shadow. */
 void cubert_cpu_san_end(cubert_cpu_san *s);
 
-/* The server's sanitizer table (cubert/server.h): buffers from cubert_client_empty. */
-extern const cubert_server_sanitizer cubert_cpu_sanitizer_table;
-/* A finished launch the sanitizer did not watch: every binding it could write counts as
-   written (scheduler.c, when some buffer byte is unwritten). */
-void cubert_cpu_san_launch_wrote(const struct cubert_cpu_job *job);
+/* ---- for san_buffers.c ---- */
 
-/* ---- between sanitize.c and san_buffers.c ---- */
-
-/* The buffer regions of `s->job`'s launch; 0 without memory. */
-int cubert_cpu_san_buffers_begin(cubert_cpu_san *s);
-void cubert_cpu_san_buffers_end(cubert_cpu_san *s);
-/* Forgets every access (the epochs start again). */
-void cubert_cpu_san_buffers_clear(cubert_cpu_san *s);
-/* The access [a, a + size) of the running unit inside region `r`. */
-void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_t a,
-                                  uint64_t size, int write, int atomic, const void *pc);
 /* The running unit's global id (the cube's first unit outside a PHASE). */
 uint64_t cubert_cpu_san_unit_id(const cubert_cpu_san *s);
 /* "after the barrier at file:line (code at module+offset)": where the access is. */

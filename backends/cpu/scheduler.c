@@ -6,15 +6,18 @@
    the only lock under which the stream's publication slot is written. The device's registry
    lock guards stream registration. No code path holds two stream locks, or a stream lock and
    the registry lock, at once. Kernels never run under a lock. */
+#include "cpu/scheduler.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "base/status.h"
-#include "cpu/internal.h"
 #include "cpu/order.h"
+#include "cpu/san_buffers.h"
 #include "cpu/sanitize.h"
+#include "cpu/server.h"
 #include "cubert/config.h"
 
 /* How long a host thread in sync/event_sync polls before sleeping, in ns. Long enough that a

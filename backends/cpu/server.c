@@ -12,6 +12,8 @@
      widest vector load).
    - num_cpu_cores = cores in the cpubind set (what CubeDim::new uses); num_compute_units = the
      threads that run kernels (workers + the helping caller). */
+#include "cpu/server.h"
+
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -19,8 +21,13 @@
 #endif
 
 #include "base/status.h"
-#include "cpu/internal.h"
-#include "cpu/sanitize.h"
+#include "cpu/events.h"
+#include "cpu/gate.h"
+#include "cpu/san_buffers.h"
+#include "cpu/scheduler.h"
+#include "cpu/storage.h"
+#include "cpu/stream.h"
+#include "cpu/workers.h"
 #include "cubert/backend.h"
 #include "cubert/config.h"
 #include "cubert/server/gates.h"

@@ -6,12 +6,14 @@
    here). Pages of CUBERT_CPU_HUGE_BYTES and more are aligned to 2 MiB and advised for
    transparent huge pages, which saves TLB misses in bandwidth-bound kernels on big buffers. A
    refused allocation is OUT_OF_MEMORY with the size; nothing aborts. */
+#include "cpu/storage.h"
+
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/status.h"
-#include "cpu/internal.h"
+#include "cpu/server.h"
 #include "cubert/config.h"
 
 #define CUBERT_CPU_MAP_BYTES (256u * 1024u)

@@ -7,11 +7,15 @@
    record of its own: it returns at once, and the thread that completes the stream's previous
    command (a worker, usually) copies the bytes when the read reaches the head of the queue;
    its event is the stream's command count after it. */
+#include "cpu/stream.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
-#include "cpu/internal.h"
+#include "cpu/events.h"
+#include "cpu/scheduler.h"
+#include "cpu/server.h"
 #include "cubert/config.h"
 
 /* Commands a stream may have queued before a launch waits for some to finish. Without a bound, a

@@ -11,12 +11,15 @@
    Idling: a worker that finds nothing claimable polls (with a pause) for CUBERT_CPU_SPIN_NS, then
    sleeps on the device's event count. The poll keeps back-to-back launches free of wake-up
    latency; the sleep keeps an idle device from burning cores. */
+#include "cpu/workers.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
-#include "cpu/internal.h"
+#include "cpu/scheduler.h"
+#include "cpu/server.h"
 
 /* Poll time before sleeping, in ns (OpenMP runtimes use 0.2-200 ms; launches here are short). */
 #define CUBERT_CPU_SPIN_NS 200000u

@@ -6,11 +6,11 @@
    This file rewrites such locations (a name in angle brackets, a line number, a colon) through
    the source's own `#line` directives, so every driver's log points at the user's file. Logs
    without such locations, and sources without directives, are left as they are. */
+#include "opencl/build_log.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "internal.h"
 
 /* The file and line that physical line `line` (1-based) of `source` stands for, through the last
    `#line N "file"` directive above it. 0 when no directive precedes it. */

@@ -7,11 +7,15 @@
    built at the first call of each server under this file's own lock, and a kernel's arguments
    are set and it is enqueued under that lock too (clSetKernelArg on one cl_kernel is not
    thread-safe). The lock is never held while anything waits for a stream. */
+#include "opencl/comm_reduce.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/queue.h"
+#include "opencl/server.h"
 
 /* Semantics of the host reduction (lib/comm/reduce.c): left to right over the ranks, integer
    sums wrap, max/min propagate NaN, mean (op 3) is the sum divided once by n: f32 in double

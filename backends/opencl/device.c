@@ -3,6 +3,8 @@
    Enumeration never fails because one platform or device misbehaves: ICD loaders list
    whatever vendor libraries are installed, and a broken one (a stale driver, a GPU that went
    away) must not hide the others. Such entries are listed as unavailable with the reason. */
+#include "opencl/device.h"
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,7 +12,7 @@
 #include <string.h>
 
 #include "cubert/backend.h"
-#include "internal.h"
+#include "opencl/errors.h"
 
 #ifndef CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE_3_0
 #define CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE_3_0 0x1067 /* OpenCL 3.0 device query */
@@ -640,9 +642,6 @@ cubert_status cubert_ocl_select(const char *spec, const cubert_ocl_device_entry 
 }
 
 /* ---- backend entry points ---------------------------------------------------------------- */
-
-cubert_status cubert_ocl_enumerate(cubert_device_info *out, size_t capacity, size_t *out_count);
-void cubert_ocl_describe(size_t index, FILE *out);
 
 cubert_status cubert_ocl_enumerate(cubert_device_info *out, size_t capacity, size_t *out_count) {
   cubert_ocl_device_entry *entries = NULL;

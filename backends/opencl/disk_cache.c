@@ -37,6 +37,8 @@
    - the size alone decides: compiled code added to a binary makes it longer, and reading and
      hashing a multi-MiB binary at a sync for every new local size would cost milliseconds.
    A binary that changed without changing size is merely not refreshed; the file stays valid. */
+#include "opencl/disk_cache.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -48,7 +50,9 @@
 
 #include "base/cache_file.h"
 #include "base/log.h"
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/program.h"
+#include "opencl/server.h"
 
 #define CACHE_MAGIC "CUBRTCL"
 #define CACHE_FORMAT 1u

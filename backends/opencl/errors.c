@@ -3,11 +3,11 @@
    This is the only file that interprets CL_* error values (STYLE: errors are translated in one
    place). Messages keep the CL_* name and number so that a user can look the code up in the
    OpenCL specification or a vendor's documentation. */
+#include "opencl/errors.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include "internal.h"
 
 /* X(CL name, value, cubert code or OK for "use the caller's fallback"). Values are spelled out
    so the table also covers codes that CL_TARGET_OPENCL_VERSION=120 headers hide. */

@@ -6,10 +6,14 @@
    every command behind it on the device, which some drivers handle badly (PoCL 3.1 aborts in
    some of those chains, README.md), while the queue's error already makes the next
    flush/sync/read report it. */
+#include "opencl/gate.h"
+
 #include <stdlib.h>
 
 #include "cubert/server/gates.h"
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/queue.h"
+#include "opencl/server.h"
 
 struct cubert_gate {
   cubert_gate_state state;

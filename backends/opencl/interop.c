@@ -8,12 +8,15 @@
    mem_generation (kernel argument caches are keyed by address) under the lock: so the release
    only pushes the slice onto a lock-free stack, and the server drains it under the lock at its
    next launch, page allocation, sync or destroy (cubert_ocl_external_drain). */
-#include "cubert/server/interop.h"
+#include "opencl/interop.h"
 
 #include <stdlib.h>
 
 #include "cubert/opencl.h"
-#include "internal.h"
+#include "cubert/server/interop.h"
+#include "opencl/errors.h"
+#include "opencl/memory.h"
+#include "opencl/server.h"
 
 typedef struct external_slice {
   cubert_slice slice; /* first: a cubert_slice* is an external_slice* */

@@ -5,12 +5,19 @@
    the kernel object, no clSetKernelArg for arguments that did not change, one content-hash
    lookup of the info buffer, the clEnqueueNDRangeKernel itself (without an event), and
    appending the bindings' slices to the stream's open batch of pins (queue.c). */
+#include "opencl/launch.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
 #include "cubert/server/violation.h"
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/interop.h"
+#include "opencl/memory.h"
+#include "opencl/program.h"
+#include "opencl/queue.h"
+#include "opencl/server.h"
 
 /* ---- info words -------------------------------------------------------------------------- */
 
@@ -256,12 +263,10 @@ static cubert_execution_mode launch_variant(const cubert_launch *launch) {
   return (cubert_execution_mode)(launch->mode | CUBERT_OCL_OWN_SAFE);
 }
 
-cubert_status cubert_ocl_launch_kernel(cubert_ocl_server *server, const cubert_launch *launch,
-                                       cubert_ocl_kernel **out) {
-  *out = NULL;
-  cubert_server *base = &server->base;
-  cubert_ocl_kernel *k = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch_variant(launch), &k));
+/* Checks the launch against the kernel object's own limits, before anything is enqueued: the
+   argument count its source declares, its units per cube and its shared memory. */
+static cubert_status check_kernel_limits(const cubert_server *base, const cubert_ocl_kernel *k,
+                                         const cubert_launch *launch) {
   const int language = launch->kernel->signature != NULL;
   uint32_t expected = language ? 2u + launch->binding_count
                                : launch->binding_count + (launch->info_count ? 1u : 0u);
@@ -270,8 +275,6 @@ cubert_status cubert_ocl_launch_kernel(cubert_ocl_server *server, const cubert_l
                               "%s declares %u arguments; the launch passes %u buffers%s", k->what,
                               k->arg_count, launch->binding_count,
                               launch->info_count ? " and the info pointer" : "");
-
-  /* Validation against the kernel's own limits, before anything is enqueued. */
   uint64_t units = (uint64_t)launch->cube_dim.x * launch->cube_dim.y * launch->cube_dim.z;
   if (units > k->max_units)
     return cubert_status_set_limits(
@@ -291,42 +294,16 @@ cubert_status cubert_ocl_launch_kernel(cubert_ocl_server *server, const cubert_l
                            (unsigned long long)base->properties.hardware.max_shared_memory_size,
                            base->properties.name),
         k->local_mem, base->properties.hardware.max_shared_memory_size);
-  if (!launch->dynamic_count) {
-    const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
-    CUBERT_RETURN_IF_ERROR(check_count(server, k, launch->cube_count, dim, "cube count"));
-  }
-  *out = k;
   return NULL;
 }
 
-cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *stream,
-                                const cubert_launch *launch) {
-  cubert_ocl_server *server = cubert_ocl_server_of(base);
-  /* Released wrapped buffers first: freeing them bumps mem_generation, which the argument
-     cache below reads. */
-  cubert_ocl_external_drain(server);
-  cubert_ocl_kernel *k = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_ocl_launch_kernel(server, launch, &k));
+/* Sets the kernel's arguments for `launch`: for kernel-language kernels the info words and the
+   validate record first, then the buffers, then (other kernels) the info pointer. On failure the
+   kernel's argument cache is marked stale and the deferred objects are released. */
+static cubert_status set_launch_args(cubert_ocl_server *server, cubert_server_stream *stream,
+                                     cubert_ocl_kernel *k, const cubert_launch *launch) {
   const int language = launch->kernel->signature != NULL;
-  /* Kernel-language kernels: info words and validate record first, then the buffers. */
   const uint32_t first = language ? 2u : 0u;
-
-  uint32_t count[3] = {launch->cube_count[0], launch->cube_count[1], launch->cube_count[2]};
-  if (launch->dynamic_count)
-    CUBERT_RETURN_IF_ERROR(read_dynamic_count(stream, launch->dynamic_count, count));
-  if (count[0] == 0 || count[1] == 0 || count[2] == 0) return NULL; /* nothing to run */
-  const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
-  if (launch->dynamic_count)
-    CUBERT_RETURN_IF_ERROR(check_count(server, k, count, dim, "dynamic cube count"));
-  size_t global[3], local[3];
-  for (int i = 0; i < 3; ++i) {
-    global[i] = (size_t)count[i] * dim[i];
-    local[i] = dim[i];
-  }
-  /* The smallest work dimension that covers the launch: get_work_dim() and some drivers'
-     fast paths prefer it, and get_global_id(1/2) is 0 either way. */
-  cl_uint work_dim = global[2] > 1 || dim[2] > 1 ? 3 : (global[1] > 1 || dim[1] > 1 ? 2 : 1);
-
   /* Objects replaced while setting arguments are released only after the enqueue, so the
      generation cannot change in between and `valid` holds for the whole launch. */
   int valid = k->args_generation == server->mem_generation;
@@ -351,8 +328,50 @@ cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *strea
   if (s) {
     k->args_generation = 0; /* partly set: set every argument next time */
     cubert_ocl_release_deferred(server);
-    return s;
   }
+  return s;
+}
+
+cubert_status cubert_ocl_launch_kernel(cubert_ocl_server *server, const cubert_launch *launch,
+                                       cubert_ocl_kernel **out) {
+  *out = NULL;
+  cubert_ocl_kernel *k = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch_variant(launch), &k));
+  CUBERT_RETURN_IF_ERROR(check_kernel_limits(&server->base, k, launch));
+  if (!launch->dynamic_count) {
+    const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
+    CUBERT_RETURN_IF_ERROR(check_count(server, k, launch->cube_count, dim, "cube count"));
+  }
+  *out = k;
+  return NULL;
+}
+
+cubert_status cubert_ocl_launch(cubert_server *base, cubert_server_stream *stream,
+                                const cubert_launch *launch) {
+  cubert_ocl_server *server = cubert_ocl_server_of(base);
+  /* Released wrapped buffers first: freeing them bumps mem_generation, which the argument
+     cache (set_launch_args) reads. */
+  cubert_ocl_external_drain(server);
+  cubert_ocl_kernel *k = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_ocl_launch_kernel(server, launch, &k));
+
+  uint32_t count[3] = {launch->cube_count[0], launch->cube_count[1], launch->cube_count[2]};
+  if (launch->dynamic_count)
+    CUBERT_RETURN_IF_ERROR(read_dynamic_count(stream, launch->dynamic_count, count));
+  if (count[0] == 0 || count[1] == 0 || count[2] == 0) return NULL; /* nothing to run */
+  const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
+  if (launch->dynamic_count)
+    CUBERT_RETURN_IF_ERROR(check_count(server, k, count, dim, "dynamic cube count"));
+  size_t global[3], local[3];
+  for (int i = 0; i < 3; ++i) {
+    global[i] = (size_t)count[i] * dim[i];
+    local[i] = dim[i];
+  }
+  /* The smallest work dimension that covers the launch: get_work_dim() and some drivers'
+     fast paths prefer it, and get_global_id(1/2) is 0 either way. */
+  cl_uint work_dim = global[2] > 1 || dim[2] > 1 ? 3 : (global[1] > 1 || dim[1] > 1 ? 2 : 1);
+
+  CUBERT_RETURN_IF_ERROR(set_launch_args(server, stream, k, launch));
 
   /* No event unless a profile region wants timestamps: events cost more than the rest of the
      launch on some drivers (queue.c). */

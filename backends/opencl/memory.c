@@ -4,13 +4,20 @@
    the binding starts at the page start (the kernel cannot tell a larger buffer from an exact
    one), else as a sub-buffer cached in the slice (see README.md). Large transfers on devices
    with their own memory go through pinned host memory (staging.c). */
+#include "opencl/memory.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "base/status.h"
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/interop.h"
+#include "opencl/pinned.h"
+#include "opencl/queue.h"
+#include "opencl/server.h"
+#include "opencl/staging.h"
 
 /* ---- pages ------------------------------------------------------------------------------- */
 

@@ -11,12 +11,15 @@
    the staging copy (staging.c): cubert_client_to_client between two GPUs reads chunks into
    the source server's pinned buffers and writes them to the destination from there (on two
    H200s 19 GB/s staged twice against 46 GB/s direct, bench/to_client.c). */
+#include "opencl/pinned.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "base/status.h"
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/server.h"
 
 struct cubert_ocl_pinned {
   void *host;

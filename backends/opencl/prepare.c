@@ -9,9 +9,12 @@
    wait for nothing in dry run), so waiting would only risk losing the file it is run to
    write. What it cannot hold: code a driver compiles at a kernel's first run at a local size
    (PoCL's work-group functions). A program loaded from the disk cache is left as it is. */
-#include "prepare.h"
+#include "opencl/prepare.h"
 
-#include "internal.h"
+#include "opencl/disk_cache.h"
+#include "opencl/launch.h"
+#include "opencl/program.h"
+#include "opencl/server.h"
 
 static cubert_status prepare(cubert_server *base, const cubert_launch *launch) {
   cubert_ocl_server *server = cubert_ocl_server_of(base);

@@ -19,6 +19,8 @@
    and refreshed after launches at new local sizes (disk_cache.c says why): each kernel keeps
    the local sizes it ran at, the launch compares against the last one only, and sync
    refreshes the marked programs once their launches completed. */
+#include "opencl/program.h"
+
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,10 @@
 
 #include "base/log.h"
 #include "base/status.h"
-#include "internal.h"
+#include "opencl/build_log.h"
+#include "opencl/disk_cache.h"
+#include "opencl/errors.h"
+#include "opencl/server.h"
 
 static const char *kernel_name(const cubert_kernel_def *kernel) {
   return kernel->name ? kernel->name : (kernel->opencl_entry ? kernel->opencl_entry : "(unnamed)");

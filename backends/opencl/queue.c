@@ -20,11 +20,17 @@
    through the marker that sync enqueues when such commands are left unobserved
    (cubert_ocl_finish), or through an error of the wait itself: PoCL's clFinish returns
    CL_SUCCESS even after a command failed. */
+#include "opencl/queue.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/interop.h"
+#include "opencl/launch.h"
+#include "opencl/program.h"
+#include "opencl/server.h"
 
 /* A batch is closed with a marker past this many pins or host bytes, so that a stream that
    only flushes still releases memory. */

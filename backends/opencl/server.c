@@ -3,6 +3,8 @@
    A server is one device in its own cl_context. Its streams (queue.c), pages and sub-buffers
    (memory.c), programs (program.c, disk_cache.c) and launches (launch.c) live in the other
    files; this one ties them together and holds the interop entry points of api.h. */
+#include "opencl/server.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +17,24 @@
 #include "cubert/server/pinned.h"
 #include "cubert/server/profiler.h"
 #include "cubert/server/transfers.h"
-#include "internal.h"
-#include "prepare.h"
+#include "opencl/comm_reduce.h"
+#include "opencl/device.h"
+#include "opencl/disk_cache.h"
+#include "opencl/errors.h"
+#include "opencl/gate.h"
+#include "opencl/interop.h"
+#include "opencl/launch.h"
+#include "opencl/memory.h"
+#include "opencl/pinned.h"
+#include "opencl/prepare.h"
+#include "opencl/program.h"
+#include "opencl/queue.h"
+#include "opencl/staging.h"
 
 #ifndef CUBERT_VERSION_STRING_BUILD
 #define CUBERT_VERSION_STRING_BUILD "0.1.0"
 #endif
 
-cubert_status cubert_ocl_enumerate(cubert_device_info *out, size_t capacity, size_t *out_count);
-void cubert_ocl_describe(size_t index, FILE *out);
 static cubert_status server_create(const char *spec, cubert_server **out);
 static void server_destroy(cubert_server *server);
 static cubert_status server_resolve(const char *spec, size_t *out_index);

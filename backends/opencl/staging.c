@@ -13,12 +13,16 @@
    after that event completed. All of this runs under the device lock; the copy threads only
    copy bytes. On host-unified devices (PoCL, integrated GPUs) none of this is used: the
    driver's write is already a memcpy. */
+#include "opencl/staging.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
 #include "base/thread_team.h"
-#include "internal.h"
+#include "opencl/errors.h"
+#include "opencl/queue.h"
+#include "opencl/server.h"
 
 #ifndef STAGING_SLOT_BYTES
 #define STAGING_SLOT_BYTES (8u << 20) /* per slot; CUBERT_OCL_STAGING_SLOTS slots */

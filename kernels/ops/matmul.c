@@ -350,16 +350,43 @@ static void mm_strides(const cubert_tensor *t, uint64_t out[3]) {
   out[2] = t->strides[r - 1];
 }
 
-cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cubert_tensor *a,
-                                const cubert_tensor *b, double beta, const cubert_tensor *c) {
-  static const char op[] = "matmul";
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, op));
-  cubert_ops_extent ea, eb, ec;
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "a", a, CUBERT_OPS_FLOATS, false, &ea));
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "b", b, CUBERT_OPS_FLOATS, false, &eb));
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "c", c, CUBERT_OPS_FLOATS, true, &ec));
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(op, "a", a, "c", c));
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(op, "b", b, "c", c));
+/* The info words of the inputs: M, N, K, a's and b's offsets and strides, alpha and beta (c's
+   words and the batch's are set per launch). */
+static void mm_info_inputs(uint64_t *info, const mm_args *args, const cubert_tensor *a,
+                           const uint64_t sa[3], const cubert_tensor *b, const uint64_t sb[3],
+                           double alpha, double beta) {
+  info[0] = args->m;
+  info[1] = args->n;
+  info[2] = args->k;
+  info[4] = a->offset;
+  info[5] = sa[0];
+  info[6] = sa[1];
+  info[7] = sa[2];
+  info[8] = b->offset;
+  info[9] = sb[0];
+  info[10] = sb[1];
+  info[11] = sb[2];
+  info[17] = mm_scalar_bits(args->dtype, alpha);
+  info[18] = mm_scalar_bits(args->dtype, beta);
+}
+
+/* The tuning key: anchored M, N, K and batch count, the layout classes of a and b, the dtype.
+   The key has room for these six fields, so adding them cannot fail. */
+static void mm_key(cubert_tune_key *key, const mm_args *args, uint64_t batches,
+                   const uint64_t sa[3], const uint64_t sb[3]) {
+  (void)cubert_tune_key_add_anchored(key, args->m);
+  (void)cubert_tune_key_add_anchored(key, args->n);
+  (void)cubert_tune_key_add_anchored(key, args->k);
+  (void)cubert_tune_key_add_anchored(key, batches);
+  (void)cubert_tune_key_add(key, mm_layout_class(sa[1], sa[2]) * 3 + mm_layout_class(sb[1], sb[2]));
+  (void)cubert_tune_key_add(key, (uint64_t)args->dtype);
+}
+
+/* The operands' ranks and shapes: a (M x K) times b (K x N) into c (M x N), each of rank 2 or 3
+   (batched; c batched when a or b is), a batched a or b with c's batch count or 1.
+   INVALID_ARGUMENT. */
+static cubert_status check_shapes(const cubert_tensor *a, const cubert_tensor *b,
+                                  const cubert_tensor *c) {
   const cubert_tensor *ops[3] = {a, b, c};
   static const char *const names[3] = {"a", "b", "c"};
   for (int i = 0; i < 3; ++i)
@@ -395,6 +422,53 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
                                 "1 shares one matrix among all batches)",
                                 names[i], (unsigned long long)ops[i]->shape[0],
                                 (unsigned long long)batches);
+  return NULL;
+}
+
+/* c = t + beta * c for the batches [first, first + args->batches), t being their slice of
+   `scratch`, or beta * c without a product (K == 0, scratch NULL). */
+static cubert_status launch_beta(cubert_client *client, const cubert_tensor *c, const mm_args *args,
+                                 cubert_handle *scratch, uint64_t first, const uint64_t sc[3],
+                                 bool has_product) {
+  uint64_t binfo[MM_INFO_WORDS];
+  memcpy(binfo, args->info, sizeof binfo);
+  binfo[12] = c->offset;
+  binfo[13] = sc[0];
+  binfo[14] = sc[1];
+  binfo[15] = sc[2];
+  binfo[19] = has_product;
+  cubert_status st = NULL;
+  cubert_handle *view = NULL;
+  if (scratch) {
+    const uint64_t bytes = args->m * args->n * c->elem_size;
+    st = cubert_handle_view(scratch, first * bytes, args->batches * bytes, &view);
+  }
+  cubert_handle *bbufs[2] = {view ? view : c->handle, c->handle};
+  const cubert_kernel_args bargs = {
+      .buffers = bbufs, .buffer_count = 2, .info = binfo, .info_count = MM_INFO_WORDS};
+  if (!st)
+    st = cubert_launch_1d(client,
+                          c->dtype == CUBERT_DTYPE_F64 ? &cubert_kernel_matmul_beta_f64
+                                                       : &cubert_kernel_matmul_beta_f32,
+                          args->m * args->n * args->batches, &bargs);
+  cubert_handle_release(view);
+  return st;
+}
+
+cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cubert_tensor *a,
+                                const cubert_tensor *b, double beta, const cubert_tensor *c) {
+  static const char op[] = "matmul";
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, op));
+  cubert_ops_extent ea, eb, ec;
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "a", a, CUBERT_OPS_FLOATS, false, &ea));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "b", b, CUBERT_OPS_FLOATS, false, &eb));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(op, "c", c, CUBERT_OPS_FLOATS, true, &ec));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(op, "a", a, "c", c));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(op, "b", b, "c", c));
+  CUBERT_RETURN_IF_ERROR(check_shapes(a, b, c));
+  const uint32_t ra = a->rank - 2, rb = b->rank - 2;
+  const uint64_t m = a->shape[ra], k = a->shape[ra + 1], n = b->shape[rb + 1];
+  const uint64_t batches = c->rank == 3 ? c->shape[0] : 1;
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, op, "c", c->dtype));
   const cubert_device_properties *props = cubert_client_properties(client);
   if (!props) return cubert_status_make(CUBERT_CODE_NOT_FOUND, "matmul: the client is released");
@@ -417,19 +491,7 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
   mm_strides(b, sb);
   mm_strides(c, sc);
   uint64_t *info = args.info;
-  info[0] = m;
-  info[1] = n;
-  info[2] = k;
-  info[4] = a->offset;
-  info[5] = sa[0];
-  info[6] = sa[1];
-  info[7] = sa[2];
-  info[8] = b->offset;
-  info[9] = sb[0];
-  info[10] = sb[1];
-  info[11] = sb[2];
-  info[17] = mm_scalar_bits(c->dtype, alpha);
-  info[18] = mm_scalar_bits(c->dtype, beta);
+  mm_info_inputs(info, &args, a, sa, b, sb, alpha, beta);
 
   /* Product into c (beta == 0) or into a dense scratch t (beta != 0). K == 0: no product. */
   cubert_handle *scratch = NULL;
@@ -448,13 +510,7 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
 
   cubert_tune_key key = {0};
   cubert_status st = NULL;
-  (void)cubert_tune_key_add_anchored(&key, m);
-  (void)cubert_tune_key_add_anchored(&key, n);
-  (void)cubert_tune_key_add_anchored(&key, k);
-  (void)cubert_tune_key_add_anchored(&key, batches);
-  (void)cubert_tune_key_add(&key,
-                            mm_layout_class(sa[1], sa[2]) * 3 + mm_layout_class(sb[1], sb[2]));
-  (void)cubert_tune_key_add(&key, (uint64_t)c->dtype);
+  mm_key(&key, &args, batches, sa, sb);
   const cubert_tune_set *set = c->dtype == CUBERT_DTYPE_F64 ? &mm_set_f64 : &mm_set_f32;
   /* The z cube count carries the batch: launch at most max_cube_count[2] batches at once. */
   uint64_t per_launch = props->hardware.max_cube_count[2] ? props->hardware.max_cube_count[2] : 1;
@@ -464,30 +520,8 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
     info[3] = args.batches;
     info[16] = first;
     if (has_product) st = mm_execute(client, set, &key, &args);
-    if (!st && (!has_product || scratch)) {
-      /* c = t + beta * c, or beta * c (K == 0). t is this launch's slice of the scratch. */
-      uint64_t binfo[MM_INFO_WORDS];
-      memcpy(binfo, info, sizeof binfo);
-      binfo[12] = c->offset;
-      binfo[13] = sc[0];
-      binfo[14] = sc[1];
-      binfo[15] = sc[2];
-      binfo[19] = has_product;
-      cubert_handle *view = NULL;
-      if (scratch) {
-        const uint64_t bytes = m * n * c->elem_size;
-        st = cubert_handle_view(scratch, first * bytes, args.batches * bytes, &view);
-      }
-      cubert_handle *bbufs[2] = {view ? view : c->handle, c->handle};
-      const cubert_kernel_args bargs = {
-          .buffers = bbufs, .buffer_count = 2, .info = binfo, .info_count = MM_INFO_WORDS};
-      if (!st)
-        st = cubert_launch_1d(client,
-                              c->dtype == CUBERT_DTYPE_F64 ? &cubert_kernel_matmul_beta_f64
-                                                           : &cubert_kernel_matmul_beta_f32,
-                              m * n * args.batches, &bargs);
-      cubert_handle_release(view);
-    }
+    if (!st && (!has_product || scratch))
+      st = launch_beta(client, c, &args, scratch, first, sc, has_product);
   }
   cubert_handle_release(scratch);
   return st;

@@ -19,19 +19,9 @@ static uint64_t natural_alignment(uint64_t n) {
   return n & (~n + 1);
 }
 
-cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cubert_tensor *t,
-                                      uint32_t allowed, bool is_output, cubert_ops_extent *out) {
-  if (!t) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s is NULL", op, name);
-  if (!t->handle)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.handle is NULL", op, name);
-  /* The handle's memory: its slice and where it starts in the slice's page. */
-  cubert_handle_obj *ho = cubert_handle_acquire(t->handle);
-  if (!ho)
-    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
-                              "%s: %s.handle was released (or is not a handle)", op, name);
-  const void *memory = ho->slice;
-  const uint64_t size = ho->size, first = cubert_handle_binding(ho).offset;
-  cubert_handle_release(t->handle);
+/* The tensor's rank, dtype (one of `allowed`, any when 0) and element size. INVALID_ARGUMENT. */
+static cubert_status check_element_type(const char *op, const char *name, const cubert_tensor *t,
+                                        uint32_t allowed) {
   if (t->rank > CUBERT_MAX_RANK)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.rank is %u, maximum %d", op,
                               name, t->rank, CUBERT_MAX_RANK);
@@ -59,16 +49,14 @@ cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cu
   if (t->elem_size == 0)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s: %s.elem_size is 0; an element has at least 1 byte", op, name);
-  /* Every element lies a multiple of elem_size after the handle's start: the start decides. */
-  const uint64_t align = natural_alignment(t->elem_size);
-  if (first % align != 0)
-    return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
-                              "%s: %s.handle starts at byte offset %llu of its allocation, not a "
-                              "multiple of the %llu-byte alignment of its %llu-byte elements; "
-                              "make the view at an aligned offset or copy the data",
-                              op, name, (unsigned long long)first, (unsigned long long)align,
-                              (unsigned long long)t->elem_size);
-  uint64_t elems = 1, last = t->offset;
+  return NULL;
+}
+
+/* The tensor's element count into *out_elems (0 when an axis is empty); INVALID_ARGUMENT when it
+   overflows 64 bits, or for an output that broadcasts (a stride 0 over several elements). */
+static cubert_status count_elements(const char *op, const char *name, const cubert_tensor *t,
+                                    bool is_output, uint64_t *out_elems) {
+  uint64_t elems = 1;
   bool empty = false;
   for (uint32_t d = 0; d < t->rank; ++d) {
     const uint64_t len = t->shape[d];
@@ -82,33 +70,69 @@ cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cu
                                 "broadcast (two elements would share one place)",
                                 op, name, d, (unsigned long long)len);
   }
-  if (empty) elems = 0;
-  uint64_t end = 0;
-  if (!empty) {
-    for (uint32_t d = 0; d < t->rank; ++d) {
-      uint64_t step = 0;
-      if (__builtin_mul_overflow(t->shape[d] - 1, t->strides[d], &step) ||
-          __builtin_add_overflow(last, step, &last))
-        return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                                  "%s: %s reaches past 2^64 elements at axis %u (shape %llu, "
-                                  "stride %llu)",
-                                  op, name, d, (unsigned long long)t->shape[d],
-                                  (unsigned long long)t->strides[d]);
-    }
-    uint64_t bytes = 0;
-    if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, t->elem_size, &bytes))
+  *out_elems = empty ? 0 : elems;
+  return NULL;
+}
+
+/* The end of a non-empty view, in elements from the handle's start, into *out_end: one past its
+   last element. INVALID_ARGUMENT when it passes 2^64 elements or bytes, or the handle's `size`
+   bytes. */
+static cubert_status check_reach(const char *op, const char *name, const cubert_tensor *t,
+                                 uint64_t size, uint64_t *out_end) {
+  uint64_t last = t->offset, end = 0;
+  for (uint32_t d = 0; d < t->rank; ++d) {
+    uint64_t step = 0;
+    if (__builtin_mul_overflow(t->shape[d] - 1, t->strides[d], &step) ||
+        __builtin_add_overflow(last, step, &last))
       return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                                "%s: %s reaches element %llu (offset %llu, shape and strides) of "
-                                "%llu bytes: past 2^64 bytes",
-                                op, name, (unsigned long long)last, (unsigned long long)t->offset,
-                                (unsigned long long)t->elem_size);
-    if (bytes > size)
-      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                                "%s: %s reaches byte %llu (offset %llu elements, shape and strides "
-                                "of its view) past the end of its handle (%llu bytes)",
-                                op, name, (unsigned long long)bytes, (unsigned long long)t->offset,
-                                (unsigned long long)size);
+                                "%s: %s reaches past 2^64 elements at axis %u (shape %llu, "
+                                "stride %llu)",
+                                op, name, d, (unsigned long long)t->shape[d],
+                                (unsigned long long)t->strides[d]);
   }
+  uint64_t bytes = 0;
+  if (__builtin_add_overflow(last, 1, &end) || __builtin_mul_overflow(end, t->elem_size, &bytes))
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: %s reaches element %llu (offset %llu, shape and strides) of "
+                              "%llu bytes: past 2^64 bytes",
+                              op, name, (unsigned long long)last, (unsigned long long)t->offset,
+                              (unsigned long long)t->elem_size);
+  if (bytes > size)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "%s: %s reaches byte %llu (offset %llu elements, shape and strides "
+                              "of its view) past the end of its handle (%llu bytes)",
+                              op, name, (unsigned long long)bytes, (unsigned long long)t->offset,
+                              (unsigned long long)size);
+  *out_end = end;
+  return NULL;
+}
+
+cubert_status cubert_ops_check_tensor(const char *op, const char *name, const cubert_tensor *t,
+                                      uint32_t allowed, bool is_output, cubert_ops_extent *out) {
+  if (!t) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s is NULL", op, name);
+  if (!t->handle)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "%s: %s.handle is NULL", op, name);
+  /* The handle's memory: its slice and where it starts in the slice's page. */
+  cubert_handle_obj *ho = cubert_handle_acquire(t->handle);
+  if (!ho)
+    return cubert_status_make(CUBERT_CODE_NOT_FOUND,
+                              "%s: %s.handle was released (or is not a handle)", op, name);
+  const void *memory = ho->slice;
+  const uint64_t size = ho->size, first = cubert_handle_binding(ho).offset;
+  cubert_handle_release(t->handle);
+  CUBERT_RETURN_IF_ERROR(check_element_type(op, name, t, allowed));
+  /* Every element lies a multiple of elem_size after the handle's start: the start decides. */
+  const uint64_t align = natural_alignment(t->elem_size);
+  if (first % align != 0)
+    return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
+                              "%s: %s.handle starts at byte offset %llu of its allocation, not a "
+                              "multiple of the %llu-byte alignment of its %llu-byte elements; "
+                              "make the view at an aligned offset or copy the data",
+                              op, name, (unsigned long long)first, (unsigned long long)align,
+                              (unsigned long long)t->elem_size);
+  uint64_t elems = 0, end = 0;
+  CUBERT_RETURN_IF_ERROR(count_elements(op, name, t, is_output, &elems));
+  if (elems > 0) CUBERT_RETURN_IF_ERROR(check_reach(op, name, t, size, &end));
   if (out) {
     out->elems = elems;
     out->end_elems = end;

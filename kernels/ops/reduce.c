@@ -422,33 +422,167 @@ static cubert_status gather(cubert_client *client, const cubert_tensor *in, uint
   return st;
 }
 
-cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, const cubert_tensor *in,
-                                uint32_t axis, int keep_dim, const cubert_tensor *out) {
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, OP));
+/* The operands of cubert_op_reduce, checked, with their extents: op, in's dtype, out's dtype
+   (i32 indices for argmax/argmin, f32 for mean, else in's), the axis and out's shape. */
+static cubert_status check_operands(cubert_reduce_op op, const cubert_tensor *in, uint32_t axis,
+                                    int keep_dim, const cubert_tensor *out,
+                                    cubert_ops_extent *in_ext, cubert_ops_extent *out_ext) {
   if ((unsigned)op >= CUBERT_REDUCE_COUNT_)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               OP ": op is %d, not a cubert_reduce_op (0..%d)", (int)op,
                               (int)CUBERT_REDUCE_COUNT_ - 1);
-  const char *name = op_names[op];
   const uint32_t ints =
       CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_F32) | CUBERT_OPS_DTYPE_BIT(CUBERT_DTYPE_I32);
-  cubert_ops_extent in_ext, out_ext;
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "in", in, ints, false, &in_ext));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "in", in, ints, false, in_ext));
   const bool arg = op == CUBERT_REDUCE_ARGMAX || op == CUBERT_REDUCE_ARGMIN;
   const cubert_dtype want = arg                        ? CUBERT_DTYPE_I32
                             : op == CUBERT_REDUCE_MEAN ? CUBERT_DTYPE_F32
                                                        : in->dtype;
   CUBERT_RETURN_IF_ERROR(
-      cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_DTYPE_BIT(want), true, &out_ext));
+      cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_DTYPE_BIT(want), true, out_ext));
   if (axis != CUBERT_AXIS_ALL && axis >= in->rank)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               OP
                               ": axis is %u but in has rank %u (axes 0..%d, or "
                               "CUBERT_AXIS_ALL)",
                               axis, in->rank, (int)in->rank - 1);
-  CUBERT_RETURN_IF_ERROR(check_out_shape(in, axis, keep_dim, out));
+  return check_out_shape(in, axis, keep_dim, out);
+}
+
+/* The reduced length R against the op: only sum and mean take an empty axis, and argmax/argmin
+   index at most 2^31-1 elements. INVALID_ARGUMENT. */
+static cubert_status check_length(cubert_reduce_op op, uint32_t axis, uint64_t R) {
+  const char *name = op_names[op];
+  char over[64];
+  if (axis == CUBERT_AXIS_ALL)
+    snprintf(over, sizeof over, "all of in (axis CUBERT_AXIS_ALL)");
+  else
+    snprintf(over, sizeof over, "axis %u of in (in.shape[%u])", axis, axis);
+  if (R == 0 && op != CUBERT_REDUCE_SUM && op != CUBERT_REDUCE_MEAN)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              OP
+                              ": %s over %s, 0 elements long, has no value (it needs at least "
+                              "1; only sum and mean take an empty axis)",
+                              name, over);
+  if ((op == CUBERT_REDUCE_ARGMAX || op == CUBERT_REDUCE_ARGMIN) && R > INT32_MAX)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              OP
+                              ": %s over %s, %llu elements long: its indices are i32, at most "
+                              "2^31-1 elements",
+                              name, over, (unsigned long long)R);
+  return NULL;
+}
+
+/* Reducing every axis: in as one strided axis of p->R elements (p->sR), or, when its axes do not
+   merge into one, a contiguous copy (*out_gathered, which the caller releases). */
+static cubert_status flatten_all(cubert_client *client, const cubert_tensor *in, reduce_problem *p,
+                                 cubert_handle **out_gathered) {
+  uint32_t rank = in->rank;
+  uint64_t shape[CUBERT_MAX_RANK], s1[1][CUBERT_MAX_RANK];
+  for (uint32_t d = 0; d < CUBERT_MAX_RANK; ++d) {
+    shape[d] = d < rank ? in->shape[d] : 1;
+    s1[0][d] = d < rank ? in->strides[d] : 0;
+  }
+  if (p->R > 0) cubert_strided_collapse_axes(&rank, shape, s1, 1);
+  if (p->R == 0 || rank == 0) {
+    p->sR = 1;
+  } else if (rank == 1) {
+    p->sR = s1[0][0];
+  } else {
+    CUBERT_RETURN_IF_ERROR(gather(client, in, p->R, out_gathered));
+    p->in = *out_gathered;
+    p->in_off = 0;
+    p->sR = 1;
+  }
+  return NULL;
+}
+
+/* Reducing one axis: the reduced axis's stride into *out_sR, and the kept axes (their shape and
+   the strides of in and out) into shape/strides[0..1], *out_kr of them: ordered by input stride,
+   largest first (a stable insertion sort), so the fastest one is last (the unit axis of
+   reduce_outer), then merged where contiguous in both. */
+static void kept_axes(const cubert_tensor *in, uint32_t axis, int keep_dim,
+                      const cubert_tensor *out, uint64_t *shape,
+                      uint64_t (*strides)[CUBERT_MAX_RANK], uint32_t *out_kr, uint64_t *out_sR) {
+  uint32_t kr = 0, od = 0;
+  *out_sR = in->strides[axis];
+  for (uint32_t d = 0; d < in->rank; ++d) {
+    if (d == axis) {
+      od += keep_dim ? 1 : 0;
+      continue;
+    }
+    shape[kr] = in->shape[d];
+    strides[0][kr] = in->strides[d];
+    strides[1][kr] = out->strides[od++];
+    ++kr;
+  }
+  for (uint32_t i = 1; i < kr; ++i)
+    for (uint32_t j = i; j > 0 && strides[0][j - 1] < strides[0][j]; --j) {
+      uint64_t t = shape[j];
+      shape[j] = shape[j - 1];
+      shape[j - 1] = t;
+      for (int k = 0; k < 2; ++k) {
+        t = strides[k][j];
+        strides[k][j] = strides[k][j - 1];
+        strides[k][j - 1] = t;
+      }
+    }
+  for (uint32_t d = kr; d < CUBERT_MAX_RANK; ++d) {
+    shape[d] = 1;
+    strides[0][d] = strides[1][d] = 0;
+  }
+  cubert_strided_collapse_axes(&kr, shape, strides, 2);
+  *out_kr = kr;
+}
+
+/* The kept axes into `p` (none: one axis of length 1, a single output), its row count and
+   whether the reduced axis moves fastest. */
+static void problem_set_axes(reduce_problem *p, const uint64_t *shape,
+                             uint64_t (*strides)[CUBERT_MAX_RANK], uint32_t kr) {
+  p->kr = kr ? kr : 1;
+  p->rows = 1;
+  for (uint32_t d = 0; d < p->kr; ++d) {
+    p->shape[d] = kr ? shape[d] : 1;
+    p->in_strides[d] = kr ? strides[0][d] : 0;
+    p->out_strides[d] = kr ? strides[1][d] : 0;
+    p->rows *= p->shape[d];
+  }
+  const uint64_t sI = p->in_strides[p->kr - 1];
+  p->inner_fav = p->shape[p->kr - 1] == 1 || p->R <= 1 || p->sR <= sI;
+}
+
+/* Launches the reduction: the forced candidate (cubert_ops_reduce_force_candidate) or the tuned
+   one, keyed by op, dtype, layout class and the anchored rows, length and fastest kept axis. */
+static cubert_status launch_tuned(cubert_client *client, cubert_reduce_op op, cubert_dtype dtype,
+                                  const reduce_problem *p) {
+  const uint64_t sI = p->in_strides[p->kr - 1];
+  cubert_tune_key key = {0};
+  cubert_status st =
+      cubert_tune_key_add(&key, (uint64_t)op | (uint64_t)dtype << 4 | (uint64_t)p->inner_fav << 8 |
+                                    (uint64_t)(p->sR == 1) << 9 | (uint64_t)(sI == 1) << 10 |
+                                    (uint64_t)(p->rows == 1) << 11);
+  if (!st) st = cubert_tune_key_add_anchored(&key, p->rows);
+  if (!st) st = cubert_tune_key_add_anchored(&key, p->R);
+  if (!st) st = cubert_tune_key_add_anchored(&key, p->shape[p->kr - 1]);
+  if (st) return st;
+  if (forced >= 0) {
+    if ((unsigned)forced >= GEOMETRY_COUNT || !candidates[forced].valid(client, &key, p))
+      return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
+    return forced_launch(candidates[forced].launch(client, p), forced);
+  }
+  return cubert_tune_execute_known(client, &reduce_set, &key, p, cubert_ops_known_good);
+}
+
+cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, const cubert_tensor *in,
+                                uint32_t axis, int keep_dim, const cubert_tensor *out) {
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, OP));
+  cubert_ops_extent in_ext, out_ext;
+  CUBERT_RETURN_IF_ERROR(check_operands(op, in, axis, keep_dim, out, &in_ext, &out_ext));
   const cubert_device_properties *props = cubert_client_properties(client);
   if (!props) return cubert_status_make(CUBERT_CODE_NOT_FOUND, OP ": the client is released");
+  if (out_ext.elems == 0) return NULL; /* nothing to write */
+  const uint64_t R = axis == CUBERT_AXIS_ALL ? in_ext.elems : in->shape[axis];
+  CUBERT_RETURN_IF_ERROR(check_length(op, axis, R));
 
   reduce_problem p;
   memset(&p, 0, sizeof p);
@@ -461,122 +595,18 @@ cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, cons
   p.max_units = props->hardware.max_units_per_cube < props->hardware.max_cube_dim[0]
                     ? props->hardware.max_units_per_cube
                     : props->hardware.max_cube_dim[0];
-
-  /* The reduced length and the kept axes (with out's strides). */
-  uint64_t R = 1;
-  uint32_t kr = 0;
-  uint64_t shape[CUBERT_MAX_RANK], strides[2][CUBERT_MAX_RANK];
-  if (axis == CUBERT_AXIS_ALL) {
-    R = in_ext.elems;
-  } else {
-    R = in->shape[axis];
-    p.sR = in->strides[axis];
-    uint32_t od = 0;
-    for (uint32_t d = 0; d < in->rank; ++d) {
-      if (d == axis) {
-        od += keep_dim ? 1 : 0;
-        continue;
-      }
-      shape[kr] = in->shape[d];
-      strides[0][kr] = in->strides[d];
-      strides[1][kr] = out->strides[od++];
-      ++kr;
-    }
-  }
-  if (out_ext.elems == 0) return NULL; /* nothing to write */
-  char over[64];
-  if (axis == CUBERT_AXIS_ALL)
-    snprintf(over, sizeof over, "all of in (axis CUBERT_AXIS_ALL)");
-  else
-    snprintf(over, sizeof over, "axis %u of in (in.shape[%u])", axis, axis);
-  if (R == 0 && op != CUBERT_REDUCE_SUM && op != CUBERT_REDUCE_MEAN)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              OP
-                              ": %s over %s, 0 elements long, has no value (it needs at least "
-                              "1; only sum and mean take an empty axis)",
-                              name, over);
-  if (arg && R > INT32_MAX)
-    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              OP
-                              ": %s over %s, %llu elements long: its indices are i32, at most "
-                              "2^31-1 elements",
-                              name, over, (unsigned long long)R);
   p.R = R;
   p.divisor = R;
 
+  uint64_t shape[CUBERT_MAX_RANK], strides[2][CUBERT_MAX_RANK];
+  uint32_t kr = 0;
   cubert_handle *gathered = NULL;
-  if (axis == CUBERT_AXIS_ALL) {
-    /* One strided axis, or a contiguous copy. */
-    uint32_t rank = in->rank;
-    uint64_t s1[1][CUBERT_MAX_RANK];
-    for (uint32_t d = 0; d < CUBERT_MAX_RANK; ++d) {
-      shape[d] = d < rank ? in->shape[d] : 1;
-      s1[0][d] = d < rank ? in->strides[d] : 0;
-    }
-    if (R > 0) cubert_strided_collapse_axes(&rank, shape, s1, 1);
-    if (R == 0 || rank == 0) {
-      p.sR = 1;
-    } else if (rank == 1) {
-      p.sR = s1[0][0];
-    } else {
-      CUBERT_RETURN_IF_ERROR(gather(client, in, R, &gathered));
-      p.in = gathered;
-      p.in_off = 0;
-      p.sR = 1;
-    }
-    kr = 0;
-  } else {
-    /* Kept axes by input stride, largest first (a stable insertion sort), so the fastest one
-       is last: the unit axis of reduce_outer. Then merge what is contiguous in both. */
-    for (uint32_t i = 1; i < kr; ++i)
-      for (uint32_t j = i; j > 0 && strides[0][j - 1] < strides[0][j]; --j) {
-        uint64_t t = shape[j];
-        shape[j] = shape[j - 1];
-        shape[j - 1] = t;
-        for (int k = 0; k < 2; ++k) {
-          t = strides[k][j];
-          strides[k][j] = strides[k][j - 1];
-          strides[k][j - 1] = t;
-        }
-      }
-    for (uint32_t d = kr; d < CUBERT_MAX_RANK; ++d) {
-      shape[d] = 1;
-      strides[0][d] = strides[1][d] = 0;
-    }
-    cubert_strided_collapse_axes(&kr, shape, strides, 2);
-  }
-  if (kr == 0) {
-    kr = 1;
-    shape[0] = 1;
-    strides[0][0] = strides[1][0] = 0;
-  }
-  p.kr = kr;
-  p.rows = 1;
-  for (uint32_t d = 0; d < kr; ++d) {
-    p.shape[d] = shape[d];
-    p.in_strides[d] = strides[0][d];
-    p.out_strides[d] = strides[1][d];
-    p.rows *= shape[d];
-  }
-  const uint64_t sI = p.in_strides[kr - 1];
-  p.inner_fav = p.shape[kr - 1] == 1 || R <= 1 || p.sR <= sI;
-
-  cubert_tune_key key = {0};
-  cubert_status st =
-      cubert_tune_key_add(&key, (uint64_t)op | (uint64_t)in->dtype << 4 |
-                                    (uint64_t)p.inner_fav << 8 | (uint64_t)(p.sR == 1) << 9 |
-                                    (uint64_t)(sI == 1) << 10 | (uint64_t)(p.rows == 1) << 11);
-  if (!st) st = cubert_tune_key_add_anchored(&key, p.rows);
-  if (!st) st = cubert_tune_key_add_anchored(&key, R);
-  if (!st) st = cubert_tune_key_add_anchored(&key, p.shape[kr - 1]);
-  if (!st && forced >= 0) {
-    if ((unsigned)forced >= GEOMETRY_COUNT || !candidates[forced].valid(client, &key, &p))
-      st = cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
-    else
-      st = forced_launch(candidates[forced].launch(client, &p), forced);
-  } else if (!st) {
-    st = cubert_tune_execute_known(client, &reduce_set, &key, &p, cubert_ops_known_good);
-  }
+  if (axis == CUBERT_AXIS_ALL)
+    CUBERT_RETURN_IF_ERROR(flatten_all(client, in, &p, &gathered));
+  else
+    kept_axes(in, axis, keep_dim, out, shape, strides, &kr, &p.sR);
+  problem_set_axes(&p, shape, strides, kr);
+  cubert_status st = launch_tuned(client, op, in->dtype, &p);
   cubert_handle_release(gathered);
   return st;
 }

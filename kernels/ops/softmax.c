@@ -103,13 +103,13 @@ void cubert_ops_softmax_force_candidate(int index) {
   forced = index;
 }
 
-cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
-                                 const cubert_tensor *out) {
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, OP));
-  cubert_ops_extent in_ext, out_ext;
-  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "in", in, CUBERT_OPS_FLOATS, false, &in_ext));
-  CUBERT_RETURN_IF_ERROR(
-      cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_FLOATS, true, &out_ext));
+/* The operands of cubert_op_softmax, checked, with their extents and their memory relation
+   (cubert_ops_memory_relation: 1 in place, 2 a partial overlap, refused). */
+static cubert_status check_operands(cubert_client *client, const cubert_tensor *in,
+                                    const cubert_tensor *out, cubert_ops_extent *in_ext,
+                                    cubert_ops_extent *out_ext, int *out_relation) {
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "in", in, CUBERT_OPS_FLOATS, false, in_ext));
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_tensor(OP, "out", out, CUBERT_OPS_FLOATS, true, out_ext));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_dtype(OP, "in", in, "out", out));
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_same_shape(OP, "in", in, "out", out));
   if (in->rank == 0)
@@ -118,37 +118,40 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
                               CUBERT_MAX_RANK);
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_device_dtype(client, OP, "in", in->dtype));
   /* In place by memory, not by handle: two handles (views) may reach the same bytes. */
-  const int relation = cubert_ops_memory_relation(in, &in_ext, out, &out_ext);
-  if (relation == 2)
+  *out_relation = cubert_ops_memory_relation(in, in_ext, out, out_ext);
+  if (*out_relation == 2)
     return cubert_status_make(
         CUBERT_CODE_INVALID_ARGUMENT,
         OP
         ": out (bytes %llu..%llu of its allocation) overlaps in (bytes "
         "%llu..%llu of the same allocation); in place needs the very same view (the "
         "same first byte, shape and strides)",
-        (unsigned long long)out_ext.first_byte, (unsigned long long)out_ext.end_byte,
-        (unsigned long long)in_ext.first_byte, (unsigned long long)in_ext.end_byte);
-  const cubert_device_properties *props = cubert_client_properties(client);
-  if (!props) return cubert_status_make(CUBERT_CODE_NOT_FOUND, OP ": the client is released");
-  if (in_ext.elems == 0) return NULL;
+        (unsigned long long)out_ext->first_byte, (unsigned long long)out_ext->end_byte,
+        (unsigned long long)in_ext->first_byte, (unsigned long long)in_ext->end_byte);
+  return NULL;
+}
 
-  softmax_problem p;
-  memset(&p, 0, sizeof p);
+/* The kernels, unit limit, row count and info words of a softmax of `elems` elements. */
+static void problem_fill(cubert_client *client, const cubert_device_properties *props,
+                         const cubert_tensor *in, const cubert_tensor *out, uint64_t elems,
+                         softmax_problem *p) {
+  memset(p, 0, sizeof *p);
   if (in->dtype == CUBERT_DTYPE_F64) {
-    p.kernel[0] = &cubert_kernel_softmax_f64;
-    p.kernel[1] = &cubert_kernel_softmax_online_f64;
+    p->kernel[0] = &cubert_kernel_softmax_f64;
+    p->kernel[1] = &cubert_kernel_softmax_online_f64;
   } else {
-    p.kernel[0] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_f32, SM_X86V3(softmax_f32),
-                                      SM_X86V4(softmax_f32));
-    p.kernel[1] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_online_f32,
-                                      SM_X86V3(softmax_online_f32), SM_X86V4(softmax_online_f32));
+    p->kernel[0] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_f32, SM_X86V3(softmax_f32),
+                                       SM_X86V4(softmax_f32));
+    p->kernel[1] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_online_f32,
+                                       SM_X86V3(softmax_online_f32), SM_X86V4(softmax_online_f32));
   }
-  p.in = in->handle;
-  p.out = out->handle;
-  p.max_units = props->hardware.max_units_per_cube < props->hardware.max_cube_dim[0]
-                    ? props->hardware.max_units_per_cube
-                    : props->hardware.max_cube_dim[0];
-  if (p.max_units > CUBERT_KERNEL_SOFTMAX_MAX_UNITS) p.max_units = CUBERT_KERNEL_SOFTMAX_MAX_UNITS;
+  p->in = in->handle;
+  p->out = out->handle;
+  p->max_units = props->hardware.max_units_per_cube < props->hardware.max_cube_dim[0]
+                     ? props->hardware.max_units_per_cube
+                     : props->hardware.max_cube_dim[0];
+  if (p->max_units > CUBERT_KERNEL_SOFTMAX_MAX_UNITS)
+    p->max_units = CUBERT_KERNEL_SOFTMAX_MAX_UNITS;
   const uint32_t last = in->rank - 1;
   uint32_t kr = last;
   uint64_t shape[CUBERT_MAX_RANK], strides[2][CUBERT_MAX_RANK];
@@ -159,41 +162,60 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
   }
   cubert_strided_collapse_axes(&kr, shape, strides, 2);
   const uint64_t C = in->shape[last];
-  p.rows = in_ext.elems / C;
-  p.info[0] = kr;
-  p.info[1] = C;
-  p.info[2] = in->strides[last];
-  p.info[3] = out->strides[last];
-  p.info[4] = in->offset;
-  p.info[5] = out->offset;
-  p.info[6] = p.rows;
+  p->rows = elems / C;
+  p->info[0] = kr;
+  p->info[1] = C;
+  p->info[2] = in->strides[last];
+  p->info[3] = out->strides[last];
+  p->info[4] = in->offset;
+  p->info[5] = out->offset;
+  p->info[6] = p->rows;
   for (uint32_t d = 0; d < kr; ++d) {
-    p.info[7 + d] = shape[d];
-    p.info[7 + kr + d] = strides[0][d];
-    p.info[7 + 2 * kr + d] = strides[1][d];
+    p->info[7 + d] = shape[d];
+    p->info[7 + kr + d] = strides[0][d];
+    p->info[7 + 2 * kr + d] = strides[1][d];
   }
-  p.info_count = CUBERT_KERNEL_SOFTMAX_INFO(kr);
+  p->info_count = CUBERT_KERNEL_SOFTMAX_INFO(kr);
+}
 
+/* Runs the candidate cubert_ops_softmax_force_candidate chose (tests): UNAVAILABLE when it does
+   not fit the key or exceeds its kernel's unit limit on this device. */
+static cubert_status run_forced(cubert_client *client, const cubert_tune_key *key,
+                                const softmax_problem *p) {
+  if (forced >= CANDIDATE_COUNT || !candidates[forced].valid(client, key, p))
+    return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
+  cubert_status launched = candidates[forced].launch(client, p);
+  /* The kernel's own per-device unit limit (CUBERT_CODE_UNITS) makes the candidate unfit
+     here, as an invalid one. */
+  if (launched && cubert_status_code(launched) == CUBERT_CODE_UNITS) {
+    cubert_status_free(launched);
+    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                              OP ": candidate %d exceeds its kernel's unit limit on this device",
+                              forced);
+  }
+  return launched;
+}
+
+cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
+                                 const cubert_tensor *out) {
+  CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, OP));
+  cubert_ops_extent in_ext, out_ext;
+  int relation = 0;
+  CUBERT_RETURN_IF_ERROR(check_operands(client, in, out, &in_ext, &out_ext, &relation));
+  const cubert_device_properties *props = cubert_client_properties(client);
+  if (!props) return cubert_status_make(CUBERT_CODE_NOT_FOUND, OP ": the client is released");
+  if (in_ext.elems == 0) return NULL;
+
+  softmax_problem p;
+  problem_fill(client, props, in, out, in_ext.elems, &p);
+  const uint32_t last = in->rank - 1;
   cubert_tune_key key = {0};
   cubert_status st =
       cubert_tune_key_add(&key, (uint64_t)in->dtype | (uint64_t)(in->strides[last] == 1) << 8 |
                                     (uint64_t)(out->strides[last] == 1) << 9);
-  if (!st) st = cubert_tune_key_add_anchored(&key, C);
+  if (!st) st = cubert_tune_key_add_anchored(&key, in->shape[last]);
   if (!st) st = cubert_tune_key_add_anchored(&key, p.rows);
-  if (!st && forced >= 0) {
-    if (forced >= CANDIDATE_COUNT || !candidates[forced].valid(client, &key, &p))
-      return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
-    cubert_status launched = candidates[forced].launch(client, &p);
-    /* The kernel's own per-device unit limit (CUBERT_CODE_UNITS) makes the candidate unfit
-       here, as an invalid one. */
-    if (launched && cubert_status_code(launched) == CUBERT_CODE_UNITS) {
-      cubert_status_free(launched);
-      return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
-                                OP ": candidate %d exceeds its kernel's unit limit on this device",
-                                forced);
-    }
-    return launched;
-  }
+  if (!st && forced >= 0) return run_forced(client, &key, &p);
   cubert_handle *scratch = NULL;
   p.in_place = relation == 1;
   p.scratch = &scratch;

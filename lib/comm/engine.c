@@ -320,28 +320,89 @@ static void comm_stop(cubert_comm *comm) {
   comm->members_started = 0;
 }
 
+/* The arguments of cubert_comm_create_with_transport, checked before anything is built. */
+static cubert_status check_create_args(cubert_client *const *clients, size_t local_count,
+                                       const cubert_comm_transport *transport, cubert_comm **out) {
+  if (!out)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_comm_create: out is NULL");
+  if (!clients)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_comm_create: clients is NULL");
+  if (local_count == 0)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "cubert_comm_create: count is 0; a communicator needs a member");
+  if (!transport)
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "cubert_comm_create: no transport");
+  if (transport->local_count != local_count)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "cubert_comm_create: %zu local clients for a transport of %zu",
+                              local_count, transport->local_count);
+  for (size_t i = 0; i < local_count; ++i)
+    if (!clients[i])
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "cubert_comm_create: clients[%zu] is NULL", i);
+  return NULL;
+}
+
+/* Opens every member on its client, and the device combination of those that reduce on their
+   device. */
+static cubert_status members_open(cubert_comm *comm, cubert_client *const *clients) {
+  cubert_status s = NULL;
+  for (size_t i = 0; !s && i < comm->local_count; ++i)
+    s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
+  /* 0: never; 1: every device whose server has comm_reduce; unset: those that are not CPUs
+     (an OpenCL CPU device reduces on the cores and memory the host combination uses, and
+     copies more: PoCL was 20% slower with it). */
+  size_t device_reduce = env_size("CUBERT_COMM_DEVICE_REDUCE", 0, 1, 2,
+                                  "1: reduce on the devices where they can, 0: on the host");
+  comm->device_reduce = comm->transport->parts_split && comm->local_count > 1 && device_reduce != 0;
+  for (size_t i = 0; !s && comm->device_reduce && i < comm->local_count; ++i) {
+    comm_member *m = &comm->members[i];
+    if (device_reduce == 2 && m->server->properties.type != CUBERT_DEVICE_TYPE_OPENCL_GPU &&
+        m->server->properties.type != CUBERT_DEVICE_TYPE_OPENCL_OTHER)
+      continue;
+    s = member_open_combine(m, clients[i], i, comm->chunk_bytes);
+  }
+  return s;
+}
+
+/* One thread team per member when the transport splits its combination into parts; the
+   communicator's team size is the smallest team actually started. */
+static cubert_status teams_open(cubert_comm *comm) {
+  size_t team = comm->transport->parts_split ? team_size_config(comm->local_count) : 1;
+  comm->team_size = team;
+  for (size_t i = 0; team > 1 && i < comm->local_count; ++i) {
+    if (!(comm->members[i].team = cubert_thread_team_create(team)))
+      return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+    if (cubert_thread_team_size(comm->members[i].team) < comm->team_size)
+      comm->team_size = cubert_thread_team_size(comm->members[i].team);
+  }
+  return NULL;
+}
+
+/* Starts the member threads, then the worker; comm_stop joins those that started. */
+static cubert_status threads_start(cubert_comm *comm) {
+  for (size_t i = 0; i < comm->local_count; ++i) {
+    member_arg *a = malloc(sizeof *a);
+    if (a) *a = (member_arg){comm, i};
+    if (!a || pthread_create(&comm->members[i].thread, NULL, member_main, a) != 0) {
+      free(a);
+      return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                                "cubert_comm_create: could not start a member thread");
+    }
+    comm->members_started++;
+  }
+  if (pthread_create(&comm->worker, NULL, worker_main, comm) != 0)
+    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                              "cubert_comm_create: could not start the worker thread");
+  comm->worker_started = 1;
+  return NULL;
+}
+
 cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, size_t local_count,
                                                 cubert_comm_transport *transport,
                                                 cubert_comm **out) {
-  cubert_status s = NULL;
   if (out) *out = NULL;
-  if (!out)
-    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_comm_create: out is NULL");
-  else if (!clients)
-    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "cubert_comm_create: clients is NULL");
-  else if (local_count == 0)
-    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                           "cubert_comm_create: count is 0; a communicator needs a member");
-  else if (!transport)
-    s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "cubert_comm_create: no transport");
-  else if (transport->local_count != local_count)
-    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                           "cubert_comm_create: %zu local clients for a transport of %zu",
-                           local_count, transport->local_count);
-  for (size_t i = 0; !s && i < local_count; ++i)
-    if (!clients[i])
-      s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                             "cubert_comm_create: clients[%zu] is NULL", i);
+  cubert_status s = check_create_args(clients, local_count, transport, out);
   cubert_comm *comm = NULL;
   if (!s && !(comm = calloc(1, sizeof *comm)))
     s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
@@ -362,48 +423,10 @@ cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, s
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
   comm->local_count = local_count;
-  for (size_t i = 0; !s && i < local_count; ++i)
-    s = member_open(&comm->members[i], clients[i], i, comm->chunk_bytes);
-  /* 0: never; 1: every device whose server has comm_reduce; unset: those that are not CPUs
-     (an OpenCL CPU device reduces on the cores and memory the host combination uses, and
-     copies more: PoCL was 20% slower with it). */
-  size_t device_reduce = env_size("CUBERT_COMM_DEVICE_REDUCE", 0, 1, 2,
-                                  "1: reduce on the devices where they can, 0: on the host");
-  comm->device_reduce = transport->parts_split && local_count > 1 && device_reduce != 0;
-  for (size_t i = 0; !s && comm->device_reduce && i < local_count; ++i) {
-    comm_member *m = &comm->members[i];
-    if (device_reduce == 2 && m->server->properties.type != CUBERT_DEVICE_TYPE_OPENCL_GPU &&
-        m->server->properties.type != CUBERT_DEVICE_TYPE_OPENCL_OTHER)
-      continue;
-    s = member_open_combine(m, clients[i], i, comm->chunk_bytes);
-  }
+  s = members_open(comm, clients);
   if (!s) s = shared_open(comm);
-  size_t team = transport->parts_split ? team_size_config(local_count) : 1;
-  comm->team_size = team;
-  for (size_t i = 0; !s && team > 1 && i < local_count; ++i) {
-    if (!(comm->members[i].team = cubert_thread_team_create(team)))
-      s = cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-    else if (cubert_thread_team_size(comm->members[i].team) < comm->team_size)
-      comm->team_size = cubert_thread_team_size(comm->members[i].team);
-  }
-  for (size_t i = 0; !s && i < local_count; ++i) {
-    member_arg *a = malloc(sizeof *a);
-    if (a) *a = (member_arg){comm, i};
-    if (!a || pthread_create(&comm->members[i].thread, NULL, member_main, a) != 0) {
-      free(a);
-      s = cubert_status_make(CUBERT_CODE_UNAVAILABLE,
-                             "cubert_comm_create: could not start a member thread");
-    } else {
-      comm->members_started++;
-    }
-  }
-  if (!s) {
-    if (pthread_create(&comm->worker, NULL, worker_main, comm) != 0)
-      s = cubert_status_make(CUBERT_CODE_UNAVAILABLE,
-                             "cubert_comm_create: could not start the worker thread");
-    else
-      comm->worker_started = 1;
-  }
+  if (!s) s = teams_open(comm);
+  if (!s) s = threads_start(comm);
   if (s) {
     comm_stop(comm);
     comm_free(comm);

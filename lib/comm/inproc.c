@@ -53,86 +53,125 @@ static void part_range(size_t count, size_t part, size_t parts, size_t *begin, s
   *end = e < count ? e : count;
 }
 
-static cubert_status inproc_combine(cubert_comm_transport *t, const cubert_comm_chunk *c,
-                                    size_t part, size_t parts) {
+/* all_reduce and reduce: part `part` reduces its range of the chunk over every member's input,
+   in rank order, into every member's output. */
+static void reduce_range(cubert_comm_transport *t, const cubert_comm_chunk *c, size_t part,
+                         size_t parts, const void **ins, void **outs) {
   size_t n = t->local_count, es = c->elem_size, begin = 0, end = 0;
+  part_range(c->count, part, parts, &begin, &end);
+  if (begin >= end) return;
+  for (size_t i = 0; i < n; ++i) {
+    ins[i] = (const char *)c->in[i] + begin * es;
+    outs[i] = c->out[i] ? (char *)c->out[i] + begin * es : NULL;
+  }
+  cubert_comm_host_reduce_n(outs, n, ins, n, end - begin, c->dtype, c->op, t->size);
+}
+
+/* reduce_scatter: part `part` reduces every parts-th result piece into its member's output. */
+static void reduce_pieces(cubert_comm_transport *t, const cubert_comm_chunk *c, size_t part,
+                          size_t parts, const void **ins) {
+  size_t n = t->local_count, es = c->elem_size;
+  for (size_t j = part; j < n; j += parts) {
+    for (size_t i = 0; i < n; ++i) ins[i] = (const char *)c->in[i] + j * c->count * es;
+    cubert_comm_host_reduce_n(&c->out[j], 1, ins, n, c->count, c->dtype, c->op, t->size);
+  }
+}
+
+/* The reductions, with the members' input and output pointers on the stack for up to 64
+   members. OUT_OF_MEMORY beyond that when the arrays cannot be allocated. */
+static cubert_status combine_reduce(cubert_comm_transport *t, const cubert_comm_chunk *c,
+                                    size_t part, size_t parts) {
+  size_t n = t->local_count;
   const void *in_at[64];
   void *out_at[64];
   const void **ins = n <= 64 ? in_at : malloc(n * sizeof *ins);
   void **outs = n <= 64 ? out_at : malloc(n * sizeof *outs);
-  if (!ins || !outs) {
-    if (ins != in_at) free((void *)ins);
-    if (outs != out_at) free(outs);
-    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  int allocated = ins && outs;
+  if (allocated && c->kind == CUBERT_COMM_REDUCE_SCATTER)
+    reduce_pieces(t, c, part, parts, ins);
+  else if (allocated)
+    reduce_range(t, c, part, parts, ins, outs);
+  if (ins != in_at) free((void *)ins);
+  if (outs != out_at) free(outs);
+  return allocated ? NULL : cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+}
+
+/* all_gather: part `part` copies every parts-th member's piece into every member's output. */
+static void combine_all_gather(cubert_comm_transport *t, const cubert_comm_chunk *c, size_t part,
+                               size_t parts) {
+  size_t n = t->local_count, es = c->elem_size;
+  for (size_t j = part; j < n; j += parts)
+    for (size_t i = 0; i < n; ++i) {
+      if (!c->out[i]) continue;
+      char *dst = (char *)c->out[i] + j * c->count * es;
+      if (dst != c->in[j]) memcpy(dst, c->in[j], c->count * es);
+    }
+}
+
+/* broadcast: part `part` copies its range of the root's input into every other output. */
+static void combine_broadcast(cubert_comm_transport *t, const cubert_comm_chunk *c, size_t part,
+                              size_t parts) {
+  size_t n = t->local_count, es = c->elem_size, begin = 0, end = 0;
+  part_range(c->count, part, parts, &begin, &end);
+  for (size_t i = 0; i < n && begin < end; ++i)
+    if (c->out[i] && i != c->root)
+      memcpy((char *)c->out[i] + begin * es, (const char *)c->in[c->root] + begin * es,
+             (end - begin) * es);
+}
+
+/* A send's job: part `part` copies its range of the sender's staged chunk into the message. */
+static void combine_send(cubert_comm_transport *t, const cubert_comm_chunk *c, size_t part,
+                         size_t parts) {
+  size_t es = c->elem_size, begin = 0, end = 0;
+  p2p_message *msg = c->message;
+  part_range(c->count, part, parts, &begin, &end);
+  if (msg && begin < end) {
+    memcpy(msg->data + (c->offset + begin) * es,
+           (const char *)c->in[c->self - t->rank] + begin * es, (end - begin) * es);
+    atomic_fetch_add(&msg->filled, (end - begin) * es);
   }
+}
+
+/* A recv's job: part `part` copies its range of the message into the receiver's output.
+   EXECUTION when the matching send failed or did not fill the message. */
+static cubert_status combine_recv(cubert_comm_transport *t, const cubert_comm_chunk *c, size_t part,
+                                  size_t parts) {
+  size_t es = c->elem_size, begin = 0, end = 0;
+  p2p_message *msg = c->message;
+  if (!msg || atomic_load(&msg->send_failed) || atomic_load(&msg->filled) != msg->bytes)
+    return cubert_status_make(CUBERT_CODE_EXECUTION,
+                              "cubert_comm_recv_at: the matching send from rank %zu to rank "
+                              "%zu (tag %d) failed before its data was complete",
+                              c->peer, c->self, c->tag);
+  part_range(c->count, part, parts, &begin, &end);
+  if (begin < end)
+    memcpy((char *)c->out[c->self - t->rank] + begin * es, msg->data + (c->offset + begin) * es,
+           (end - begin) * es);
+  return NULL;
+}
+
+static cubert_status inproc_combine(cubert_comm_transport *t, const cubert_comm_chunk *c,
+                                    size_t part, size_t parts) {
   switch (c->kind) {
     case CUBERT_COMM_ALL_REDUCE:
     case CUBERT_COMM_REDUCE:
-      part_range(c->count, part, parts, &begin, &end);
-      if (begin < end) {
-        for (size_t i = 0; i < n; ++i) {
-          ins[i] = (const char *)c->in[i] + begin * es;
-          outs[i] = c->out[i] ? (char *)c->out[i] + begin * es : NULL;
-        }
-        cubert_comm_host_reduce_n(outs, n, ins, n, end - begin, c->dtype, c->op, t->size);
-      }
-      break;
     case CUBERT_COMM_REDUCE_SCATTER:
-      for (size_t j = part; j < n; j += parts) {
-        for (size_t i = 0; i < n; ++i) ins[i] = (const char *)c->in[i] + j * c->count * es;
-        cubert_comm_host_reduce_n(&c->out[j], 1, ins, n, c->count, c->dtype, c->op, t->size);
-      }
-      break;
+      return combine_reduce(t, c, part, parts);
     case CUBERT_COMM_ALL_GATHER:
-      for (size_t j = part; j < n; j += parts)
-        for (size_t i = 0; i < n; ++i) {
-          if (!c->out[i]) continue;
-          char *dst = (char *)c->out[i] + j * c->count * es;
-          if (dst != c->in[j]) memcpy(dst, c->in[j], c->count * es);
-        }
-      break;
+      combine_all_gather(t, c, part, parts);
+      return NULL;
     case CUBERT_COMM_BROADCAST:
-      part_range(c->count, part, parts, &begin, &end);
-      for (size_t i = 0; i < n && begin < end; ++i)
-        if (c->out[i] && i != c->root)
-          memcpy((char *)c->out[i] + begin * es, (const char *)c->in[c->root] + begin * es,
-                 (end - begin) * es);
-      break;
-    case CUBERT_COMM_SEND: {
-      p2p_message *msg = c->message;
-      part_range(c->count, part, parts, &begin, &end);
-      if (msg && begin < end) {
-        memcpy(msg->data + (c->offset + begin) * es,
-               (const char *)c->in[c->self - t->rank] + begin * es, (end - begin) * es);
-        atomic_fetch_add(&msg->filled, (end - begin) * es);
-      }
-      break;
-    }
-    case CUBERT_COMM_RECV: {
-      p2p_message *msg = c->message;
-      if (!msg || atomic_load(&msg->send_failed) || atomic_load(&msg->filled) != msg->bytes) {
-        if (ins != in_at) free((void *)ins);
-        if (outs != out_at) free(outs);
-        return cubert_status_make(CUBERT_CODE_EXECUTION,
-                                  "cubert_comm_recv_at: the matching send from rank %zu to rank "
-                                  "%zu (tag %d) failed before its data was complete",
-                                  c->peer, c->self, c->tag);
-      }
-      part_range(c->count, part, parts, &begin, &end);
-      if (begin < end)
-        memcpy((char *)c->out[c->self - t->rank] + begin * es, msg->data + (c->offset + begin) * es,
-               (end - begin) * es);
-      break;
-    }
+      combine_broadcast(t, c, part, parts);
+      return NULL;
+    case CUBERT_COMM_SEND:
+      combine_send(t, c, part, parts);
+      return NULL;
+    case CUBERT_COMM_RECV:
+      return combine_recv(t, c, part, parts);
     default:
-      if (ins != in_at) free((void *)ins);
-      if (outs != out_at) free(outs);
       return cubert_status_make(CUBERT_CODE_UNSUPPORTED_IO_OPERATION,
                                 "the in-process transport: unknown operation %d", (int)c->kind);
   }
-  if (ins != in_at) free((void *)ins);
-  if (outs != out_at) free(outs);
-  return NULL;
 }
 
 static cubert_status inproc_p2p_post(cubert_comm_transport *base, cubert_comm_kind kind,

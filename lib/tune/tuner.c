@@ -363,18 +363,26 @@ typedef struct measure_counts {
   uint64_t measured, failed, samples, eliminated;
 } measure_counts;
 
-/* Measures the valid candidates (all but `excluded`, UINT32_MAX for none) of an entry this
-   thread marked PENDING and publishes the verdict. *out_unmeasured is set when a lone eligible
-   candidate was chosen without running it: its first launch, the caller's, is then the only
-   check it works (tune_and_run drops the verdict when that launch fails). */
-static cubert_status measure(cubert_client *client, cubert_tuner *t, const cubert_tune_set *set,
-                             const cubert_tune_key *key, const void *args, uint64_t checksum,
-                             uint32_t excluded, cubert_tune_known_good_fn known_good,
-                             uint32_t *out_winner, int *out_unmeasured) {
-  *out_unmeasured = 0;
+/* One measurement in progress: the candidates still measured, their timed samples
+   (CUBERT_TUNE_SAMPLES per candidate) and fastest sample so far, the counts, and the status of
+   the last candidate that failed. */
+typedef struct measurement {
+  const cubert_tune_set *set;
+  uint8_t *eligible;
+  uint64_t *samples, *fastest;
+  measure_counts n;
+  cubert_status last;
+} measurement;
+
+/* Marks in `eligible` the candidates to measure: the valid ones (all but `excluded`); under
+   CUBERT_AUTOTUNE=minimal only the known-good default of the device family when the set has
+   one and it is eligible (then nothing is measured), else group 0 only, unless group 0 has
+   nothing valid for this key. Returns the lone eligible candidate; UINT32_MAX for none or
+   several. */
+static uint32_t choose_eligible(cubert_client *client, const cubert_tune_set *set,
+                                const cubert_tune_key *key, const void *args, uint32_t excluded,
+                                cubert_tune_known_good_fn known_good, uint8_t *eligible) {
   int minimal = cubert_config_get()->autotune == CUBERT_AUTOTUNE_MINIMAL;
-  uint8_t *eligible = calloc(set->candidate_count, 1);
-  if (!eligible) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   uint32_t eligible_count = 0, priority_count = 0, only = UINT32_MAX;
   for (uint32_t i = 0; i < set->candidate_count; ++i) {
     if (i == excluded || !valid_for(client, set, i, key, args)) continue;
@@ -382,9 +390,6 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
     ++eligible_count;
     priority_count += set->candidates[i].priority == 0;
   }
-  /* minimal: the known-good default of the device family when the set has one and it is
-     eligible (then nothing is measured), else group 0 only, unless group 0 has nothing valid
-     for this key. */
   uint32_t known = minimal && known_good ? known_good(client, set) : UINT32_MAX;
   if (known < set->candidate_count && eligible[known]) {
     memset(eligible, 0, set->candidate_count);
@@ -397,95 +402,99 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
   }
   for (uint32_t i = 0; i < set->candidate_count && eligible_count == 1; ++i)
     if (eligible[i]) only = i;
+  return only;
+}
 
-  /* Samples are taken round-robin over the candidates rather than candidate after candidate,
-     so that a change in the machine's load while tuning (other processes, frequency) spreads
-     over every candidate instead of favouring whichever ran in the quiet moment. */
-  uint64_t *samples = calloc((size_t)set->candidate_count * CUBERT_TUNE_SAMPLES, sizeof(uint64_t));
-  uint64_t *fastest = calloc(set->candidate_count, sizeof(uint64_t));
-  if (!samples || !fastest) {
-    free(samples);
-    free(fastest);
-    free(eligible);
-    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  }
-  cubert_status last = NULL;
-  uint32_t best = UINT32_MAX;
-  uint64_t best_ns = UINT64_MAX;
-  measure_counts n = {0};
-  int rounds = 0; /* timed rounds taken */
-  /* One eligible candidate: there is nothing to compare, so it is not run at all. */
-  for (int round = -1; only == UINT32_MAX && round < CUBERT_TUNE_SAMPLES; ++round) {
-    uint32_t contenders = 0;
-    uint64_t round_best = UINT64_MAX;
-    for (uint32_t i = 0; i < set->candidate_count; ++i) {
-      if (!eligible[i]) continue;
-      const cubert_tune_candidate *c = &set->candidates[i];
-      n.measured += round < 0;
-      n.samples += round >= 0;
-      char label[2 * CUBERT_TUNE_NAME_BYTES + 2];
-      snprintf(label, sizeof(label), "%s/%s", set->name, c->name);
-      uint64_t *slot = &samples[(size_t)i * CUBERT_TUNE_SAMPLES + (round < 0 ? 0 : round)];
-      cubert_status s =
-          round < 0 ? warm_up(client, c, args, label) : sample(client, c, args, label, slot);
-      if (!s) {
-        ++contenders;
-        if (round >= 0 && (round == 0 || *slot < fastest[i])) fastest[i] = *slot;
-        if (round >= 0 && fastest[i] < round_best) round_best = fastest[i];
-        continue;
-      }
-      ++n.failed;
-      eligible[i] = 0;
-      cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s skipped: %s", set->name, c->name,
-                 cubert_status_message(s));
-      cubert_status_free(last);
-      last = s;
-    }
-    rounds = round + 1;
-    if (round >= 0) {
-      for (uint32_t i = 0; i < set->candidate_count; ++i) {
-        if (!eligible[i] || fastest[i] * ELIMINATE_DEN <= round_best * ELIMINATE_NUM) continue;
-        eligible[i] = 0;
-        --contenders;
-        ++n.eliminated;
-        cubert_log(CUBERT_LOG_INFO, "tune",
-                   "%s: candidate %s eliminated after %d samples (fastest %llu ns, best %llu ns)",
-                   set->name, set->candidates[i].name, round + 1, (unsigned long long)fastest[i],
-                   (unsigned long long)round_best);
-      }
-    }
-    if (contenders <= 1) break;
-  }
+/* Runs every eligible candidate once: a warm-up for round -1, else a timed sample of round
+   `round`. A candidate that fails stops being eligible (its status replaces m->last). Returns
+   how many ran, and in *out_best the fastest sample so far of any of them. */
+static uint32_t run_round(cubert_client *client, measurement *m, const void *args, int round,
+                          uint64_t *out_best) {
+  const cubert_tune_set *set = m->set;
+  uint32_t contenders = 0;
+  uint64_t round_best = UINT64_MAX;
   for (uint32_t i = 0; i < set->candidate_count; ++i) {
-    if (!eligible[i]) continue;
+    if (!m->eligible[i]) continue;
+    const cubert_tune_candidate *c = &set->candidates[i];
+    m->n.measured += round < 0;
+    m->n.samples += round >= 0;
+    char label[2 * CUBERT_TUNE_NAME_BYTES + 2];
+    snprintf(label, sizeof(label), "%s/%s", set->name, c->name);
+    uint64_t *slot = &m->samples[(size_t)i * CUBERT_TUNE_SAMPLES + (round < 0 ? 0 : round)];
+    cubert_status s =
+        round < 0 ? warm_up(client, c, args, label) : sample(client, c, args, label, slot);
+    if (!s) {
+      ++contenders;
+      if (round >= 0 && (round == 0 || *slot < m->fastest[i])) m->fastest[i] = *slot;
+      if (round >= 0 && m->fastest[i] < round_best) round_best = m->fastest[i];
+      continue;
+    }
+    ++m->n.failed;
+    m->eligible[i] = 0;
+    cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s skipped: %s", set->name, c->name,
+               cubert_status_message(s));
+    cubert_status_free(m->last);
+    m->last = s;
+  }
+  *out_best = round_best;
+  return contenders;
+}
+
+/* Early elimination after timed round `round` (ELIMINATE_NUM / ELIMINATE_DEN above); returns how
+   many candidates it dropped. */
+static uint32_t eliminate_slow(measurement *m, int round, uint64_t round_best) {
+  const cubert_tune_set *set = m->set;
+  uint32_t dropped = 0;
+  for (uint32_t i = 0; i < set->candidate_count; ++i) {
+    if (!m->eligible[i] || m->fastest[i] * ELIMINATE_DEN <= round_best * ELIMINATE_NUM) continue;
+    m->eligible[i] = 0;
+    ++dropped;
+    ++m->n.eliminated;
+    cubert_log(CUBERT_LOG_INFO, "tune",
+               "%s: candidate %s eliminated after %d samples (fastest %llu ns, best %llu ns)",
+               set->name, set->candidates[i].name, round + 1, (unsigned long long)m->fastest[i],
+               (unsigned long long)round_best);
+  }
+  return dropped;
+}
+
+/* The eligible candidate with the lowest median of its `rounds` samples (0 ns each when none
+   was timed), its median in *out_ns; UINT32_MAX when none is eligible. */
+static uint32_t pick_winner(measurement *m, int rounds, uint64_t *out_ns) {
+  const cubert_tune_set *set = m->set;
+  uint32_t best = UINT32_MAX;
+  for (uint32_t i = 0; i < set->candidate_count; ++i) {
+    if (!m->eligible[i]) continue;
     uint64_t ns = 0;
     if (rounds > 0) {
-      uint64_t *mine = &samples[(size_t)i * CUBERT_TUNE_SAMPLES];
+      uint64_t *mine = &m->samples[(size_t)i * CUBERT_TUNE_SAMPLES];
       qsort(mine, (size_t)rounds, sizeof(uint64_t), compare_u64);
       ns = mine[rounds / 2];
     }
     cubert_log(CUBERT_LOG_INFO, "tune", "%s: candidate %s median %llu ns of %d samples", set->name,
                set->candidates[i].name, (unsigned long long)ns, rounds);
-    if (best == UINT32_MAX || ns < best_ns) {
-      best_ns = ns;
+    if (best == UINT32_MAX || ns < *out_ns) {
+      *out_ns = ns;
       best = i;
     }
   }
-  free(fastest);
-  free(samples);
-  free(eligible);
-  *out_unmeasured = only != UINT32_MAX;
+  return best;
+}
 
+/* Adds a measurement's counts to the tuner's stats and publishes its verdict on the PENDING
+   entry: DONE with `best`, or removed when there is none (the next call measures again: the
+   failures may be transient). Wakes the threads waiting for the entry. */
+static void publish_verdict(cubert_tuner *t, const cubert_tune_set *set, const cubert_tune_key *key,
+                            uint32_t best, const measure_counts *n) {
   pthread_mutex_lock(&t->lock);
   t->stats.tunings++;
-  t->stats.candidates_measured += n.measured;
-  t->stats.candidates_failed += n.failed;
-  t->stats.samples += n.samples;
-  t->stats.candidates_eliminated += n.eliminated;
+  t->stats.candidates_measured += n->measured;
+  t->stats.candidates_failed += n->failed;
+  t->stats.samples += n->samples;
+  t->stats.candidates_eliminated += n->eliminated;
   tune_entry **at = find(t, set, key);
   tune_entry *e = *at;
   if (best == UINT32_MAX) {
-    /* Nothing to remember: the next call measures again (the failures may be transient). */
     if (e) {
       *at = e->next;
       free(e);
@@ -496,7 +505,50 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
   }
   pthread_cond_broadcast(&t->done);
   pthread_mutex_unlock(&t->lock);
+}
 
+/* Measures the valid candidates (all but `excluded`, UINT32_MAX for none) of an entry this
+   thread marked PENDING and publishes the verdict. *out_unmeasured is set when a lone eligible
+   candidate was chosen without running it: its first launch, the caller's, is then the only
+   check it works (tune_and_run drops the verdict when that launch fails). */
+static cubert_status measure(cubert_client *client, cubert_tuner *t, const cubert_tune_set *set,
+                             const cubert_tune_key *key, const void *args, uint64_t checksum,
+                             uint32_t excluded, cubert_tune_known_good_fn known_good,
+                             uint32_t *out_winner, int *out_unmeasured) {
+  *out_unmeasured = 0;
+  measurement m = {.set = set};
+  m.eligible = calloc(set->candidate_count, 1);
+  if (!m.eligible) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  uint32_t only = choose_eligible(client, set, key, args, excluded, known_good, m.eligible);
+  /* Samples are taken round-robin over the candidates rather than candidate after candidate,
+     so that a change in the machine's load while tuning (other processes, frequency) spreads
+     over every candidate instead of favouring whichever ran in the quiet moment. */
+  m.samples = calloc((size_t)set->candidate_count * CUBERT_TUNE_SAMPLES, sizeof(uint64_t));
+  m.fastest = calloc(set->candidate_count, sizeof(uint64_t));
+  if (!m.samples || !m.fastest) {
+    free(m.samples);
+    free(m.fastest);
+    free(m.eligible);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  int rounds = 0; /* timed rounds taken */
+  /* One eligible candidate: there is nothing to compare, so it is not run at all. */
+  for (int round = -1; only == UINT32_MAX && round < CUBERT_TUNE_SAMPLES; ++round) {
+    uint64_t round_best = UINT64_MAX;
+    uint32_t contenders = run_round(client, &m, args, round, &round_best);
+    rounds = round + 1;
+    if (round >= 0) contenders -= eliminate_slow(&m, round, round_best);
+    if (contenders <= 1) break;
+  }
+  uint64_t best_ns = UINT64_MAX;
+  uint32_t best = pick_winner(&m, rounds, &best_ns);
+  free(m.fastest);
+  free(m.samples);
+  free(m.eligible);
+  *out_unmeasured = only != UINT32_MAX;
+  publish_verdict(t, set, key, best, &m.n);
+
+  cubert_status last = m.last;
   if (best == UINT32_MAX) {
     if (!last)
       last =
@@ -516,12 +568,27 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
   cubert_log(CUBERT_LOG_INFO, "tune",
              "%s: %s wins (%llu ns, %llu candidates measured, %llu eliminated, %llu samples)",
              set->name, set->candidates[best].name, (unsigned long long)best_ns,
-             (unsigned long long)n.measured, (unsigned long long)n.eliminated,
-             (unsigned long long)n.samples);
+             (unsigned long long)m.n.measured, (unsigned long long)m.n.eliminated,
+             (unsigned long long)m.n.samples);
   cubert_tune_record record;
   record_fill(&record, set, checksum, key, best, best_ns);
   disk_update(t, &record, NULL);
   return NULL;
+}
+
+/* Removes the key's entry when it is still DONE with `winner` (another thread may have replaced
+   it meanwhile), counting an eviction when `eviction` is set. */
+static void drop_done_entry(cubert_tuner *t, const cubert_tune_set *set, const cubert_tune_key *key,
+                            uint32_t winner, int eviction) {
+  pthread_mutex_lock(&t->lock);
+  tune_entry **at = find(t, set, key);
+  if (*at && (*at)->state == ENTRY_DONE && (*at)->winner == winner) {
+    tune_entry *gone = *at;
+    *at = gone->next;
+    free(gone);
+    if (eviction) t->stats.evictions++;
+  }
+  pthread_mutex_unlock(&t->lock);
 }
 
 /* Measures an entry this thread marked PENDING (measure), then launches the winner. */
@@ -560,14 +627,7 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
   if (s && unmeasured) {
     /* The lone candidate was never tried: its failure is the key's answer, as when every
        measured candidate fails, and nothing stays cached (the failure may be transient). */
-    pthread_mutex_lock(&t->lock);
-    tune_entry **at = find(t, set, key);
-    if (*at && (*at)->state == ENTRY_DONE && (*at)->winner == winner) {
-      tune_entry *gone = *at;
-      *at = gone->next;
-      free(gone);
-    }
-    pthread_mutex_unlock(&t->lock);
+    drop_done_entry(t, set, key, winner, 0);
   }
   return s;
 }
@@ -645,15 +705,7 @@ cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune
     /* The cached winner fails: forget it everywhere and measure the others. */
     cubert_log(CUBERT_LOG_INFO, "tune", "%s: cached winner %s failed (%s); evicted, retuning",
                set->name, set->candidates[winner].name, cubert_status_message(s));
-    pthread_mutex_lock(&t->lock);
-    at = find(t, set, key);
-    if (*at && (*at)->state == ENTRY_DONE && (*at)->winner == winner) {
-      tune_entry *gone = *at;
-      *at = gone->next;
-      free(gone);
-      t->stats.evictions++;
-    }
-    pthread_mutex_unlock(&t->lock);
+    drop_done_entry(t, set, key, winner, 1);
     if (set->candidate_count == 1) return s;
     cubert_status_free(s);
     cubert_tune_record drop;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opencl/internal.h"
+#include "opencl/disk_cache.h"
 
 #define CHECK(cond)                \
   do {                             \

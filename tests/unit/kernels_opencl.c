@@ -13,7 +13,8 @@
 
 #include "cubert/kernels.h"
 #include "kernels_reference.h"
-#include "opencl/internal.h"
+#include "opencl/device.h"
+#include "opencl/program.h"
 #include "test_device.h"
 
 /* The kernel definitions also reference the CPU server's kernel services; this file never

@@ -2,6 +2,7 @@
    direct clGetDeviceInfo queries on the same device, PoCL in CI), describe(), and the
    translation of OpenCL error codes. */
 #include "cubert/backend.h"
+#include "opencl/errors.h"
 #include "opencl_test.h"
 
 static void query(cl_device_id device, cl_device_info param, void *out, size_t size) {

@@ -5,6 +5,9 @@
    the failure of a command that has no event. */
 #include "cubert/server/profiler.h"
 #include "cubert/server/transfers.h"
+#include "opencl/device.h"
+#include "opencl/pinned.h"
+#include "opencl/queue.h"
 #include "opencl_test.h"
 
 /* out[i] = a[i] + b[i] + info[1] for i < info[0]. */

@@ -3,6 +3,10 @@
    launches and the refresh after launches at new local sizes), compilation errors with the
    build log, required features, and kernels without OpenCL source. */
 #include "base/config.h"
+#include "opencl/build_log.h"
+#include "opencl/device.h"
+#include "opencl/disk_cache.h"
+#include "opencl/program.h"
 #include "opencl_test.h"
 
 static const char *kFillSource =

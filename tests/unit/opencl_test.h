@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "opencl/api.h"
-#include "opencl/internal.h"
+#include "opencl/server.h"
 #include "stream/errors.h"
 #include "test_device.h"
 

@@ -13,7 +13,8 @@
 #include "pinned_host.h"
 #ifdef CUBERT_WITH_OPENCL
 #include "opencl/api.h"
-#include "opencl/internal.h"
+#include "opencl/pinned.h"
+#include "opencl/server.h"
 #endif
 
 TestSuite(pinned, .init = cts_setup, .fini = cts_teardown);

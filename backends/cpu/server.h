@@ -1,11 +1,12 @@
-/* cubert CPU server — the objects shared by the server's files (internal; see README.md).
+/* cubert CPU server — the server's objects (server.c creates and destroys the device; see
+   README.md).
 
    device (cubert_cpu_device) owns the worker pool, one publication slot per stream, the records
    of every launch ever queued (recycled, freed at destroy) and a few helper runners.
    stream (cubert_server_stream) is an in-order queue of records with completion counters.
    job (cubert_cpu_job) is one queued command: a launch, or a wait for another stream. */
-#ifndef CUBERT_CPU_INTERNAL_H
-#define CUBERT_CPU_INTERNAL_H
+#ifndef CUBERT_CPU_SERVER_H
+#define CUBERT_CPU_SERVER_H
 
 #include <pthread.h>
 #include <sched.h>
@@ -19,7 +20,6 @@
 #include "cpu/topology.h"
 #include "cpu/undefined.h"
 #include "cubert/server.h"
-#include "cubert/server/gates.h"
 
 enum {
   CUBERT_CPU_LINE = 64,          /* cache line bytes: claim counters sit alone on one */
@@ -233,82 +233,4 @@ static inline cubert_cpu_device *cubert_cpu_device_of(cubert_server *server) {
   return (cubert_cpu_device *)server;
 }
 
-/* ---- scheduler.c ---------------------------------------------------------------------------- */
-
-/* A record for the next command on `stream`, arrays sized for the counts. NULL when the host
-   is out of memory. Submit side only. */
-cubert_cpu_job *cubert_cpu_job_obtain(cubert_server_stream *stream, uint32_t binding_count,
-                                      uint32_t info_count);
-/* Returns the stream's spare records to the device (stream destroy). */
-void cubert_cpu_stream_drop_spares(cubert_server_stream *stream);
-/* Queues `job` (kind and description filled) after the stream's earlier commands and starts it
-   when the stream is idle. Submit side only. */
-void cubert_cpu_stream_submit(cubert_server_stream *stream, cubert_cpu_job *job);
-/* Waits until `stream` completed `target` commands; the calling host thread runs chunks
-   meanwhile when the device lets callers help. */
-void cubert_cpu_wait(cubert_cpu_device *device, cubert_server_stream *stream, uint64_t target);
-/* Runs chunks of one published launch (part->prefer's first). Returns 1 when it ran any. */
-int cubert_cpu_try_work(cubert_cpu_device *device, cubert_cpu_participant *part);
-/* True when some published launch has a chunk left to claim. */
-int cubert_cpu_work_available(cubert_cpu_device *device);
-/* Reports a failure of `job` on its stream, once per launch. */
-void cubert_cpu_job_fail(cubert_cpu_job *job, const char *reason);
-/* Reports `error` (ownership moves in) as the failure of `job` unless one was reported already,
-   and skips the cubes of the launch not started yet. */
-void cubert_cpu_job_abandon(cubert_cpu_job *job, cubert_status error);
-/* Completes one command of a stream that runs nothing itself (a gate's counter, gate.c):
-   bumps its counter, wakes host waiters and starts the streams that waited for it. Any
-   thread, no lock held. */
-void cubert_cpu_stream_signal(cubert_server_stream *stream);
-/* Stream references (events and waits keep the counters alive). */
-void cubert_cpu_stream_ref(cubert_server_stream *stream);
-void cubert_cpu_stream_unref(cubert_server_stream *stream);
-/* Frees every record (device destroy, after the workers stopped). */
-void cubert_cpu_jobs_free_all(cubert_cpu_device *device);
-/* Returns a borrowed helper runner (host threads), if any. */
-void cubert_cpu_participant_finish(cubert_cpu_participant *part);
-
-/* ---- workers.c ------------------------------------------------------------------------------ */
-
-cubert_status cubert_cpu_workers_start(cubert_cpu_device *device);
-void cubert_cpu_workers_stop(cubert_cpu_device *device);
-
-/* ---- vtable parts (stream.c, events.c, gate.c, storage.c) ------------------------------------ */
-
-cubert_status cubert_cpu_stream_create(cubert_server *server, cubert_stream_errors *errors,
-                                       cubert_server_stream **out);
-void cubert_cpu_stream_destroy(cubert_server *server, cubert_server_stream *stream);
-cubert_status cubert_cpu_launch(cubert_server *server, cubert_server_stream *stream,
-                                const cubert_launch *launch);
-cubert_status cubert_cpu_read(cubert_server *server, cubert_server_stream *stream,
-                              const cubert_binding *src, void *dst, uint64_t size);
-cubert_status cubert_cpu_write(cubert_server *server, cubert_server_stream *stream,
-                               const cubert_binding *dst, const void *src, uint64_t size);
-cubert_status cubert_cpu_flush(cubert_server *server, cubert_server_stream *stream);
-cubert_status cubert_cpu_sync(cubert_server *server, cubert_server_stream *stream);
-
-cubert_status cubert_cpu_read_async(cubert_server *server, cubert_server_stream *stream,
-                                    const cubert_binding *src, void *dst, uint64_t size,
-                                    cubert_event **out_event);
-cubert_status cubert_cpu_write_async(cubert_server *server, cubert_server_stream *stream,
-                                     const cubert_binding *dst, const void *src, uint64_t size,
-                                     cubert_event **out_event);
-cubert_status cubert_cpu_copy(cubert_server *server, cubert_server_stream *stream,
-                              const cubert_binding *src, const cubert_binding *dst);
-cubert_status cubert_cpu_event_record(cubert_server *server, cubert_server_stream *stream,
-                                      cubert_event **out);
-cubert_status cubert_cpu_gate_create(cubert_server *server, cubert_gate **out);
-cubert_status cubert_cpu_gate_wait(cubert_server *server, cubert_server_stream *stream,
-                                   cubert_gate *gate);
-void cubert_cpu_gate_open(cubert_server *server, cubert_gate *gate, cubert_status error);
-void cubert_cpu_gate_release(cubert_server *server, cubert_gate *gate);
-cubert_status cubert_cpu_event_wait(cubert_server *server, cubert_server_stream *stream,
-                                    cubert_event *event);
-cubert_status cubert_cpu_event_sync(cubert_server *server, cubert_event *event);
-int cubert_cpu_event_done(cubert_server *server, cubert_event *event);
-void cubert_cpu_event_release(cubert_server *server, cubert_event *event);
-
-cubert_status cubert_cpu_storage_alloc(cubert_server *server, uint64_t size, cubert_storage *out);
-void cubert_cpu_storage_free(cubert_server *server, cubert_storage *storage);
-
-#endif /* CUBERT_CPU_INTERNAL_H */
+#endif /* CUBERT_CPU_SERVER_H */
