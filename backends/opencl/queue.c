@@ -149,12 +149,15 @@ static int pending_grow(cubert_server_stream *stream) {
    (its completion means every earlier command completed), and clWaitForEvents's result says
    whether it failed, so a successful sync costs one marker more than a plain clFinish and no
    status query (measured on PoCL, README.md). A stream whose last command has an event needs
-   no marker: the FIFO sees that command. */
+   no marker: the FIFO sees that command. Nor does a stream whose queue was never handed to the
+   caller (queue_shared): on PoCL only the caller's own commands fail without an event (cubert's
+   waits, and the commands behind an unresolved one, carry events; a PoCL kernel does not fail
+   by itself), and the marker cost 16-17 us per sync on a 16-core host's PoCL. */
 cubert_status cubert_ocl_finish(cubert_server_stream *stream) {
   const char *unobserved = stream->unobserved_what;
   cl_event marker = NULL;
   cl_int err = CL_SUCCESS, marker_status = CL_COMPLETE;
-  if (CUBERT_OCL_SYNC_MARKER && stream->server->sync_marker && unobserved &&
+  if (CUBERT_OCL_SYNC_MARKER && stream->server->sync_marker && stream->queue_shared && unobserved &&
       clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker) == CL_SUCCESS) {
     cubert_ocl_server *server = stream->server;
     if (server->sync_marker_hook) server->sync_marker_hook(server->sync_marker_user);

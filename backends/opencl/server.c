@@ -272,6 +272,7 @@ cubert_status cubert_ocl_stream_queue(cubert_server *server, cubert_server_strea
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "cubert_ocl_stream_queue: stream and out_queue must be non-NULL");
   *out_queue = stream->queue;
+  stream->queue_shared = 1;
   return NULL;
 }
 

@@ -77,6 +77,9 @@ struct cubert_server_stream {
      failure of such a command is seen by no event of the FIFO, and some drivers' clFinish
      (PoCL) returns success after it, so sync checks a marker's status when it is set. */
   const char *unobserved_what;
+  /* The stream's queue was handed to the caller (cubert_opencl_queue): commands cubert did not
+     enqueue may fail on it, so sync checks unobserved commands through a marker (queue.c). */
+  int queue_shared;
   /* Waits (barriers on events cubert does not control) still in the FIFO, counted only where
      server->events_behind_waits: while one is unresolved, commands carry events. */
   uint32_t fallible_waits;

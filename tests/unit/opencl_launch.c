@@ -517,6 +517,40 @@ Test(opencl_launch, failure_of_a_command_without_event_is_reported_at_sync, .tim
   ocl_test_fixture_free(&f);
 }
 
+static void count_marker(void *user) {
+  ++*(int *)user;
+}
+
+/* The sync marker is only for a stream whose queue the caller got (cubert_opencl_queue): on
+   any other stream only cubert's commands run, whose failures events see, and a sync is a plain
+   clFinish (the marker cost 16-17 us per sync on a 16-core host's PoCL). */
+Test(opencl_launch, sync_marker_only_on_a_shared_queue) {
+  if (!CUBERT_OCL_SYNC_MARKER)
+    cr_skip_test("built with CUBERT_OCL_SYNC_MARKER=0: sync is a plain clFinish");
+  cubert_server *server = ocl_test_server();
+  if (!cubert_ocl_server_of(server)->sync_marker) {
+    ocl_test_server_destroy(server);
+    cr_skip_test("sync uses a marker only on PoCL");
+  }
+  ocl_test_fixture f;
+  ocl_test_fixture_init(&f, server, &kIota, 1, 64, 256);
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  int markers = 0;
+  s->sync_marker_hook = count_marker;
+  s->sync_marker_user = &markers;
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  cr_expect_eq(markers, 0, "a stream cubert alone uses synced through a marker");
+  cl_command_queue queue = NULL;
+  OCL_OK(cubert_ocl_stream_queue(server, f.st.stream, &queue));
+  OCL_OK(server->vtable->launch(server, f.st.stream, &f.launch));
+  OCL_OK(server->vtable->sync(server, f.st.stream));
+  cr_expect_eq(markers, 1, "the shared queue's unobserved launch was not checked by a marker");
+  s->sync_marker_hook = NULL;
+  expect_recovered(&f, "the launches released their pins");
+  ocl_test_fixture_free(&f);
+}
+
 /* A failed wait followed by several launches: the failure reaches every launch queued behind
    the wait. PoCL 3.1 aborts the process when a failure propagates from one command without an
    event into another, so on PoCL commands queued behind an unresolved wait carry events; on
