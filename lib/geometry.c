@@ -14,7 +14,7 @@
 #include "base/status.h"
 #include "cubert/client.h"
 #include "cubert/server.h"
-#include "geometry_internal.h"
+#include "geometry.h"
 
 cubert_cube_count cubert_cube_count_new_3d(uint32_t x, uint32_t y, uint32_t z) {
   cubert_cube_count count = {x, y, z, NULL};

@@ -8,7 +8,7 @@
 #include "cubert/client.h"
 #include "cubert/geometry.h"
 #include "cubert/server.h"
-#include "geometry_internal.h"
+#include "geometry.h"
 
 static void assert_spread(uint32_t mx, uint32_t my, uint32_t mz, uint32_t n, uint32_t ex,
                           uint32_t ey, uint32_t ez) {

@@ -1,6 +1,7 @@
-/* cubert — internal, pure parts of cube-count selection (for tests and the client). */
-#ifndef CUBERT_GEOMETRY_INTERNAL_H
-#define CUBERT_GEOMETRY_INTERNAL_H
+/* cubert — cube-count selection (geometry.c): its pure, client-free part, for tests and the
+   client (the public calls are in cubert/geometry.h). */
+#ifndef CUBERT_LIB_GEOMETRY_H
+#define CUBERT_LIB_GEOMETRY_H
 
 #include <stdint.h>
 
@@ -13,4 +14,4 @@
 cubert_status cubert_cube_count_selection_from(const uint32_t max[3], uint32_t num_cubes,
                                                cubert_cube_count_selection *out);
 
-#endif /* CUBERT_GEOMETRY_INTERNAL_H */
+#endif /* CUBERT_LIB_GEOMETRY_H */
