@@ -26,11 +26,11 @@
    of operands with a unit stride whose block lies inside the buffer (checked once per cube
    against LEN) take unguarded f32x4 loads; anything else (other strides, edges of C or K)
    takes checked LOADs with zeros outside the matrix, in the same places. Units outside C
-   compute on zeros and skip the store. The K loop
-   is two loops: the interior steps where both operands take the unguarded loads (no checked
-   path in the hot loop, which keeps NVIDIA's compiler under the register cap of
-   CUBE_OPENCL_OPTIONS), then the general one for the rest. The CPU server runs it too (tests), but it is written
-   for GPUs: ops/matmul.c measures it only on GPU devices. */
+   compute on zeros and skip the store. The K loop is two loops: the interior steps where both
+   operands take the unguarded loads (no checked path in the hot loop, which keeps NVIDIA's
+   compiler under the register cap of CUBE_OPENCL_OPTIONS), then the general one for the rest.
+   The CPU server runs it too (tests), but it is written for GPUs: ops/matmul.c measures it only
+   on GPU devices. */
 
 #define MB_DIM 16
 #define MB_BM 128

@@ -31,8 +31,8 @@ cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
     if (origin == index || slice->last_cursor == 0) continue;
     if (current->last_synced[origin] >= slice->last_cursor) continue;
     cubert_stream_slot *from = device->slots[origin];
-    if (!from) continue; /* never used: nothing to wait for */
-    if (from->finished >= slice->last_cursor) continue; /* the host saw it finish */
+    /* Never used (nothing to wait for), or the host saw its work finish past the cursor. */
+    if (!from || from->finished >= slice->last_cursor) continue;
     cubert_event *event = NULL;
     CUBERT_RETURN_IF_ERROR(server->vtable->event_record(server, from->stream, &event));
     cubert_status s = server->vtable->event_wait(server, current->stream, event);
