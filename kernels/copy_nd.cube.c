@@ -10,12 +10,14 @@
    row stride, [4] in offset, [5] P = in's stride along C (its stride along R is 1), [6] tiles
    along C = ceil(C / 32), [7] tiles in all. One cube per tile, CUBE_POS the tile (a spread cube
    count may add cubes past the last tile; they do nothing), cube dim (32, d) with 32 % d == 0
-   (the host uses (32, 8)); other dims copy nothing. On the CPU server it is a phased kernel:
-   each phase is a loop over a tile row that reads or writes 32 contiguous elements. */
+   (the host uses (32, 8), which takes the fast path: a fixed number of rows per unit); other dims
+   copy nothing. On the CPU server it is a phased kernel: each phase is a loop over a tile row that
+   reads or writes 32 contiguous elements. */
 #include "cubert/cube.h"
 #include "elementwise_ops.h"
 
 #define TILE 32
+#define TILE_ROWS 8 /* the host's cube dim along y: (TILE, TILE_ROWS) */
 
 #define COPY_KERNELS_(T, w)                                                                       \
   UNIT_KERNEL(copy_##w##_c, INFO_U64(0), (T, out), (const T, a)) {                                \
@@ -53,7 +55,17 @@
     const bool full = i0 + TILE <= rows && j0 + TILE <= cols &&                                   \
                       ew_span_ok_(io + i0 + (TILE - 1) + j0 * ip, TILE, ip, LEN(a)) &&            \
                       ew_span_ok_(oo + i0 * os + j0 + (TILE - 1), TILE, os, LEN(out));            \
-    if (full) {                                                                                   \
+    if (full && CUBE_DIM_Y == TILE_ROWS) {                                                        \
+      /* The host's cube dim: a fixed trip count, so each unit issues its TILE / TILE_ROWS loads  \
+         before the first store instead of one load at a time */                                  \
+      PHASE {                                                                                     \
+        const uint64_t from = io + i0 + UNIT_POS_X + (j0 + UNIT_POS_Y) * ip;                      \
+        T v[TILE / TILE_ROWS];                                                                    \
+        for (uint32_t r = 0; r < TILE / TILE_ROWS; ++r) v[r] = a[from + r * TILE_ROWS * ip];      \
+        for (uint32_t r = 0; r < TILE / TILE_ROWS; ++r)                                           \
+          sh->t[UNIT_POS_Y + r * TILE_ROWS][UNIT_POS_X] = v[r];                                   \
+      }                                                                                           \
+    } else if (full) {                                                                            \
       for (uint32_t k = 0; k < TILE; k += CUBE_DIM_Y) {                                           \
         PHASE {                                                                                   \
           sh->t[UNIT_POS_Y + k][UNIT_POS_X] =                                                     \
@@ -69,7 +81,13 @@
       }                                                                                           \
     }                                                                                             \
     SYNC_CUBE();                                                                                  \
-    if (full) {                                                                                   \
+    if (full && CUBE_DIM_Y == TILE_ROWS) {                                                        \
+      PHASE {                                                                                     \
+        const uint64_t to = oo + (i0 + UNIT_POS_Y) * os + j0 + UNIT_POS_X;                        \
+        for (uint32_t r = 0; r < TILE / TILE_ROWS; ++r)                                           \
+          out[to + r * TILE_ROWS * os] = sh->t[UNIT_POS_X][UNIT_POS_Y + r * TILE_ROWS];           \
+      }                                                                                           \
+    } else if (full) {                                                                            \
       for (uint32_t k = 0; k < TILE; k += CUBE_DIM_Y) {                                           \
         PHASE {                                                                                   \
           out[oo + (i0 + UNIT_POS_Y + k) * os + j0 + UNIT_POS_X] =                                \

@@ -22,6 +22,7 @@ const cubert_kernel_def *const cubert_kernel_library[] = {
     &cubert_kernel_matmul_vec8x32_f32,
     &cubert_kernel_matmul_big128k8_f32,
     &cubert_kernel_matmul_big128k16_f32,
+    &cubert_kernel_matmul_big128k16mn_f32,
     &cubert_kernel_matmul_beta_f32,
     &cubert_kernel_matmul_simple_f64,
     &cubert_kernel_matmul_tile32x32_f64,

@@ -132,3 +132,7 @@ UNIT_KERNEL(matmul_vec8x32_f32, INFO_U64(3) * ((INFO_U64(0) + 7) / 8) * ((INFO_U
 #define MB_NAME matmul_big128k16_f32
 #define MB_TK 16
 #include "matmul_big.h"
+#define MB_NAME matmul_big128k16mn_f32
+#define MB_TK 16
+#define MB_MN 1
+#include "matmul_big.h"

@@ -30,7 +30,12 @@
    operands take the unguarded loads (no checked path in the hot loop, which keeps NVIDIA's
    compiler under the register cap of CUBE_OPENCL_OPTIONS), then the general one for the rest.
    The CPU server runs it too (tests), but it is written for GPUs: ops/matmul.c measures it only
-   on GPU devices. */
+   on GPU devices.
+
+   Optionally define MB_MN (to 1) for the variant whose interior loop is compiled for one
+   layout: A contiguous along M and B along N (a column-major or packed A, a row-major B), with
+   the layout's strides and runs as constants, so the hot loop holds neither the other layout's
+   index arithmetic nor its stores; other layouts take the general loop. */
 
 #define MB_DIM 16
 #define MB_BM 128
@@ -162,17 +167,29 @@ MM_PHASED_KERNEL(MB_NAME, (MB_SHARED, sh), (const float, a), (const float, b), (
   uint64_t t = 0;
   /* Interior steps: the next tiles are whole and both operands take unguarded f32x4 loads, so
      the hot loop holds no checked path (fewer live registers on a GPU). */
+#ifdef MB_MN
+  const bool fast = shape_ok && a_unit && b_unit && !a_kc && !b_kc && a_sm == 1 && b_sn == 1;
+#define MB_A_SM_ 1
+#define MB_B_SN_ 1
+#define MB_A_KC_ false
+#define MB_B_KC_ false
+#else
   const bool fast = shape_ok && a_unit && b_unit;
+#define MB_A_SM_ a_sm
+#define MB_B_SN_ b_sn
+#define MB_A_KC_ a_kc
+#define MB_B_KC_ b_kc
+#endif
   for (; fast && t + 2 * MB_TK <= k; t += MB_TK) {
     const uint64_t tn = t + MB_TK;
     PHASE {
       const uint32_t tid = UNIT_POS_Y * MB_DIM + UNIT_POS_X;
       float pa[MB_LA], pb[MB_LA];
-      MB_LOAD_FAST(a, pa, a0, row0, a_sm, a_sk, a_kc, tn)
-      MB_LOAD_FAST(b, pb, b0, col0, b_sn, b_sk, b_kc, tn)
+      MB_LOAD_FAST(a, pa, a0, row0, MB_A_SM_, a_sk, MB_A_KC_, tn)
+      MB_LOAD_FAST(b, pb, b0, col0, MB_B_SN_, b_sk, MB_B_KC_, tn)
       MB_MULTIPLY(cur)
-      MB_PUT(sh->a[cur ^ 1u], pa, a_kc)
-      MB_PUT(sh->b[cur ^ 1u], pb, b_kc)
+      MB_PUT(sh->a[cur ^ 1u], pa, MB_A_KC_)
+      MB_PUT(sh->b[cur ^ 1u], pb, MB_B_KC_)
     }
     SYNC_CUBE();
     cur ^= 1u;
@@ -219,6 +236,11 @@ MM_PHASED_KERNEL(MB_NAME, (MB_SHARED, sh), (const float, a), (const float, b), (
   }
 }
 
+#undef MB_B_KC_
+#undef MB_A_KC_
+#undef MB_B_SN_
+#undef MB_A_SM_
+#undef MB_MN
 #undef MB_MULTIPLY
 #undef MB_FMA
 #undef MB_LOAD_FAST

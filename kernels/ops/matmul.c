@@ -31,6 +31,7 @@ extern const cubert_kernel_def cubert_kernel_x86v3_matmul_tile128x256c_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_vec8x32_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_big128k8_f32;
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_big128k16_f32;
+extern const cubert_kernel_def cubert_kernel_x86v3_matmul_big128k16mn_f32;
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_simple_f32;
@@ -41,6 +42,7 @@ extern const cubert_kernel_def cubert_kernel_x86v4_matmul_tile128x256c_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_vec8x32_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_big128k8_f32;
 extern const cubert_kernel_def cubert_kernel_x86v4_matmul_big128k16_f32;
+extern const cubert_kernel_def cubert_kernel_x86v4_matmul_big128k16mn_f32;
 #endif
 
 enum {
@@ -52,13 +54,14 @@ enum {
   MM_VEC,
   MM_BIG8,
   MM_BIG16,
+  MM_BIG16MN,
   MM_KINDS
 };
 enum { MM_INFO_WORDS = 20 };
 
 /* Block of C per cube (tiled kinds) or per unit (MM_VEC). */
-static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 128, 8, 128, 128};
-static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 256, 32, 128, 128};
+static const uint32_t mm_tile_m[MM_KINDS] = {0, 32, 64, 128, 128, 8, 128, 128, 128};
+static const uint32_t mm_tile_n[MM_KINDS] = {0, 32, 64, 64, 256, 32, 128, 128, 128};
 
 /* What a candidate launches with. */
 typedef struct mm_args {
@@ -71,11 +74,15 @@ typedef struct mm_args {
 
 static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
   if (args->dtype == CUBERT_DTYPE_F64) {
-    static const cubert_kernel_def *const f64[MM_KINDS] = {
-        &cubert_kernel_matmul_simple_f64,       &cubert_kernel_matmul_tile32x32_f64,
-        &cubert_kernel_matmul_tile64x64_f64,    &cubert_kernel_matmul_tile128x64_f64,
-        &cubert_kernel_matmul_tile128x256c_f64, NULL /* MM_VEC: f32 only */,
-        NULL /* MM_BIG8: f32 only */,           NULL /* MM_BIG16: f32 only */};
+    static const cubert_kernel_def *const f64[MM_KINDS] = {&cubert_kernel_matmul_simple_f64,
+                                                           &cubert_kernel_matmul_tile32x32_f64,
+                                                           &cubert_kernel_matmul_tile64x64_f64,
+                                                           &cubert_kernel_matmul_tile128x64_f64,
+                                                           &cubert_kernel_matmul_tile128x256c_f64,
+                                                           NULL /* MM_VEC: f32 only */,
+                                                           NULL /* MM_BIG8: f32 only */,
+                                                           NULL /* MM_BIG16: f32 only */,
+                                                           NULL /* MM_BIG16MN: f32 only */};
     return f64[kind];
   }
   /* Only the CPU server runs the C side; on OpenCL every build is the same program, so the
@@ -89,7 +96,8 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
           &cubert_kernel_x86v4_matmul_simple_f32,       &cubert_kernel_x86v4_matmul_tile32x32_f32,
           &cubert_kernel_x86v4_matmul_tile64x64_f32,    &cubert_kernel_x86v4_matmul_tile128x64_f32,
           &cubert_kernel_x86v4_matmul_tile128x256c_f32, &cubert_kernel_x86v4_matmul_vec8x32_f32,
-          &cubert_kernel_x86v4_matmul_big128k8_f32,     &cubert_kernel_x86v4_matmul_big128k16_f32};
+          &cubert_kernel_x86v4_matmul_big128k8_f32,     &cubert_kernel_x86v4_matmul_big128k16_f32,
+          &cubert_kernel_x86v4_matmul_big128k16mn_f32};
       return v4[kind];
     }
 #endif
@@ -99,7 +107,8 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
           &cubert_kernel_x86v3_matmul_simple_f32,       &cubert_kernel_x86v3_matmul_tile32x32_f32,
           &cubert_kernel_x86v3_matmul_tile64x64_f32,    &cubert_kernel_x86v3_matmul_tile128x64_f32,
           &cubert_kernel_x86v3_matmul_tile128x256c_f32, &cubert_kernel_x86v3_matmul_vec8x32_f32,
-          &cubert_kernel_x86v3_matmul_big128k8_f32,     &cubert_kernel_x86v3_matmul_big128k16_f32};
+          &cubert_kernel_x86v3_matmul_big128k8_f32,     &cubert_kernel_x86v3_matmul_big128k16_f32,
+          &cubert_kernel_x86v3_matmul_big128k16mn_f32};
       return v3[kind];
     }
 #endif
@@ -108,7 +117,8 @@ static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
       &cubert_kernel_matmul_simple_f32,       &cubert_kernel_matmul_tile32x32_f32,
       &cubert_kernel_matmul_tile64x64_f32,    &cubert_kernel_matmul_tile128x64_f32,
       &cubert_kernel_matmul_tile128x256c_f32, &cubert_kernel_matmul_vec8x32_f32,
-      &cubert_kernel_matmul_big128k8_f32,     &cubert_kernel_matmul_big128k16_f32};
+      &cubert_kernel_matmul_big128k8_f32,     &cubert_kernel_matmul_big128k16_f32,
+      &cubert_kernel_matmul_big128k16mn_f32};
   return f32[kind];
 }
 
@@ -152,6 +162,9 @@ static cubert_status mm_big8(cubert_client *c, const void *a) {
 }
 static cubert_status mm_big16(cubert_client *c, const void *a) {
   return mm_launch(c, a, MM_BIG16);
+}
+static cubert_status mm_big16mn(cubert_client *c, const void *a) {
+  return mm_launch(c, a, MM_BIG16MN);
 }
 
 /* A tiled candidate needs a 16 x 16 cube and its cube count within the device's limits; the
@@ -235,47 +248,113 @@ static int mm_big16_valid(const cubert_client *c, const cubert_tune_key *k, cons
   return mm_big_valid(c, a, MM_BIG16);
 }
 
-/* big128k16 on a packed A: A (one matrix, not column-major) copied first into a column-major
-   scratch (cubert_op_copy's tiled transpose), whose tiles the kernel loads along M with vector
-   stores into shared memory. On the H200 the kernel ran 1.14x faster from a column-major A
-   (41.6 against 36.5 TFLOP/s at 4096) and the copy costs ~2% of the product there, as
-   CLBlast's pre-processing kernels do; the tuner times the copy with the product. */
-static cubert_status mm_big16_packed_a(cubert_client *client, const void *p) {
-  const mm_args *args = p;
-  const uint64_t m = args->m, k = args->k;
-  cubert_handle *packed = NULL;
-  CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, (size_t)(m * k * 4), &packed));
-  /* A^T (K x M) into a row-major scratch: the shape of copy's tiled transpose. */
-  const cubert_tensor src = {.handle = args->bufs[0],
+/* Operand layouts for big128k16_mn (info words of kernels/matmul.cube.c): A "runs along M"
+   when it is column-major (unit stride along M, at least M along K), B "runs along N" when it
+   is row-major; A is packable when it is row-major (unit stride along K, rows at least K
+   apart: its buffer holds at least M x K elements, so the scratch is no larger), B when it is
+   column-major. */
+static bool mm_a_along_m(const mm_args *args) {
+  return args->info[6] == 1 && args->info[7] >= args->m;
+}
+static bool mm_b_along_n(const mm_args *args) {
+  return args->info[11] == 1 && args->info[10] >= args->n;
+}
+static bool mm_a_packable(const mm_args *args) {
+  return args->info[7] == 1 && args->info[6] >= args->k && !mm_a_along_m(args);
+}
+static bool mm_b_packable(const mm_args *args) {
+  return args->info[10] == 1 && args->info[11] >= args->k && !mm_b_along_n(args);
+}
+
+/* Copies one operand's matrix (element (o, kk) at x0 + o s_o + kk s_k, O = M or N) into the
+   row-major K x O scratch `to`, which then runs along O: copy's tiled transpose. */
+static cubert_status mm_pack(cubert_client *client, cubert_handle *from, uint64_t x0, uint64_t s_o,
+                             uint64_t s_k, uint64_t o, uint64_t k, cubert_handle *to) {
+  const cubert_tensor src = {.handle = from,
                              .rank = 2,
-                             .shape = {k, m},
-                             .strides = {args->info[7], args->info[6]},
+                             .shape = {k, o},
+                             .strides = {s_k, s_o},
                              .elem_size = 4,
                              .dtype = CUBERT_DTYPE_F32,
-                             .offset = args->info[4]};
-  const cubert_tensor dst = {.handle = packed,
+                             .offset = x0};
+  const cubert_tensor dst = {.handle = to,
                              .rank = 2,
-                             .shape = {k, m},
-                             .strides = {m, 1},
+                             .shape = {k, o},
+                             .strides = {o, 1},
                              .elem_size = 4,
                              .dtype = CUBERT_DTYPE_F32};
-  cubert_status st = cubert_op_copy(client, &src, &dst);
-  if (!st) {
-    mm_args on_packed = *args;
-    on_packed.bufs[0] = packed;
-    on_packed.info[4] = 0; /* offset */
-    on_packed.info[6] = 1; /* along M */
-    on_packed.info[7] = m; /* along K */
-    st = mm_launch(client, &on_packed, MM_BIG16);
+  return cubert_op_copy(client, &src, &dst);
+}
+
+/* big128k16_mn on packed operands: a row-major A and a column-major B are first copied into
+   scratch that runs along M / N (as CLBlast's pre-processing kernels do), so the product takes
+   the layout its interior loop is compiled for. On the H200 that loop is 1.2x faster than the
+   general one's on a row-major A (43.4 against 36.1 TFLOP/s at 4096, the copy included); the
+   tuner times the copies with the product. An operand shared by all batches (batch stride 0)
+   is packed once; otherwise each batch is packed, then multiplied, in turn (one matrix of
+   scratch per operand; the stream orders the reuse). */
+static cubert_status mm_big16_packed(cubert_client *client, const void *p) {
+  const mm_args *args = p;
+  const uint64_t m = args->m, n = args->n, k = args->k, first = args->info[16];
+  const bool pa = mm_a_packable(args), pb = mm_b_packable(args);
+  const bool per_batch = (pa && args->info[5] != 0) || (pb && args->info[9] != 0);
+  cubert_handle *sa = NULL, *sb = NULL;
+  cubert_status st = NULL;
+  if (pa) st = cubert_client_empty(client, (size_t)(m * k * 4), &sa);
+  if (!st && pb) st = cubert_client_empty(client, (size_t)(k * n * 4), &sb);
+  mm_args on = *args;
+  if (pa) { /* offset, batch stride, along M, along K */
+    on.bufs[0] = sa;
+    on.info[4] = on.info[5] = 0;
+    on.info[6] = 1;
+    on.info[7] = m;
   }
-  cubert_handle_release(packed);
+  if (pb) { /* offset, batch stride, along K, along N */
+    on.bufs[1] = sb;
+    on.info[8] = on.info[9] = 0;
+    on.info[10] = n;
+    on.info[11] = 1;
+  }
+  for (uint64_t b = 0; !st && b < (per_batch ? args->batches : 1); ++b) {
+    const uint64_t bt = first + b;
+    if (pa && (b == 0 || args->info[5]))
+      st = mm_pack(client, args->bufs[0], args->info[4] + bt * args->info[5], args->info[6],
+                   args->info[7], m, k, sa);
+    if (!st && pb && (b == 0 || args->info[9]))
+      st = mm_pack(client, args->bufs[1], args->info[8] + bt * args->info[9], args->info[11],
+                   args->info[10], n, k, sb);
+    if (!st && per_batch) {
+      on.batches = on.info[3] = 1;
+      on.info[16] = bt;
+    }
+    if (!st) st = mm_launch(client, &on, MM_BIG16MN);
+  }
+  cubert_handle_release(sa);
+  cubert_handle_release(sb);
   return st;
 }
-/* Where the big kernels run, for one A (a batch stride of 0) that is not column-major
-   already. */
-static int mm_packed_a_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+/* big128k16 compiled for an A along M and a B along N (MB_MN): where the big kernels run and
+   the operands have that layout; forced (tests), any layout (the general loop). */
+static int mm_big16mn_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
   const mm_args *args = a;
-  return mm_big16_valid(c, k, a) && args->info[5] == 0 && args->info[6] != 1 && args->k > 0;
+  if (!mm_big_valid(c, args, MM_BIG16MN)) return 0;
+  return forced >= 0 || (mm_a_along_m(args) && mm_b_along_n(args));
+}
+/* Where the big kernels run and at least one operand is packable, the other along M / N or
+   packable. Packing per batch launches one product per batch, so there each product must
+   fill the device (a block per compute unit); forced (tests), anywhere. */
+static int mm_packed_valid(const cubert_client *c, const cubert_tune_key *k, const void *a) {
+  (void)k;
+  const mm_args *args = a;
+  if (!mm_big_valid(c, args, MM_BIG16MN) || args->k == 0) return 0;
+  if (forced >= 0) return 1;
+  const bool pa = mm_a_packable(args), pb = mm_b_packable(args);
+  if (!(pa || pb) || !(pa || mm_a_along_m(args)) || !(pb || mm_b_along_n(args))) return 0;
+  const bool per_batch = (pa && args->info[5] != 0) || (pb && args->info[9] != 0);
+  const uint64_t blocks = (args->m + 127) / 128 * ((args->n + 127) / 128);
+  return !per_batch || args->batches == 1 ||
+         blocks >= cubert_client_properties(c)->hardware.num_compute_units;
 }
 /* The simple kernel reads every A and B element from memory K times over: it is a candidate
    only for small products (at most 2^22 multiply-adds, or a thin C), where a tiled cube would
@@ -298,13 +377,14 @@ static const cubert_tune_candidate mm_candidates[] = {
     {"vec8x32", mm_vec, mm_vec_valid, 0},
     {"big128k8", mm_big8, mm_big8_valid, 0},
     {"big128k16", mm_big16, mm_big16_valid, 0},
-    {"big128k16_packed_a", mm_big16_packed_a, mm_packed_a_valid, 0},
+    {"big128k16_packed", mm_big16_packed, mm_packed_valid, 0},
+    {"big128k16_mn", mm_big16mn, mm_big16mn_valid, 0},
 };
 enum { MM_CANDIDATES = sizeof mm_candidates / sizeof mm_candidates[0] };
 /* One set per dtype: their winners differ (f64 halves the vector width). Bump the checksum
-   when the kernels change in ways that move the winners (0x6d6d0006: the large tiles' K loop
-   without the checked path in its interior steps). */
-static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0006};
+   when the kernels change in ways that move the winners (0x6d6d0007: big128k16_mn, and
+   packed A and B through it). */
+static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0007};
 static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, MM_CANDIDATES, 0x6d6d0004};
 
 void cubert_ops_matmul_force_candidate(int index) {

@@ -82,7 +82,7 @@ const struct cubert_tune_set *cubert_ops_softmax_tune_set(void);
 void cubert_ops_softmax_force_candidate(int index);
 /* The same for cubert_op_matmul (tune sets "matmul_f32" / "matmul_f64", one candidate list:
    0 tile64x64, 1 tile128x64, 2 tile128x256c, 3 tile32x32, 4 simple, 5 vec8x32, 6 big128k8,
-   7 big128k16). */
+   7 big128k16, 8 big128k16_packed, 9 big128k16_mn). */
 void cubert_ops_matmul_force_candidate(int index);
 
 /* CPU builds of a kernel file (CMake's cubert_add_kernel_cpu_variants compiles the C side of a

@@ -232,6 +232,7 @@ Test(kernels_opencl, every_source_builds_and_entries_match_convention) {
       {&cubert_kernel_matmul_vec8x32_f32, 5},
       {&cubert_kernel_matmul_big128k8_f32, 5},
       {&cubert_kernel_matmul_big128k16_f32, 5},
+      {&cubert_kernel_matmul_big128k16mn_f32, 5},
       {&cubert_kernel_matmul_beta_f32, 4},
       {&cubert_kernel_matmul_simple_f64, 5},
       {&cubert_kernel_matmul_tile32x32_f64, 5},

@@ -217,6 +217,7 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile128x256c_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_vec8x32_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_big128k8_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_big128k16_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_big128k16mn_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_beta_f32;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_simple_f64;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_matmul_tile32x32_f64;

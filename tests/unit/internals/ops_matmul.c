@@ -430,9 +430,10 @@ static void mm_candidates_agree(cubert_dtype dtype, uint64_t m, uint64_t n, uint
       f64 ? &cubert_kernel_matmul_tile128x256c_f64 : &cubert_kernel_matmul_tile128x256c_f32,
       f64 ? NULL : &cubert_kernel_matmul_vec8x32_f32,
       f64 ? NULL : &cubert_kernel_matmul_big128k8_f32,
-      f64 ? NULL : &cubert_kernel_matmul_big128k16_f32};
-  const uint32_t tm[] = {0, 32, 64, 128, 128, 0, 128, 128},
-                 tn[] = {0, 32, 64, 64, 256, 0, 128, 128};
+      f64 ? NULL : &cubert_kernel_matmul_big128k16_f32,
+      f64 ? NULL : &cubert_kernel_matmul_big128k16mn_f32};
+  const uint32_t tm[] = {0, 32, 64, 128, 128, 0, 128, 128, 128},
+                 tn[] = {0, 32, 64, 64, 256, 0, 128, 128, 128};
   uint64_t info[20] = {m,
                        n,
                        k,
@@ -458,7 +459,7 @@ static void mm_candidates_agree(cubert_dtype dtype, uint64_t m, uint64_t n, uint
   cubert_handle *bufs[3] = {a.t.handle, b.t.handle, c.t.handle};
   const cubert_kernel_args args = {
       .buffers = bufs, .buffer_count = 3, .info = info, .info_count = 20};
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 9; ++i) {
     if (!defs[i]) continue;
     ASSERT_OK(cubert_client_write(cts_client, c.t.handle, 0, c.host, bytes));
     if (i == 0)
@@ -519,7 +520,7 @@ Test(ops_matmul, every_candidate_forced_through_the_op) {
       {.m = 9, .n = 33, .k = 300, .pad = 2, .alpha = 1.0},
   };
   const cubert_device_properties *p = cubert_client_properties(cts_client);
-  for (int cand = 0; cand < 9; ++cand) {
+  for (int cand = 0; cand < 10; ++cand) {
     mm_forced = 1;
     mm_ran = 0;
     cubert_ops_matmul_force_candidate(cand);
@@ -530,7 +531,7 @@ Test(ops_matmul, every_candidate_forced_through_the_op) {
     }
     cubert_ops_matmul_force_candidate(-1);
     mm_forced = 0;
-    if (cand == 0 || cand == 3 || cand == 4 || cand == 6 || cand == 7 || cand == 8 ||
+    if (cand == 0 || cand == 3 || cand == 4 || cand >= 6 ||
         (cand == 5 && p->type == CUBERT_DEVICE_TYPE_OPENCL_CPU))
       cr_assert(mm_ran > 0, "candidate %d ran none of the products", cand);
   }
