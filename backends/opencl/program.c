@@ -11,7 +11,9 @@
      again by content (issue 10 #6).
    - programs: (source text, build options) -> cl_program, compared by content, so two
      definitions with the same source share a program; each program keeps one cl_kernel per
-     entry point.
+     entry point. A kernel-language kernel whose strings cannot change is built from its
+     file's text with the other entry points blanked (kernel_source.c): one program per
+     kernel, compiled at its first launch, not with every kernel of its file.
    A miss builds from the disk cache (disk_cache.c) or from source. clSetKernelArg on a shared
    cl_kernel is not thread-safe; the core serialises launches with the device lock.
 
@@ -31,6 +33,7 @@
 #include "opencl/build_log.h"
 #include "opencl/disk_cache.h"
 #include "opencl/errors.h"
+#include "opencl/kernel_source.h"
 #include "opencl/server.h"
 
 static const char *kernel_name(const cubert_kernel_def *kernel) {
@@ -109,10 +112,9 @@ static char *build_log(cubert_ocl_server *server, cl_program program) {
 }
 
 static cubert_status build_from_source(cubert_ocl_server *server, const cubert_kernel_def *kernel,
-                                       const char *options, cl_program *out) {
+                                       const char *source, const char *options, cl_program *out) {
   *out = NULL;
   cl_int err = CL_SUCCESS;
-  const char *source = kernel->opencl_source;
   cl_program program = clCreateProgramWithSource(server->context, 1, &source, NULL, &err);
   if (err != CL_SUCCESS)
     return cubert_ocl_status(err, CUBERT_CODE_COMPILATION, "kernel '%s': clCreateProgramWithSource",
@@ -206,8 +208,20 @@ void cubert_ocl_kernel_note_local(cubert_ocl_server *server, cubert_ocl_kernel *
   server->refresh_pending = 1;
 }
 
+/* The text `kernel`'s program is built from: for a kernel-language kernel whose strings cannot
+   change (`per_kernel`), its file's text with the other kernels' entry points blanked
+   (kernel_source.c), in *own (to free); otherwise the definition's source, *own NULL. */
+static const char *program_text(const cubert_kernel_def *kernel, int per_kernel, char **own) {
+  *own = NULL;
+  if (per_kernel && kernel->signature)
+    *own = cubert_ocl_kernel_only_source(
+        kernel->opencl_source, kernel->opencl_entry ? kernel->opencl_entry : kernel->name);
+  return *own ? *own : kernel->opencl_source;
+}
+
 static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_def *kernel,
-                                 cubert_execution_mode mode, cubert_ocl_program **out) {
+                                 cubert_execution_mode mode, int per_kernel,
+                                 cubert_ocl_program **out) {
   *out = NULL;
   char *options = cubert_ocl_build_options(kernel, mode);
   const char *driver = server->driver_options ? server->driver_options : "";
@@ -218,12 +232,15 @@ static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_
   }
   if (!options) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   if (!server->nvidia) cubert_ocl_drop_options(options, "-cl-nv-");
-  size_t len = strlen(kernel->opencl_source);
-  uint64_t hash = cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, kernel->opencl_source, len);
+  char *own = NULL;
+  const char *text = program_text(kernel, per_kernel, &own);
+  size_t len = strlen(text);
+  uint64_t hash = cubert_ocl_fnv1a(CUBERT_OCL_FNV_SEED, text, len);
   for (cubert_ocl_program *p = server->programs; p; p = p->next) {
     if (p->source_hash == hash && p->source_len == len && strcmp(p->options, options) == 0 &&
-        memcmp(p->source, kernel->opencl_source, len) == 0) {
+        memcmp(p->source, text, len) == 0) {
       free(options);
+      free(own);
       server->stats.memory_hits++;
       cubert_log(CUBERT_LOG_DEBUG, "compile", "kernel \"%s\" on '%s': program cache hit (memory)",
                  kernel_name(kernel), server->base.properties.name);
@@ -232,14 +249,14 @@ static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_
     }
   }
   cubert_ocl_program *p = calloc(1, sizeof(*p));
-  char *source = malloc(len + 1);
+  char *source = own ? own : malloc(len + 1);
   if (!p || !source) {
     free(p);
     free(source);
     free(options);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
-  memcpy(source, kernel->opencl_source, len + 1);
+  if (!own) memcpy(source, text, len + 1);
   p->source = source;
   p->source_len = len;
   p->source_hash = hash;
@@ -251,7 +268,7 @@ static cubert_status program_get(cubert_ocl_server *server, const cubert_kernel_
   if (p->disk_key) p->program = cubert_ocl_disk_load(server, p->disk_key, options, &p->disk_size);
   const int from_disk = p->program != NULL;
   /* Built from source: written after its first launches (disk_cache.c). */
-  if (!p->program) s = build_from_source(server, kernel, options, &p->program);
+  if (!p->program) s = build_from_source(server, kernel, p->source, options, &p->program);
   if (s) {
     program_free(p);
     return s;
@@ -407,16 +424,17 @@ cubert_status cubert_ocl_kernel_get(cubert_ocl_server *server, const cubert_kern
                               "(opencl_source is NULL)",
                               kernel_name(kernel));
   CUBERT_RETURN_IF_ERROR(cubert_ocl_check_kernel_features(&server->base.properties, kernel));
+  const int immutable = string_read_only(kernel->opencl_source) &&
+                        string_read_only(kernel->opencl_options) &&
+                        string_read_only(kernel->opencl_entry) &&
+                        (kernel->opencl_entry || string_read_only(kernel->name));
   cubert_ocl_program *program = NULL;
-  CUBERT_RETURN_IF_ERROR(program_get(server, kernel, mode, &program));
+  CUBERT_RETURN_IF_ERROR(program_get(server, kernel, mode, immutable, &program));
   cubert_ocl_kernel *k = NULL;
   CUBERT_RETURN_IF_ERROR(kernel_object_get(server, program, kernel, &k));
   cubert_ocl_kernel_ref *r = calloc(1, sizeof(*r));
   if (!r) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
-  r->immutable = string_read_only(kernel->opencl_source) &&
-                 string_read_only(kernel->opencl_options) &&
-                 string_read_only(kernel->opencl_entry) &&
-                 (kernel->opencl_entry || string_read_only(kernel->name));
+  r->immutable = immutable;
   if (!r->immutable && kernel->opencl_options &&
       !(r->user_options = strdup(kernel->opencl_options))) {
     free(r);

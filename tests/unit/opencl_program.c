@@ -3,9 +3,11 @@
    launches and the refresh after launches at new local sizes), compilation errors with the
    build log, required features, and kernels without OpenCL source. */
 #include "base/config.h"
+#include "cubert/kernels.h"
 #include "opencl/build_log.h"
 #include "opencl/device.h"
 #include "opencl/disk_cache.h"
+#include "opencl/kernel_source.h"
 #include "opencl/program.h"
 #include "opencl_test.h"
 
@@ -829,4 +831,50 @@ Test(opencl_program, binary_cache_policy_follows_the_environment) {
   unsetenv("CUBERT_OPENCL_BINARY_CACHE");
   unsetenv("CUBERT_CACHE_DIR");
   cubert_config_reload_for_tests();
+}
+
+/* A kernel-language kernel is built alone (backends/opencl/kernel_source.c): the other entry
+   points of its file are blanked with spaces, newlines kept, so only its wrapper remains. */
+Test(opencl_program, kernel_only_source_blanks_the_other_entry_points) {
+  static const char text[] =
+      "#line 1 \"k.cube.c\"\nstatic inline void a_body_(int x);\n"
+      "__kernel void a(__global int *o) { __local int s; { a_body_(o[0]); } }\n"
+      "__kernel void ab(__global int *o) {\n  o[0] = 2;\n}\n"
+      "__kernel void b(__global int *o) { o[0] = 3; }\n";
+  char *only = cubert_ocl_kernel_only_source(text, "ab");
+  cr_assert_not_null(only);
+  cr_expect_eq(strlen(only), strlen(text), "blanked, not cut: offsets and lines stay");
+  cr_expect_not_null(strstr(only, "__kernel void ab("), "%s", only);
+  cr_expect_null(strstr(only, "__kernel void a("), "%s", only);
+  cr_expect_null(strstr(only, "__kernel void b("), "%s", only);
+  cr_expect_not_null(strstr(only, "static inline void a_body_(int x);"), "bodies stay");
+  int lines_in = 0, lines_out = 0;
+  for (const char *p = text; *p; ++p) lines_in += *p == '\n';
+  for (const char *p = only; *p; ++p) lines_out += *p == '\n';
+  cr_expect_eq(lines_out, lines_in);
+  free(only);
+  cr_expect_null(cubert_ocl_kernel_only_source(text, "c"), "no such entry: build the whole text");
+  cr_expect_null(cubert_ocl_kernel_only_source("__kernel void a(int x) { {", "b"),
+                 "unbalanced braces: nothing found");
+}
+
+/* Two library kernels of one kernel-language file get a program each, holding its own entry
+   point only, and both run (the tuner compiles only the candidates it launches). */
+Test(opencl_program, library_kernels_of_one_file_build_a_program_each) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  const cubert_kernel_def *add = &cubert_kernel_add_f32, *mul = &cubert_kernel_mul_f32;
+  cr_assert_eq(add->opencl_source, mul->opencl_source, "one file: one flattened text");
+  const cubert_ocl_cache_stats before = cubert_ocl_server_cache_stats(server);
+  cubert_ocl_kernel *ka = NULL, *km = NULL;
+  OCL_OK(cubert_ocl_kernel_get(s, add, CUBERT_EXECUTION_CHECKED, &ka));
+  OCL_OK(cubert_ocl_kernel_get(s, mul, CUBERT_EXECUTION_CHECKED, &km));
+  cr_expect_neq(ka->program, km->program);
+  const cubert_ocl_cache_stats after = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(after.builds_from_source + after.disk_hits,
+               before.builds_from_source + before.disk_hits + 2, "two programs built or loaded");
+  cr_expect_not_null(strstr(ka->program->source, "__kernel void add_f32("));
+  cr_expect_null(strstr(ka->program->source, "__kernel void mul_f32("));
+  cr_expect_eq(strlen(ka->program->source), strlen(add->opencl_source));
+  ocl_test_server_destroy(server);
 }
