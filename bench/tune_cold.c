@@ -28,7 +28,9 @@
 #include "cubert/cache_bundle.h"
 #include "cubert/cubert.h"
 #include "cubert/ops.h"
-#include "ops/ops_internal.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
+#include "ops/softmax.h"
 
 enum { OPS = 8, COLS = OPS + 2, WARM_REPS = 7, FORCED = 3 };
 static const char *const op_names[OPS] = {"matmul x·W1", "add b1",  "relu",   "matmul h·W2",

@@ -14,13 +14,19 @@
    or other) and the dtype. On the CPU server the f32 kernels come in up to three builds of
    their C side (baseline, x86-64-v3, x86-64-v4: CMake's cubert_add_kernel_cpu_variants); the
    widest the CPU runs is used. */
+#include "ops/matmul.h"
+
 #include <string.h>
 
 #include "cubert/geometry.h"
 #include "cubert/kernels.h"
+#include "cubert/ops.h"
 #include "cubert/tune.h"
-#include "ops/ops_internal.h"
-#include "tune/tune_internal.h"
+#include "launch_1d.h"
+#include "ops/cpu_variant.h"
+#include "ops/known_good.h"
+#include "ops/operand.h"
+#include "tune/tuner.h"
 
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_simple_f32;

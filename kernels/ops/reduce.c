@@ -13,15 +13,21 @@
    reduction (CUBERT_AXIS_ALL) of a view that does not collapse to one strided axis is gathered
    into a contiguous temporary first (cubert_op_copy), since the flat index of argmax is defined
    in row-major order of `in`. */
+#include "ops/reduce.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cubert/geometry.h"
 #include "cubert/kernels.h"
+#include "cubert/ops.h"
 #include "cubert/tune.h"
-#include "ops/ops_internal.h"
-#include "tune/tune_internal.h"
+#include "ops/cpu_variant.h"
+#include "ops/known_good.h"
+#include "ops/operand.h"
+#include "strided.h"
+#include "tune/tuner.h"
 
 #define OP "reduce"
 #define KEPT_MAX (CUBERT_MAX_RANK - 1)

@@ -3,13 +3,20 @@
    where contiguous in both in and out (cubert_strided_collapse_axes). The cube dim is measured
    per device by autotune, keyed by dtype, layout class and the anchored row length and count.
    F64 runs softmax_f64, a kernel file of its own built only on fp64 devices (CUBE_NEEDS_FP64). */
+#include "ops/softmax.h"
+
 #include <stdbool.h>
 #include <string.h>
 
 #include "cubert/geometry.h"
 #include "cubert/kernels.h"
+#include "cubert/ops.h"
 #include "cubert/tune.h"
-#include "ops/ops_internal.h"
+#include "ops/cpu_variant.h"
+#include "ops/known_good.h"
+#include "ops/operand.h"
+#include "strided.h"
+#include "tune/tuner.h"
 
 /* The f32 kernel's AVX2 and AVX-512 builds (CMakeLists.txt: cubert_add_kernel_cpu_variants): the
    CPU server's softmax is bound by exp, which the wider builds evaluate 2-4x as many at once. */
@@ -27,7 +34,6 @@ extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32,
 #else
 #define SM_X86V4(name) NULL
 #endif
-#include "tune/tune_internal.h"
 
 #define OP "softmax"
 
