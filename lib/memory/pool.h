@@ -111,23 +111,7 @@ struct cubert_memory_manager {
   mem_chunk *chunks;
 };
 
-extern const mem_pool_ops cubert_sliced_pool_ops;
-extern const mem_pool_ops cubert_exclusive_pool_ops;
-extern const mem_pool_ops cubert_persistent_pool_ops;
-extern const mem_pool_ops cubert_direct_pool_ops;
-extern const mem_pool_ops cubert_unpooled_pool_ops;
-
-/* ---- services of the manager to its pools (pool.c) --------------------------------------- */
-
-/* Makes sure `count` spare block objects exist so that the operation that follows cannot fail
-   half-way. OUT_OF_MEMORY when the host refuses. */
-cubert_status cubert_mem_spares_ensure(cubert_memory_manager *mm, size_t count);
-/* A zeroed block from the spares (cubert_mem_spares_ensure must have provided it). */
-mem_block *cubert_mem_block_get(mem_pool *pool);
-/* Returns a block object to the spares, releasing its backend cache. */
-void cubert_mem_block_put(mem_pool *pool, mem_block *block);
-/* Releases the backend cache of a block whose offset/size is about to change. */
-void cubert_mem_block_cache_drop(mem_pool *pool, mem_block *block);
+/* ---- services of the manager to its pools (pool.c; the block objects: slice.h) ---------- */
 
 /* One storage allocation of `bytes` (> 0) appended to the pool's pages. The storage's error on
    failure (as OUT_OF_MEMORY), OUT_OF_MEMORY when the host refuses the page object. */
