@@ -13,6 +13,7 @@
 #include "cubert/ops.h"
 #include "cubert/tune.h"
 #include "ops/cpu_variant.h"
+#include "ops/forced_candidate.h"
 #include "ops/known_good.h"
 #include "ops/operand.h"
 #include "strided.h"
@@ -184,24 +185,6 @@ static void problem_fill(cubert_client *client, const cubert_device_properties *
   p->info_count = CUBERT_KERNEL_SOFTMAX_INFO(kr);
 }
 
-/* Runs the candidate cubert_ops_softmax_force_candidate chose (tests): UNAVAILABLE when it does
-   not fit the key or exceeds its kernel's unit limit on this device. */
-static cubert_status run_forced(cubert_client *client, const cubert_tune_key *key,
-                                const softmax_problem *p) {
-  if (forced >= CANDIDATE_COUNT || !candidates[forced].valid(client, key, p))
-    return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
-  cubert_status launched = candidates[forced].launch(client, p);
-  /* The kernel's own per-device unit limit (CUBERT_CODE_UNITS) makes the candidate unfit
-     here, as an invalid one. */
-  if (launched && cubert_status_code(launched) == CUBERT_CODE_UNITS) {
-    cubert_status_free(launched);
-    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
-                              OP ": candidate %d exceeds its kernel's unit limit on this device",
-                              forced);
-  }
-  return launched;
-}
-
 cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
                                  const cubert_tensor *out) {
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, OP));
@@ -221,7 +204,7 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
                                     (uint64_t)(out->strides[last] == 1) << 9);
   if (!st) st = cubert_tune_key_add_anchored(&key, in->shape[last]);
   if (!st) st = cubert_tune_key_add_anchored(&key, p.rows);
-  if (!st && forced >= 0) return run_forced(client, &key, &p);
+  if (!st && forced >= 0) return cubert_ops_run_forced(client, &softmax_set, &key, &p, forced, OP);
   cubert_handle *scratch = NULL;
   p.in_place = relation == 1;
   p.scratch = &scratch;
