@@ -135,9 +135,6 @@ void cubert_mem_free_list_remove(mem_block **head, mem_block *block);
    (eight classes per power of two, so at most 12.5% over), at least one alignment unit. */
 uint64_t cubert_mem_size_class(uint64_t eff, uint64_t alignment);
 
-/* Usage summed over every pool of the manager (no drain). */
-void cubert_mem_manager_totals(const cubert_memory_manager *mm, cubert_memory_usage *out);
-
 /* The pool's alignment (device alignment, at least 1). */
 uint64_t cubert_mem_alignment(const mem_pool *pool);
 
