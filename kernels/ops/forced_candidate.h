@@ -1,6 +1,7 @@
 /* cubert — running the candidate a test or a benchmark forced on an autotuned operation
    (cubert_ops_reduce_force_candidate, cubert_ops_softmax_force_candidate) instead of the one
-   the tuner would pick (forced_candidate.c). */
+   the tuner would pick (forced_candidate.c): tests that must run every geometry, benchmarks
+   that time fixed choices. */
 #ifndef CUBERT_OPS_FORCED_CANDIDATE_H
 #define CUBERT_OPS_FORCED_CANDIDATE_H
 

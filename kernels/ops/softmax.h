@@ -1,15 +1,13 @@
-/* cubert — the autotune set of cubert_op_softmax (softmax.c) and a way to bypass it, for tests
-   that must run every geometry and benchmarks that time fixed choices. */
+/* cubert — what tests and benchmarks reach of cubert_op_softmax (softmax.c) beyond
+   cubert/ops.h: its autotune set ("ops.softmax": 32 to 256 units per row, three passes or the
+   online two) and its forced candidate. */
 #ifndef CUBERT_OPS_SOFTMAX_H
 #define CUBERT_OPS_SOFTMAX_H
 
 #include "cubert/tune.h"
 
-/* The set cubert_op_softmax tunes ("ops.softmax"). */
 const cubert_tune_set *cubert_ops_softmax_tune_set(void);
-/* With a candidate index >= 0 set, the calling thread's next softmaxes run that candidate (when
-   it is valid for the problem; else UNAVAILABLE) instead of asking the tuner; -1 restores
-   tuning. */
+/* As cubert_ops_reduce_force_candidate (reduce.h), for the calling thread's next softmaxes. */
 void cubert_ops_softmax_force_candidate(int index);
 
 #endif /* CUBERT_OPS_SOFTMAX_H */
