@@ -7,8 +7,7 @@
 #include "cubert/client.h"
 #include "cubert/kernel.h"
 
-/* CPU builds of a kernel file (CMake's cubert_add_kernel_cpu_variants compiles the C side of a
-   file again for x86-64-v3 and -v4; CUBERT_KERNEL_VARIANT_<name> says which were built). */
+/* The CPU builds of a kernel file (CUBERT_KERNEL_VARIANT_<name> says which were built). */
 typedef enum cubert_ops_cpu_level {
   CUBERT_OPS_CPU_BASELINE = 0,
   CUBERT_OPS_CPU_X86V3 = 1, /* AVX2, FMA, BMI2 */
