@@ -23,7 +23,7 @@
 #include "cubert/cubert.h"
 #include "cubert/ops.h"
 #include "cubert/server.h"
-#include "ops/ops_internal.h"
+#include "ops/reduce.h"
 
 enum { REPS = 15, CALLS = 20000 };
 

@@ -28,7 +28,9 @@
 #include "cubert/cache_bundle.h"
 #include "cubert/cubert.h"
 #include "cubert/ops.h"
-#include "ops/ops_internal.h"
+#include "ops/matmul.h"
+#include "ops/reduce.h"
+#include "ops/softmax.h"
 
 enum { OPS = 8, COLS = OPS + 2, WARM_REPS = 7, FORCED = 3 };
 static const char *const op_names[OPS] = {"matmul x·W1", "add b1",  "relu",   "matmul h·W2",
@@ -154,8 +156,9 @@ static void child(const char *selector, int fd) {
   r.measured = (double)st.candidates_measured;
   r.samples = (double)st.samples;
   r.eliminated = (double)st.candidates_eliminated;
-  r.forced_ms[0] = best_forced(&m, 0, cubert_ops_matmul_force_candidate, 8);
-  r.forced_ms[1] = best_forced(&m, 3, cubert_ops_matmul_force_candidate, 8);
+  const int mm_count = (int)cubert_ops_matmul_tune_set()->candidate_count;
+  r.forced_ms[0] = best_forced(&m, 0, cubert_ops_matmul_force_candidate, mm_count);
+  r.forced_ms[1] = best_forced(&m, 3, cubert_ops_matmul_force_candidate, mm_count);
   r.forced_ms[2] = best_forced(&m, 5, cubert_ops_softmax_force_candidate,
                                (int)cubert_ops_softmax_tune_set()->candidate_count);
   r.forced_ms[3] = best_forced(&m, 6, cubert_ops_reduce_force_candidate,

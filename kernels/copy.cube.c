@@ -13,7 +13,7 @@
 #define COPY_MAX_RANK 8 /* CUBERT_KERNEL_COPY_MAX_RANK */
 
 #ifndef CUBERT_CUBE_OPENCL
-void cubert_copy_strided_rows_cpu(const cubert_cpu_ctx *ctx);
+#include "copy_rows.h"
 #define CUBERT_CPU_OVERRIDE_copy_strided ~, 1, cubert_copy_strided_rows_cpu
 #endif
 
@@ -24,7 +24,7 @@ void cubert_copy_strided_rows_cpu(const cubert_cpu_ctx *ctx);
 #define COPY_RANK_OK() \
   cubert_info_at_most_(CUBERT_CUBE_ENV_, cubert_mode_, 0u, (ulong)COPY_MAX_RANK)
 #else
-/* backends/cpu/checks.c */
+/* backends/cpu/checks.c (declared in its checks.h, which a kernel file does not include) */
 void cubert_cpu_report_info_limit(const cubert_cpu_ctx *ctx, uint64_t unit_id, uint32_t word,
                                   uint64_t value, uint64_t limit);
 static inline int copy_rank_ok_(const cubert_cpu_ctx *ctx, int mode, uint64_t rank) {

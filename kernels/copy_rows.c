@@ -6,6 +6,8 @@
    source like an odometer, a row of the innermost dimension at a time: a row with unit stride
    is one memcpy, so reading a pitched (optimized-layout) tensor costs about as much as a plain
    copy. It checks the info words against the buffers once per call instead of per access. */
+#include "copy_rows.h"
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,7 +101,6 @@ static void copy_row(const uint8_t *src, uint8_t *dst, uint64_t offset, uint64_t
 #undef COPY_ROW_OF
 }
 
-void cubert_copy_strided_rows_cpu(const cubert_cpu_ctx *ctx);
 void cubert_copy_strided_rows_cpu(const cubert_cpu_ctx *ctx) {
   char why[256];
   if (validate(ctx, why, sizeof why) != NULL) {

@@ -37,7 +37,7 @@
 #include "base/cache_file.h"
 #include "cubert/backend.h"
 #include "cubert/cubert.h"
-#include "tune/tune_internal.h"
+#include "tune/disk.h"
 
 #ifndef CUBERT_VERSION_STRING_BUILD
 #define CUBERT_VERSION_STRING_BUILD CUBERT_VERSION_STRING

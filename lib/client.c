@@ -30,7 +30,6 @@
 #include "stream/resolve.h"
 #include "stream/slots.h"
 #include "trace.h"
-#include "tune/tune_internal.h"
 
 /* ---- client views ------------------------------------------------------------------------ */
 

@@ -14,7 +14,7 @@
 #include "registry.h"
 #include "stream/slots.h"
 #include "trace.h"
-#include "tune/tune_internal.h"
+#include "tune/tuner.h"
 
 /* Pages are logged at debug level, category memory (docs/environment.md). */
 static cubert_status storage_alloc(void *ctx, uint64_t size, cubert_storage *out) {

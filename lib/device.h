@@ -46,7 +46,7 @@ typedef struct cubert_device {
   cubert_kernel_stats_table kernel_stats; /* profile_log.h */
   cubert_trace_state trace;               /* trace.h */
   cubert_transfer_state transfer;         /* transfer.h */
-  /* The autotune state (tune/tune_internal.h), created at its first use; has its own lock. */
+  /* The autotune state (tune/tuner.h), created at its first use; has its own lock. */
   _Atomic(struct cubert_tuner *) tuner;
 } cubert_device;
 

@@ -26,7 +26,7 @@
 #include "stream/slots.h"
 #include "stream/timing.h"
 #include "trace.h"
-#include "tune/tune_internal.h"
+#include "tune/tuner.h"
 
 /* ---- launches ---------------------------------------------------------------------------- */
 

@@ -16,7 +16,7 @@
 
 #include "cubert/config.h"
 #include "device.h"
-#include "tune/tune_internal.h"
+#include "tune/tuner.h"
 
 struct cubert_kernel_stats {
   const cubert_kernel_def *kernel;

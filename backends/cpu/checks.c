@@ -3,6 +3,8 @@
    a launch becomes its error on the stream, in the core's format (lib/kernel_check.c), so the
    CPU server and the OpenCL server word a violation alike. Reports come from any worker at any
    time; the launch's `failed` flag keeps one. */
+#include "cpu/checks.h"
+
 #include "cpu/server.h"
 #include "cubert/server/violation.h"
 
@@ -30,10 +32,6 @@ void cubert_cpu_report_access(const cubert_cpu_ctx *ctx, uint32_t buffer, uint64
   report(ctx, &v, unit_id);
 }
 
-/* Validate mode: info word `word` holds `value`, above the kernel's `limit` (a kernel's own
-   guard, kernels/copy.cube.c, which declares this). */
-void cubert_cpu_report_info_limit(const cubert_cpu_ctx *ctx, uint64_t unit_id, uint32_t word,
-                                  uint64_t value, uint64_t limit);
 void cubert_cpu_report_info_limit(const cubert_cpu_ctx *ctx, uint64_t unit_id, uint32_t word,
                                   uint64_t value, uint64_t limit) {
   cubert_kernel_violation v = {

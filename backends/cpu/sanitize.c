@@ -23,12 +23,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/checks.h"
 #include "cpu/san_buffers.h"
 #include "cpu/server.h"
 #include "cubert/config.h"
 #include "cubert/sanitize.h"
-
-void cubert_cpu_report_sanitizer(const cubert_cpu_ctx *ctx, uint64_t unit_id, const char *what);
 
 /* Initial-exec: one load per access, no __tls_get_addr call (the library is never dlopen'ed
    after start-up with its TLS needs unmet: the block is one pointer). */

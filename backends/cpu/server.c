@@ -90,7 +90,7 @@ static uint32_t kernel_threads(const cubert_cpu_topology *t) {
    both this CPU runs and the library has code for. That is the baseline it was compiled for
    (-march), raised to AVX2 (32 bytes) or AVX-512 (64) where the library holds the
    x86-64-v3/v4 kernel variants (CMakeLists.txt, CUBERT_KERNEL_VARIANT_*) and the CPU has
-   their features: the same test as kernels/ops/operand.c's cubert_ops_cpu_level_get, which
+   their features: the same test as kernels/ops/cpu_variant.c's cubert_ops_cpu_level_get, which
    picks those variants at run time (a backend may not call the kernels' layer). */
 static uint32_t vector_bytes(void) {
 #if defined(__AVX512F__)

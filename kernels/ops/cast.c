@@ -7,7 +7,11 @@
    cast to or from F16 does not need CUBERT_FEATURE_FP16: it runs on every device (PoCL, for
    one, does not report cl_khr_fp16). F64 still needs an fp64 device (its kernels use
    double). */
+#include "cubert/ops.h"
+#include "ops/elementwise.h"
+#include "ops/operand.h"
 #include "ops/ops_kernels.h"
+#include "strided.h"
 
 #define C_(from, to) &cubert_kernel_cast_##from##_##to##_c
 #define N_(from, to) &cubert_kernel_cast_##from##_##to##_nd

@@ -1,6 +1,9 @@
 /* cubert_op_copy and cubert_op_permute: the operand checks, with messages that name the
    operation, over the core's strided copy (lib/strided_copy.c, which picks the kernel). */
-#include "ops/ops_internal.h"
+#include <stdbool.h>
+
+#include "cubert/ops.h"
+#include "ops/operand.h"
 #include "strided_copy.h"
 
 /* cubert_op_copy under the name `op` (for messages). */

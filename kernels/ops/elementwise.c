@@ -1,5 +1,5 @@
-/* cubert_op_unary and cubert_op_binary, and the elementwise launch plan that cast.c and copy.c
-   share (ops_kernels.h).
+/* cubert_op_unary and cubert_op_binary, and the elementwise launch plan that cast.c shares
+   (elementwise.h).
 
    Every call broadcasts its inputs to the output's shape, collapses the axes that are
    contiguous in every operand (cubert_strided_collapse_axes) and then picks one of three kernels:
@@ -12,11 +12,16 @@
    from the collapsed shape and per-operand strides. The f64 kernels are
    separate definitions that only fp64 devices build, so f64 is checked against the device
    first. */
+#include "ops/elementwise.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "cubert/geometry.h"
+#include "cubert/ops.h"
+#include "ops/operand.h"
 #include "ops/ops_kernels.h"
+#include "strided.h"
 
 cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
                                    const cubert_tensor *const *ins, const char *const *names,

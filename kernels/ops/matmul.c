@@ -14,13 +14,19 @@
    or other) and the dtype. On the CPU server the f32 kernels come in up to three builds of
    their C side (baseline, x86-64-v3, x86-64-v4: CMake's cubert_add_kernel_cpu_variants); the
    widest the CPU runs is used. */
+#include "ops/matmul.h"
+
 #include <string.h>
 
 #include "cubert/geometry.h"
 #include "cubert/kernels.h"
+#include "cubert/ops.h"
 #include "cubert/tune.h"
-#include "ops/ops_internal.h"
-#include "tune/tune_internal.h"
+#include "launch_1d.h"
+#include "ops/cpu_variant.h"
+#include "ops/known_good.h"
+#include "ops/operand.h"
+#include "tune/tuner.h"
 
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
 extern const cubert_kernel_def cubert_kernel_x86v3_matmul_simple_f32;
@@ -386,6 +392,10 @@ enum { MM_CANDIDATES = sizeof mm_candidates / sizeof mm_candidates[0] };
    packed A and B through it). */
 static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0007};
 static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, MM_CANDIDATES, 0x6d6d0004};
+
+const cubert_tune_set *cubert_ops_matmul_tune_set(void) {
+  return &mm_set_f32;
+}
 
 void cubert_ops_matmul_force_candidate(int index) {
   forced = index;

@@ -1,18 +1,13 @@
 /* The kernels behind cubert_op_unary, cubert_op_binary and cubert_op_cast
    (kernels/elementwise_ops.cube.c, elementwise_f64.cube.c, cast.cube.c; their buffers and info
    words are described in kernels/elementwise_ops.h; cubert_op_copy's copy_nd.cube.c kernels are
-   launched by the core, lib/strided_copy.c), and
-   the plan that fills their info words. Internal to the library: the operations are the API,
+   launched by the core, lib/strided_copy.c). Internal to the library: the operations are the API,
    so these are not in cubert/kernels.h's table. Kernels named *_f64* need fp64 (their file is
    marked CUBE_NEEDS_FP64). */
 #ifndef CUBERT_OPS_KERNELS_H
 #define CUBERT_OPS_KERNELS_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "cubert/kernel.h"
-#include "ops/ops_internal.h"
 
 #define CUBERT_OPS_K_(name) extern const cubert_kernel_def cubert_kernel_##name;
 /* The "_c" and "_r" kernels of one operation on one type. */
@@ -70,11 +65,5 @@ CUBERT_OPS_CAST_K_(f16, f64)
 #undef CUBERT_OPS_FLOAT_K_
 #undef CUBERT_OPS_INT_K_
 #undef CUBERT_OPS_CAST_K_
-
-/* Builds the plan of out (operand 0) and the inputs ins[0..count-1), each broadcast to out's
-   shape (cubert_ops_broadcast_strides, `names` naming them in messages), then collapsed. */
-cubert_status cubert_ops_plan_make(const char *op, const cubert_tensor *out,
-                                   const cubert_tensor *const *ins, const char *const *names,
-                                   uint32_t count, cubert_strided_plan *plan);
 
 #endif /* CUBERT_OPS_KERNELS_H */

@@ -13,15 +13,22 @@
    reduction (CUBERT_AXIS_ALL) of a view that does not collapse to one strided axis is gathered
    into a contiguous temporary first (cubert_op_copy), since the flat index of argmax is defined
    in row-major order of `in`. */
+#include "ops/reduce.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cubert/geometry.h"
 #include "cubert/kernels.h"
+#include "cubert/ops.h"
 #include "cubert/tune.h"
-#include "ops/ops_internal.h"
-#include "tune/tune_internal.h"
+#include "ops/cpu_variant.h"
+#include "ops/forced_candidate.h"
+#include "ops/known_good.h"
+#include "ops/operand.h"
+#include "strided.h"
+#include "tune/tuner.h"
 
 #define OP "reduce"
 #define KEPT_MAX (CUBERT_MAX_RANK - 1)
@@ -354,19 +361,6 @@ const cubert_tune_set *cubert_ops_reduce_tune_set(void) {
 
 static _Thread_local int forced = -1;
 
-/* A forced candidate whose kernel exceeds its own per-device unit limit (CUBERT_CODE_UNITS: e.g.
-   NVIDIA runs some kernels with at most 256 units per cube) cannot run here, as an invalid one:
-   UNAVAILABLE, which the tests read as "skip this geometry". */
-static cubert_status forced_launch(cubert_status st, int index) {
-  if (st && cubert_status_code(st) == CUBERT_CODE_UNITS) {
-    cubert_status_free(st);
-    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
-                              OP ": candidate %d exceeds its kernel's unit limit on this device",
-                              index);
-  }
-  return st;
-}
-
 void cubert_ops_reduce_force_candidate(int index) {
   forced = index;
 }
@@ -565,11 +559,7 @@ static cubert_status launch_tuned(cubert_client *client, cubert_reduce_op op, cu
   if (!st) st = cubert_tune_key_add_anchored(&key, p->R);
   if (!st) st = cubert_tune_key_add_anchored(&key, p->shape[p->kr - 1]);
   if (st) return st;
-  if (forced >= 0) {
-    if ((unsigned)forced >= GEOMETRY_COUNT || !candidates[forced].valid(client, &key, p))
-      return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
-    return forced_launch(candidates[forced].launch(client, p), forced);
-  }
+  if (forced >= 0) return cubert_ops_run_forced(client, &reduce_set, &key, p, forced, OP);
   return cubert_tune_execute_known(client, &reduce_set, &key, p, cubert_ops_known_good);
 }
 

@@ -3,13 +3,21 @@
    where contiguous in both in and out (cubert_strided_collapse_axes). The cube dim is measured
    per device by autotune, keyed by dtype, layout class and the anchored row length and count.
    F64 runs softmax_f64, a kernel file of its own built only on fp64 devices (CUBE_NEEDS_FP64). */
+#include "ops/softmax.h"
+
 #include <stdbool.h>
 #include <string.h>
 
 #include "cubert/geometry.h"
 #include "cubert/kernels.h"
+#include "cubert/ops.h"
 #include "cubert/tune.h"
-#include "ops/ops_internal.h"
+#include "ops/cpu_variant.h"
+#include "ops/forced_candidate.h"
+#include "ops/known_good.h"
+#include "ops/operand.h"
+#include "strided.h"
+#include "tune/tuner.h"
 
 /* The f32 kernel's AVX2 and AVX-512 builds (CMakeLists.txt: cubert_add_kernel_cpu_variants): the
    CPU server's softmax is bound by exp, which the wider builds evaluate 2-4x as many at once. */
@@ -27,7 +35,6 @@ extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32,
 #else
 #define SM_X86V4(name) NULL
 #endif
-#include "tune/tune_internal.h"
 
 #define OP "softmax"
 
@@ -178,24 +185,6 @@ static void problem_fill(cubert_client *client, const cubert_device_properties *
   p->info_count = CUBERT_KERNEL_SOFTMAX_INFO(kr);
 }
 
-/* Runs the candidate cubert_ops_softmax_force_candidate chose (tests): UNAVAILABLE when it does
-   not fit the key or exceeds its kernel's unit limit on this device. */
-static cubert_status run_forced(cubert_client *client, const cubert_tune_key *key,
-                                const softmax_problem *p) {
-  if (forced >= CANDIDATE_COUNT || !candidates[forced].valid(client, key, p))
-    return cubert_status_make(CUBERT_CODE_UNAVAILABLE, OP ": candidate %d does not fit", forced);
-  cubert_status launched = candidates[forced].launch(client, p);
-  /* The kernel's own per-device unit limit (CUBERT_CODE_UNITS) makes the candidate unfit
-     here, as an invalid one. */
-  if (launched && cubert_status_code(launched) == CUBERT_CODE_UNITS) {
-    cubert_status_free(launched);
-    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
-                              OP ": candidate %d exceeds its kernel's unit limit on this device",
-                              forced);
-  }
-  return launched;
-}
-
 cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
                                  const cubert_tensor *out) {
   CUBERT_RETURN_IF_ERROR(cubert_ops_check_client(client, OP));
@@ -215,7 +204,7 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
                                     (uint64_t)(out->strides[last] == 1) << 9);
   if (!st) st = cubert_tune_key_add_anchored(&key, in->shape[last]);
   if (!st) st = cubert_tune_key_add_anchored(&key, p.rows);
-  if (!st && forced >= 0) return run_forced(client, &key, &p);
+  if (!st && forced >= 0) return cubert_ops_run_forced(client, &softmax_set, &key, &p, forced, OP);
   cubert_handle *scratch = NULL;
   p.in_place = relation == 1;
   p.scratch = &scratch;

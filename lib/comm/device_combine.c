@@ -3,7 +3,10 @@
    The host only relays bytes: member m stages out its chunk without its own piece, reduces
    piece m on its device from the others' staged pieces (in rank order) and reads it back into
    the shared slot, then stages in the other pieces. member.c runs these in its chunk loop. */
-#include "comm/comm_internal.h"
+#include "comm/device_combine.h"
+
+#include "comm/engine.h"
+#include "comm/legs.h"
 #include "cubert/server/combine.h"
 #include "cubert/server/transfers.h"
 

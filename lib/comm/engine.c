@@ -1,5 +1,7 @@
 /* cubert — the communicator engine: creation, the worker and member threads, the job queue,
    and finishing a job (opening its gates). README.md describes the design. */
+#include "comm/engine.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,7 +9,9 @@
 #include "base/status.h"
 #include "base/thread_team.h"
 #include "client.h"
-#include "comm/comm_internal.h"
+#include "comm/inproc.h"
+#include "comm/legs.h"
+#include "comm/member.h"
 #include "cubert/server/combine.h"
 #include "cubert/server/gates.h"
 #include "cubert/server/pinned.h"
@@ -262,7 +266,7 @@ static cubert_status member_open(comm_member *m, cubert_client *client, size_t i
   return s;
 }
 
-/* The shared result slots (comm_internal.h): pinned by the first member whose server offers
+/* The shared result slots (engine.h): pinned by the first member whose server offers
    host_alloc; none when no member stages (CPU servers only) or with one local member. */
 static cubert_status shared_open(cubert_comm *comm) {
   if (comm->local_count < 2) return NULL;

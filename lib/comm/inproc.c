@@ -12,11 +12,14 @@
    it with its tag (calls are queued in order, so that send's job runs first) and its job
    copies the buffer into the receiver's output. The message is freed when both jobs are done
    (or at destroy, for a send nobody received). */
+#include "comm/inproc.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/reduce.h"
 #include "comm/transport.h"
 
 typedef struct p2p_message {

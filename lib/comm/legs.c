@@ -15,11 +15,12 @@
    with write_async, which hand the host memory to the driver as it is (never through the
    OpenCL server's shared staging buffer, which needs the lock); the fallback `write` is only
    for a server without write_async, whose writes must then not need the lock either. */
+#include "comm/legs.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
-#include "comm/comm_internal.h"
 #include "cubert/server/pinned.h"
 #include "cubert/server/transfers.h"
 #include "stream/errors.h"

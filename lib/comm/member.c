@@ -17,6 +17,8 @@
    Bytes per member and collective (all_reduce of S bytes): S device->host and S host->device,
    whatever N: the staged-copy peak of the device is the bound, and per-member bandwidth does
    not fall with N (README.md: why not a device ring). */
+#include "comm/member.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,10 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "base/thread_team.h"
-#include "comm/comm_internal.h"
+#include "comm/device_combine.h"
+#include "comm/engine.h"
+#include "comm/legs.h"
+#include "comm/submit.h"
 #include "cubert/config.h"
 #include "trace.h"
 

@@ -2,14 +2,14 @@
    the MPI transport both reduce host memory with these. Plain loops the compiler vectorises;
    the element order is fixed (left to right over the inputs), so float sums do not depend on
    how the caller splits the work. */
+#include "comm/reduce.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-
-#include "comm/transport.h"
 
 size_t cubert_comm_dtype_size(cubert_dtype dtype) {
   switch (dtype) {

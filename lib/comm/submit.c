@@ -7,13 +7,17 @@
    then goes to the worker, and only then, member after member, a gate is queued on each
    stream (server.h) and src/dst are marked as used by it at the gate, so that later work of
    any stream on them comes after the collective (order_leg says why in this order). */
+#include "comm/submit.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/status.h"
 #include "call_scope.h"
-#include "comm/comm_internal.h"
+#include "comm/engine.h"
+#include "comm/member.h"
+#include "comm/reduce.h"
 #include "cubert/server/gates.h"
 #include "device.h"
 #include "handle.h"

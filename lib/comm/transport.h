@@ -131,46 +131,4 @@ struct cubert_comm_transport {
   int parts_split;
 };
 
-/* The engine's entry for a transport: a communicator whose local members are
-   clients[0..local_count) (local_count == transport->local_count) and whose members talk
-   through `transport` (ownership moves in, also on error: it is destroyed then). The public
-   cubert_comm_create is this with the in-process transport; cubert_comm_create_mpi is this
-   with the MPI one. */
-cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, size_t local_count,
-                                                cubert_comm_transport *transport,
-                                                cubert_comm **out);
-/* The communicator's transport (for cubert/mpi.h's functions). */
-cubert_comm_transport *cubert_comm_transport_of(cubert_comm *comm);
-
-/* Point-to-point through the engine (cubert/mpi.h's send/recv): stream-ordered like a
-   collective on the single local member's current stream, chunked the same way; `what`
-   names the public function in errors. */
-cubert_status cubert_comm_queue_send(cubert_comm *comm, cubert_handle *buf, size_t count,
-                                     cubert_dtype dtype, size_t peer, int tag, const char *what);
-cubert_status cubert_comm_queue_recv(cubert_comm *comm, cubert_handle *buf, size_t count,
-                                     cubert_dtype dtype, size_t peer, int tag, const char *what);
-
-/* Host reduction (reduce.c): acc[i] = acc[i] op x[i] for `count` elements of `dtype` (f32,
-   f64, i32; integer sums wrap; max/min propagate NaN). acc and x must not overlap.
-   CUBERT_REDUCE_MEAN accumulates as a sum here: the division by the member count happens
-   once, on the finished sum (cubert_comm_host_reduce_n's mean_of). */
-void cubert_comm_host_reduce(void *acc, const void *x, size_t count, cubert_dtype dtype,
-                             cubert_reduce_op op);
-/* For every output o: out[o][i] = in[0][i] op in[1][i] op ... op in[n-1][i] (left to right),
-   n >= 1, `count` elements; NULL outputs are skipped. An output may alias an input. For
-   CUBERT_REDUCE_MEAN the inputs are summed and, when `mean_of` > 1, the sum is divided by
-   mean_of (the communicator's size: pass it where this call finishes the reduction over every
-   member, 0 for a partial sum a later step adds to); other ops ignore mean_of. */
-void cubert_comm_host_reduce_n(void *const *out, size_t nout, const void *const *in, size_t n,
-                               size_t count, cubert_dtype dtype, cubert_reduce_op op,
-                               size_t mean_of);
-/* Bytes of one element of a dtype a collective accepts (f32, f64, i32), 0 for the others. */
-size_t cubert_comm_dtype_size(cubert_dtype dtype);
-
-/* The public function of a kind ("cubert_comm_all_reduce"), for errors and traces. */
-const char *cubert_comm_kind_name(cubert_comm_kind kind);
-
-/* The in-process transport (inproc.c): `size` local members. NULL when out of memory. */
-cubert_comm_transport *cubert_comm_inproc_create(size_t size);
-
 #endif /* CUBERT_COMM_TRANSPORT_H */

@@ -3,6 +3,8 @@
    With a reclaim watermark (`reclaim_at`), a new allocation that would take the pool over it
    first frees idle allocations, oldest first, just until it fits; it still allocates when it
    cannot fit (a watermark, not a budget), as the reference does. */
+#include "memory/direct_pool.h"
+
 #include "memory/pool.h"
 
 static uint64_t page_bytes(const mem_pool *pool, uint64_t eff) {

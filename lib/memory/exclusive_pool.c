@@ -6,6 +6,8 @@
    is the request rounded up to its size class (eight classes per power of two: at most
    12.5% over), and a free page is reused only for requests it fits without wasting more than a
    third of itself. See memory/README.md. */
+#include "memory/exclusive_pool.h"
+
 #include "memory/pool.h"
 
 /* The reference's aging: a new page starts at 4 and dies when a periodic check finds it free

@@ -4,13 +4,21 @@
    lock of their own. The only cross-thread traffic is cubert_slice_release pushing released
    slices onto `freed` (lock-free); each entry point drains that stack first, so the pools see
    every release that happened before the call. See memory/README.md. */
+#include "memory/memory_manager.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "base/status.h"
 #include "cubert/config.h"
+#include "memory/direct_pool.h"
+#include "memory/exclusive_pool.h"
+#include "memory/persistent_pool.h"
 #include "memory/pool.h"
+#include "memory/slice.h"
+#include "memory/sliced_pool.h"
+#include "memory/unpooled_pool.h"
 
 /* Reserve needs at most two new block objects (a new page's block and the remainder of its
    split); having them before touching anything keeps every error path clean. */

@@ -39,6 +39,8 @@ void cubert_memory_manager_destroy(cubert_memory_manager *mm);
 cubert_status cubert_memory_reserve(cubert_memory_manager *mm, uint64_t size, cubert_slice **out);
 /* Sums usage over the pools. */
 void cubert_memory_usage_get(const cubert_memory_manager *mm, cubert_memory_usage *out);
+/* The same without first draining the released slices (for the pools themselves). */
+void cubert_mem_manager_totals(const cubert_memory_manager *mm, cubert_memory_usage *out);
 /* Appends this manager's pools to `out` (pool_count grows). */
 void cubert_memory_report_get(const cubert_memory_manager *mm, cubert_memory_report *out);
 /* explicit=1: frees every free page of every pool; explicit=0: the periodic cleanup of

@@ -3,6 +3,8 @@
    Serves reservations made inside a persistent window (model weights, say): they live long,
    so each gets its own allocation and only a later request of the identical effective size
    reuses it. Never cleaned up implicitly. Buckets are a sorted array searched by bisection. */
+#include "memory/persistent_pool.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "memory/slice.h"
 
 uint64_t cubert_mem_alignment(const mem_pool *pool) {
   uint64_t a = pool->mm->storage.alignment;

@@ -111,23 +111,7 @@ struct cubert_memory_manager {
   mem_chunk *chunks;
 };
 
-extern const mem_pool_ops cubert_sliced_pool_ops;
-extern const mem_pool_ops cubert_exclusive_pool_ops;
-extern const mem_pool_ops cubert_persistent_pool_ops;
-extern const mem_pool_ops cubert_direct_pool_ops;
-extern const mem_pool_ops cubert_unpooled_pool_ops;
-
-/* ---- services of the manager to its pools (pool.c) --------------------------------------- */
-
-/* Makes sure `count` spare block objects exist so that the operation that follows cannot fail
-   half-way. OUT_OF_MEMORY when the host refuses. */
-cubert_status cubert_mem_spares_ensure(cubert_memory_manager *mm, size_t count);
-/* A zeroed block from the spares (cubert_mem_spares_ensure must have provided it). */
-mem_block *cubert_mem_block_get(mem_pool *pool);
-/* Returns a block object to the spares, releasing its backend cache. */
-void cubert_mem_block_put(mem_pool *pool, mem_block *block);
-/* Releases the backend cache of a block whose offset/size is about to change. */
-void cubert_mem_block_cache_drop(mem_pool *pool, mem_block *block);
+/* ---- services of the manager to its pools (pool.c; the block objects: slice.h) ---------- */
 
 /* One storage allocation of `bytes` (> 0) appended to the pool's pages. The storage's error on
    failure (as OUT_OF_MEMORY), OUT_OF_MEMORY when the host refuses the page object. */
@@ -150,9 +134,6 @@ void cubert_mem_free_list_remove(mem_block **head, mem_block *block);
 /* The page size an exclusive-style pool allocates for an effective size: the size class
    (eight classes per power of two, so at most 12.5% over), at least one alignment unit. */
 uint64_t cubert_mem_size_class(uint64_t eff, uint64_t alignment);
-
-/* Usage summed over every pool of the manager (no drain). */
-void cubert_mem_manager_totals(const cubert_memory_manager *mm, cubert_memory_usage *out);
 
 /* The pool's alignment (device alignment, at least 1). */
 uint64_t cubert_mem_alignment(const mem_pool *pool);

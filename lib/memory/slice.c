@@ -1,4 +1,6 @@
 /* cubert — slice objects: reference counting and recycling of block objects. */
+#include "memory/slice.h"
+
 #include <stdlib.h>
 #include <string.h>
 

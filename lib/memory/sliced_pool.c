@@ -9,8 +9,11 @@
    pattern of a loop that releases and re-reserves the same sizes then finds its old block
    intact (an exact fit is preferred over first fit), skipping the split and merge and keeping
    the backend's cached view of the block (an OpenCL sub-buffer) valid. */
+#include "memory/sliced_pool.h"
+
 #include "base/status.h"
 #include "memory/pool.h"
+#include "memory/slice.h"
 
 static int sliced_accepts(const mem_pool *pool, uint64_t size) {
   const cubert_pool_config *c = &pool->config;

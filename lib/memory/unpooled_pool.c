@@ -7,6 +7,8 @@
    with nothing reused, a buffer never inherits another's bytes, so a read of memory that was
    never written is not hidden by an earlier buffer's data. The manager routes every
    reservation here (the persistent window included) while it is on. */
+#include "memory/unpooled_pool.h"
+
 #include "memory/pool.h"
 
 static int unpooled_accepts(const mem_pool *pool, uint64_t size) {

@@ -42,6 +42,9 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "comm/engine.h"
+#include "comm/reduce.h"
+#include "comm/submit.h"
 #include "comm/transport.h"
 #include "cubert/mpi.h"
 #include "cubert/server.h"

@@ -28,6 +28,8 @@
    Size. A file holds at most MAX_RECORDS (65,536) entries. An update that would exceed it
    evicts the oldest entries (records are kept in the order they were written, a replaced one
    moving to the end), so a full file keeps recording new winners. */
+#include "tune/disk.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -43,7 +45,6 @@
 #include "cubert/client.h"
 #include "cubert/cubert.h"
 #include "cubert/server.h"
-#include "tune_internal.h"
 
 #define FILE_MAGIC "cubert-tune 1\n"
 #define MAX_FILE_BYTES (16u << 20)

@@ -9,6 +9,8 @@
    An entry is PENDING while one thread measures its key; other threads asking for the key
    wait on `done` (see tune.h for why they wait) and the measuring thread is recorded so a
    candidate re-entering with the same key gets the default instead of waiting for itself. */
+#include "tune/tuner.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -22,7 +24,7 @@
 #include "device.h"
 #include "dry_run.h"
 #include "stream/aside.h"
-#include "tune_internal.h"
+#include "tune/disk.h"
 
 #define BUCKETS 1024u
 
@@ -181,7 +183,8 @@ static cubert_status set_check(const cubert_tune_set *set) {
   return NULL;
 }
 
-uint64_t cubert_tune_set_checksum(const cubert_tune_set *set) {
+/* The checksum of a set: its candidates' names (in order) and its source checksum. */
+static uint64_t set_checksum(const cubert_tune_set *set) {
   uint64_t h = CUBERT_FNV1A64_SEED;
   for (uint32_t i = 0; i < set->candidate_count; ++i)
     h = cubert_fnv1a64(h, set->candidates[i].name, strlen(set->candidates[i].name) + 1);
@@ -680,7 +683,7 @@ cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune
         pthread_mutex_unlock(&t->lock);
         return s;
       }
-      checksum = cubert_tune_set_checksum(set);
+      checksum = set_checksum(set);
       e->set = set;
       e->key = *key;
       if (excluded == UINT32_MAX && disk_lookup(t, set, checksum, key, &winner)) {
@@ -709,7 +712,7 @@ cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune
     if (set->candidate_count == 1) return s;
     cubert_status_free(s);
     cubert_tune_record drop;
-    record_fill(&drop, set, cubert_tune_set_checksum(set), key, winner, 0);
+    record_fill(&drop, set, set_checksum(set), key, winner, 0);
     disk_update(t, NULL, &drop);
     excluded = winner;
   }

@@ -30,7 +30,8 @@
 #include "cubert/cubert.h"
 #include "cubert/ops.h"
 #include "cubert/server.h"
-#include "tune/tune_internal.h"
+#include "tune/disk.h"
+#include "tune/tuner.h"
 
 static const char *const selectors[] = {"cpu", "opencl"};
 

@@ -449,6 +449,19 @@
 #define ATOMIC_ADD_F32(buf, i, v) \
   (CUBERT_CUBE_OK_(buf, i) ? cubert_atomic_add_f32_(&(buf)[i], (v)) : 0.0f)
 
+/* Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"), spelled alike on both
+   sides: each side defines its tree (CUBERT_CUBE_REDUCE_, CUBERT_CUBE_SCAN_) and its minimum and
+   maximum (CUBERT_CUBE_OP_MIN_, CUBERT_CUBE_OP_MAX_: a NaN loses to a number) below. */
+#define CUBERT_CUBE_OP_SUM_(a, b) ((a) + (b))
+#define CUBE_REDUCE_SUM(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
+#define CUBE_REDUCE_MIN(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MIN_, value, scratch, dst)
+#define CUBE_REDUCE_MAX(value, scratch, dst) \
+  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MAX_, value, scratch, dst)
+#define CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(0, value, scratch, dst)
+#define CUBE_SCAN_EXCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(1, value, scratch, dst)
+
 /* Flags every definition of this file carries (CUBE_NEEDS_FP64, above). */
 #ifdef CUBE_NEEDS_FP64
 #define CUBERT_CUBE_FILE_FLAGS_ CUBERT_KERNEL_NEEDS_FP64

@@ -371,18 +371,8 @@ CUBERT_CUBE_RED_MINMAX_(int32_t, i32, 0)
 CUBERT_CUBE_RED_MINMAX_(uint32_t, u32, 0)
 CUBERT_CUBE_RED_MINMAX_(int64_t, i64, 0)
 CUBERT_CUBE_RED_MINMAX_(uint64_t, u64, 0)
-#define CUBERT_CUBE_OP_SUM_(a, b) ((a) + (b))
 #define CUBERT_CUBE_OP_MIN_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_min_, a)((a), (b))
 #define CUBERT_CUBE_OP_MAX_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_max_, a)((a), (b))
-/* Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
-#define CUBE_REDUCE_SUM(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
-#define CUBE_REDUCE_MIN(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MIN_, value, scratch, dst)
-#define CUBE_REDUCE_MAX(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MAX_, value, scratch, dst)
-#define CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(0, value, scratch, dst)
-#define CUBE_SCAN_EXCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(1, value, scratch, dst)
 
 /* ---- math: OpenCL's names and meanings (tgmath.h gives the floating-point ones) ---- */
 #define CUBERT_CUBE_MINMAX_(T, sfx)                              \

@@ -111,21 +111,11 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
     }                                                                            \
     CUBERT_CUBE_RED_SYNC_;                                                       \
   } while (0)
-#define CUBERT_CUBE_OP_SUM_(a, b) ((a) + (b))
 /* fmin/fmax's rule for every type (a NaN loses to a number), spelled with comparisons because
    OpenCL C 1.2 cannot choose fmin or min by the scratch's type. `a != a + 0` is the NaN test
    (false for every integer) that compilers do not flag as a self-comparison. */
 #define CUBERT_CUBE_OP_MIN_(a, b) (((b) < (a) || (a) != (a) + 0) ? (b) : (a))
 #define CUBERT_CUBE_OP_MAX_(a, b) (((b) > (a) || (a) != (a) + 0) ? (b) : (a))
-/* Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"). */
-#define CUBE_REDUCE_SUM(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
-#define CUBE_REDUCE_MIN(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MIN_, value, scratch, dst)
-#define CUBE_REDUCE_MAX(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MAX_, value, scratch, dst)
-#define CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(0, value, scratch, dst)
-#define CUBE_SCAN_EXCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(1, value, scratch, dst)
 
 /* Vectors of float: OpenCL's own types and built-ins. */
 typedef float4 f32x4;

@@ -2,6 +2,8 @@
    internal transport interface): the error surfaces at the next sync of every member. */
 #include <stdlib.h>
 
+#include "comm/engine.h"
+#include "comm/inproc.h"
 #include "comm/transport.h"
 #include "cts.h"
 #include "cubert/comm.h"

@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "cts.h"
-#include "ops/ops_internal.h"
+#include "ops/matmul.h"
 
 TestSuite(ops_matmul, .init = cts_setup, .fini = cts_teardown);
 

@@ -7,7 +7,7 @@
 
 #include "cts.h"
 #include "cubert/tune.h"
-#include "ops/ops_internal.h"
+#include "ops/reduce.h"
 
 TestSuite(ops_reduce, .init = cts_setup, .fini = cts_teardown);
 

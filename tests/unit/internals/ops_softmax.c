@@ -6,7 +6,7 @@
 
 #include "cts.h"
 #include "cubert/tune.h"
-#include "ops/ops_internal.h"
+#include "ops/softmax.h"
 
 TestSuite(ops_softmax, .init = cts_setup, .fini = cts_teardown);
 

@@ -1,11 +1,12 @@
-/* cubert — autotune internals shared by the files of lib/tune, the device (device.c) and the tests.
-   Not installed. */
-#ifndef CUBERT_TUNE_INTERNAL_H
-#define CUBERT_TUNE_INTERNAL_H
+/* cubert — the autotuner's cache file (disk.c): the device identity that names a file, its
+   path, parsing and validation, and the locked read-merge-rewrite of an update. */
+#ifndef CUBERT_TUNE_DISK_H
+#define CUBERT_TUNE_DISK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cubert/client.h"
 #include "cubert/device.h"
 #include "cubert/tune.h"
 
@@ -21,12 +22,7 @@ typedef struct cubert_tune_record {
   uint64_t winner_ns;
 } cubert_tune_record;
 
-/* A device's tuner (tuner.c): its in-memory cache, counters and disk state. Created at the
-   first cubert_tune_execute() on the device, destroyed with it. */
-typedef struct cubert_tuner cubert_tuner;
-void cubert_tuner_destroy(cubert_tuner *tuner);
-
-/* disk.c. The identity names the device, its driver and cubert's version; a file whose
+/* The identity names the device, its driver and cubert's version; a file whose
    identity differs is foreign. */
 char *cubert_tune_disk_identity(const cubert_client *client);
 /* The same from a device's properties (cubert_devices_list's, say); NULL for NULL. */
@@ -57,23 +53,4 @@ int cubert_tune_disk_update(const char *dir, const char *path, const char *ident
                             cubert_tune_record **out_records, size_t *out_count,
                             const char **out_rejected);
 
-/* Returns the index of the candidate of `set` known to be good on `client`'s device family, or
-   UINT32_MAX (kernels/ops/known_good.c). */
-typedef uint32_t (*cubert_tune_known_good_fn)(const cubert_client *client,
-                                              const cubert_tune_set *set);
-/* cubert_tune_execute with a table of known-good defaults: under CUBERT_AUTOTUNE=minimal, a
-   known-good candidate that is valid for the key is taken without measurement (else minimal
-   measures group 0 as usual); full ignores it. Called only when a key is tuned, never on the
-   cached path. NULL known_good: cubert_tune_execute. */
-cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune_set *set,
-                                        const cubert_tune_key *key, const void *args,
-                                        cubert_tune_known_good_fn known_good);
-
-/* "<set>/<candidate>" while this thread runs a candidate for measurement, else NULL:
-   CUBERT_PROFILE and CUBERT_TRACE label those launches as tuning runs. */
-const char *cubert_tune_measuring(void);
-
-/* The checksum of a set: its candidates' names (in order) and its source checksum. */
-uint64_t cubert_tune_set_checksum(const cubert_tune_set *set);
-
-#endif /* CUBERT_TUNE_INTERNAL_H */
+#endif /* CUBERT_TUNE_DISK_H */

@@ -1,4 +1,5 @@
-/* cubert — the communicator engine's objects (internal; README.md explains the design).
+/* cubert — the communicator engine (engine.c): the communicator, its members and its jobs, and the
+   worker that runs the jobs in order (internal; README.md explains the design).
 
    A communicator has one WORKER thread and one MEMBER thread per local member. A call
    (submit.c) validates, orders the collective on each member client's calling stream (an
@@ -7,11 +8,12 @@
    once; member threads (member.c) move the job's chunks: stage out of the device into host
    memory (legs.c), combine through the transport (transport.h), stage back in. When every
    member thread is done the worker opens the gates (with the job's error, if any). */
-#ifndef CUBERT_COMM_INTERNAL_H
-#define CUBERT_COMM_INTERNAL_H
+#ifndef CUBERT_COMM_ENGINE_H
+#define CUBERT_COMM_ENGINE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/thread_team.h"
@@ -132,7 +134,7 @@ struct cubert_comm {
   size_t members_started;
 };
 
-/* engine.c: hands a validated, ordered job to the worker (takes ownership). */
+/* Hands a validated, ordered job to the worker (takes ownership). */
 void cubert_comm_enqueue(cubert_comm *comm, comm_job *job);
 /* Records `error` as the job's failure (keeps the first; ownership moves in). */
 void cubert_comm_job_fail(cubert_comm *comm, comm_job *job, cubert_status error);
@@ -142,37 +144,16 @@ void cubert_comm_job_finish(cubert_comm *comm, comm_job *job);
 /* Drops one hold on the job; the last frees its gates, events and slices, and the job. */
 void cubert_comm_job_put(cubert_comm *comm, comm_job *job);
 
-/* member.c: the member thread's work on one job. */
-void cubert_comm_member_run(cubert_comm *comm, comm_job *job, size_t m);
-/* 1 when no local member of `job` stages a chunk: every input and output it uses is host
-   memory used in place (its chunk size is then not bound by the staging slots). */
-int cubert_comm_job_direct(const cubert_comm *comm, const comm_job *job);
-
-/* legs.c: stage-out (device -> host) and stage-in (host -> device) of one member. */
-typedef struct comm_copy {
-  cubert_event *event; /* NULL: done (host copy, a blocking write, or nothing) */
-} comm_copy;
-/* Starts copying bytes [offset, offset+size) of `b` into `host` on the member's out stream
-   (or copies them at once when the memory is host-addressable). */
-cubert_status cubert_comm_leg_read(comm_member *m, const cubert_binding *b, uint64_t offset,
-                                   void *host, uint64_t size, comm_copy *out);
-/* Starts copying `host` into [offset, offset+size) of `b` on the member's in stream (write_async;
-   a server without it writes before this returns; host-addressable memory is copied at once).
-   `host` stays untouched until the copy is waited for. */
-cubert_status cubert_comm_leg_write(comm_member *m, const cubert_binding *b, uint64_t offset,
-                                    const void *host, uint64_t size, comm_copy *out);
-/* Waits for a started read or write; releases its event. */
-cubert_status cubert_comm_leg_wait(comm_member *m, comm_copy *c);
-/* Waits for the member's in stream (every write done); the private streams' errors. */
-cubert_status cubert_comm_leg_drain(comm_member *m);
-/* Allocates the member's staging slots of `bytes` each (keeps bigger ones). */
-cubert_status cubert_comm_leg_buffers(comm_member *m, size_t bytes);
-void cubert_comm_leg_buffers_free(comm_member *m);
-/* The host address of binding bytes at `offset`, or NULL when not host-addressable. */
-static inline void *cubert_comm_host_at(const cubert_binding *b, uint64_t offset) {
-  void *p = cubert_binding_host_ptr(b);
-  return p ? (char *)p + offset : NULL;
-}
+/* The engine's entry for a transport: a communicator whose local members are
+   clients[0..local_count) (local_count == transport->local_count) and whose members talk
+   through `transport` (ownership moves in, also on error: it is destroyed then). The public
+   cubert_comm_create is this with the in-process transport; cubert_comm_create_mpi is this
+   with the MPI one. */
+cubert_status cubert_comm_create_with_transport(cubert_client *const *clients, size_t local_count,
+                                                cubert_comm_transport *transport,
+                                                cubert_comm **out);
+/* The communicator's transport (for cubert/mpi.h's functions). */
+cubert_comm_transport *cubert_comm_transport_of(cubert_comm *comm);
 
 /* Chunk k of a job: its first element and element count (per piece). */
 static inline void cubert_comm_chunk_span(const comm_job *job, size_t k, size_t *offset,
@@ -180,28 +161,5 @@ static inline void cubert_comm_chunk_span(const comm_job *job, size_t k, size_t 
   *offset = k * job->chunk;
   *n = job->count - *offset < job->chunk ? job->count - *offset : job->chunk;
 }
-/* Staged inputs and outputs of one piece are contiguous in the device buffer for these kinds,
-   so host-addressable memory is used in place (no staging copy). */
-static inline int cubert_comm_input_direct(const comm_job *job, const comm_leg *leg) {
-  return job->kind != CUBERT_COMM_REDUCE_SCATTER && cubert_comm_host_at(&leg->src, 0) != NULL;
-}
-static inline int cubert_comm_output_direct(const comm_job *job, const comm_leg *leg) {
-  return job->kind != CUBERT_COMM_ALL_GATHER && cubert_comm_host_at(&leg->dst, 0) != NULL;
-}
 
-/* device_combine.c (README.md, "Device combination"). */
-/* 1 when every member of `job` combines on its device (the same answer on every member
-   thread). */
-int cubert_comm_device_combine(const cubert_comm *comm, const comm_job *job);
-/* Chunk k's stage-out of member m without its own piece (reads[0..2)). */
-cubert_status cubert_comm_device_stage_out(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                                           comm_copy *reads);
-/* Member m's piece of chunk k, reduced on its device and read back into the shared slot:
- *done completes after all of it. */
-cubert_status cubert_comm_device_part(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                                      comm_copy *done);
-/* Chunk k's stage-in of member m: the other pieces, from the shared slot (writes[0..2)). */
-cubert_status cubert_comm_device_stage_in(cubert_comm *comm, comm_job *job, size_t m, size_t k,
-                                          comm_copy *writes);
-
-#endif /* CUBERT_COMM_INTERNAL_H */
+#endif /* CUBERT_COMM_ENGINE_H */

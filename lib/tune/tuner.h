@@ -1,0 +1,34 @@
+/* cubert — the per-device autotuner (tuner.c) as the rest of the library sees it: the device
+   destroys it, the operations tune with a table of known-good defaults, and profiles and traces
+   label the launches it measures. The tuner is created at the first cubert_tune_execute() on a
+   device; it has a mutex of its own, never the device lock (tuner.c says why). */
+#ifndef CUBERT_TUNE_TUNER_H
+#define CUBERT_TUNE_TUNER_H
+
+#include <stdint.h>
+
+#include "cubert/client.h"
+#include "cubert/tune.h"
+
+/* A device's tuner: its in-memory cache, counters and disk state. Created at the first
+   cubert_tune_execute() on the device, destroyed with it. */
+typedef struct cubert_tuner cubert_tuner;
+void cubert_tuner_destroy(cubert_tuner *tuner);
+
+/* Returns the index of the candidate of `set` known to be good on `client`'s device family, or
+   UINT32_MAX (kernels/ops/known_good.c, say). */
+typedef uint32_t (*cubert_tune_known_good_fn)(const cubert_client *client,
+                                              const cubert_tune_set *set);
+/* cubert_tune_execute with a table of known-good defaults: under CUBERT_AUTOTUNE=minimal, a
+   known-good candidate that is valid for the key is taken without measurement (else minimal
+   measures group 0 as usual); full ignores it. Called only when a key is tuned, never on the
+   cached path. NULL known_good: cubert_tune_execute. */
+cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune_set *set,
+                                        const cubert_tune_key *key, const void *args,
+                                        cubert_tune_known_good_fn known_good);
+
+/* "<set>/<candidate>" while this thread runs a candidate for measurement, else NULL:
+   CUBERT_PROFILE and CUBERT_TRACE label those launches as tuning runs. */
+const char *cubert_tune_measuring(void);
+
+#endif /* CUBERT_TUNE_TUNER_H */
