@@ -47,7 +47,8 @@
 #define RA_SHAPE 10 /* then kr shape words, kr in-stride words, kr out-stride words */
 #define RA_FLAG_IN_IDX 1u
 #define RA_FLAG_PARTIAL 2u
-#define RA_FLAG_WIDE 4u /* reduce_inner, sR == 1: eight loads per unit and phase */
+#define RA_FLAG_WIDE 4u  /* reduce_inner, sR == 1: eight loads per unit and phase */
+#define RA_FLAG_ROWS8 8u /* reduce_outer_wide, full blocks with sI == 1: eight rows per step */
 
 /* RA_REPn(M, ...) expands M(g, ...) for g = 0 .. n-1 (unrolled steps with constant indices, so
    a GPU keeps the values in registers). */
@@ -394,6 +395,23 @@
       }                                                                                      \
     }                                                                                        \
   }
+/* With flags bit 3 (RA_FLAG_ROWS8), full blocks of a unit-stride axis take eight rows per step:
+   phase g adds rows r .. r + 7 of output g * units + u, in order. On the CPU that is eight
+   sequential streams through whole rows of the block at once (a cube spanning a row of 8192
+   floats: 8 x 32 KiB), where one row per step is one stream (too few misses in flight for one
+   core) and reduce_outer's eight rows per phase are eight strips of `units` elements each. */
+#define RA_W_STEP8(g, A, COMBINE)                                               \
+  PHASE {                                                                       \
+    const uint64_t at = row + (uint64_t)(g)*units + UNIT_POS_X;                 \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[at], (int32_t)r);                \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[at + sR], (int32_t)(r + 1));     \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[at + 2 * sR], (int32_t)(r + 2)); \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[at + 3 * sR], (int32_t)(r + 3)); \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[at + 4 * sR], (int32_t)(r + 4)); \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[at + 5 * sR], (int32_t)(r + 5)); \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[at + 6 * sR], (int32_t)(r + 6)); \
+    COMBINE(MY_AT(acc, g), MY_AT(ai, g), (A)in[at + 7 * sR], (int32_t)(r + 7)); \
+  }
 #define RA_OUTER_WIDE(name, SYNC, T, A, O, IDENT, HAS_IDX, COMBINE, FINISH)                     \
   PHASED_KERNEL(name, NO_SHARED, (const T, in), (const int32_t, in_idx), (A, part),             \
                 (int32_t, part_idx), (O, out)) {                                                \
@@ -434,7 +452,13 @@
       RA_REP8(RA_W_INIT, IDENT)                                                                 \
     }                                                                                           \
     if (sI == 1 && last + 1 == span) {                                                          \
-      for (uint64_t r = r0; r < r1; ++r) {                                                      \
+      uint64_t r = r0;                                                                          \
+      for (; (flags & RA_FLAG_ROWS8) && r + 8 <= r1; r += 8) {                                  \
+        const uint64_t row = base + r * sR;                                                     \
+        RA_REP8(RA_W_STEP8, A, COMBINE)                                                         \
+        SYNC();                                                                                 \
+      }                                                                                         \
+      for (; r < r1; ++r) {                                                                     \
         const uint64_t row = base + r * sR;                                                     \
         RA_REP8(RA_W_STEP, A, COMBINE, 1, RA_W_FULL)                                            \
         SYNC();                                                                                 \

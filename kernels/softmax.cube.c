@@ -40,4 +40,6 @@ CUBE_FN float softmax_expf_(float x) {
 #define SM_SHARED softmax_f32_shared
 #define SM_ONLINE_NAME softmax_online_f32
 #define SM_ONLINE_SHARED softmax_online_f32_shared
+#define SM_ROWS_NAME softmax_rows_f32
+#define SM_ROWS_SHARED softmax_rows_f32_shared
 #include "softmax_body.h"

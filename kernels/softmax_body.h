@@ -354,3 +354,183 @@ SM_KERNEL_(SM_ONLINE_NAME, (SM_ONLINE_SHARED, sh), (const SM_T, in), (SM_T, out)
 #undef SM_MAXNAN
 #undef SM_RESCALE
 #endif /* SM_ONLINE_NAME */
+
+/* SM_ROWS_NAME (optional): the three-pass softmax over several consecutive rows per cube
+   (ceil(rows / CUBE_COUNT) of them), pipelined so that one pass reads memory, not two:
+     0. (the cube's first row only) the row's maximum, as pass 1 above;
+     1. for each row, its pass 2 (e = exp(x - max) into out, and their sum) and, in the same
+        phases, the next row's pass 1 (its maximum);
+     2. its pass 3 (scale, from the cache).
+   On the CPU server the three-pass kernel runs each row's memory-bound pass (the maximum) and
+   its compute-bound pass (the exps) one after the other, so a core either waits for memory or
+   computes; here each phase loads the next row from memory while it evaluates the exps of this
+   one from the cache, and the core overlaps the two. A GPU hides memory latency with many cubes
+   instead, and has no use for this form (few cubes). -inf and NaN: as the three-pass kernel. */
+#ifdef SM_ROWS_NAME
+typedef struct SM_ROWS_SHARED {
+  SM_T sum[2][2 * SM_MAX_UNITS], max[2][2 * SM_MAX_UNITS];
+} SM_ROWS_SHARED;
+
+/* The first elements of row `row` in in and out, into bi and bo (as the kernels above). */
+#define SM_ROW_BASES(row, bi, bo)                          \
+  do {                                                     \
+    uint64_t sm_rem = (row);                               \
+    bi = INFO_U64(4);                                      \
+    bo = INFO_U64(5);                                      \
+    for (uint32_t sm_d = kr; sm_d-- > 0;) {                \
+      const uint64_t sm_len = INFO_U64(7 + sm_d);          \
+      const uint64_t sm_cd = sm_len ? sm_rem % sm_len : 0; \
+      sm_rem = sm_len ? sm_rem / sm_len : 0;               \
+      bi += sm_cd * INFO_U64(7 + kr + sm_d);               \
+      bo += sm_cd * INFO_U64(7 + 2 * kr + sm_d);           \
+    }                                                      \
+  } while (0)
+/* Whether the row starting at bi / bo ends inside in and out (no wrap past 2^64). */
+#define SM_ROW_FITS(bi, bo)                                                                  \
+  (!((si && C - 1 > (UINT64_MAX - (bi)) / si) || (so && C - 1 > (UINT64_MAX - (bo)) / so) || \
+     (bi) + (C - 1) * si >= LEN(in) || (bo) + (C - 1) * so >= LEN(out)))
+/* Column j of pass 2 of the row at bi / bo, and of pass 1 of the row at bn; SI, SO: the
+   column strides (1, or si and so). */
+#define SM_ROWS_STEP(j, SI, SO)                              \
+  do {                                                       \
+    const SM_T sm_e = SM_EXP(in[bi + (j) * (SI)] - row_max); \
+    out[bo + (j) * (SO)] = sm_e;                             \
+    MY(sum) += sm_e;                                         \
+    const SM_T sm_x = in[bn + (j) * (SI)];                   \
+    MY(next) = SM_MAXNAN(MY(next), sm_x);                    \
+  } while (0)
+#define SM_MAXNAN(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
+
+SM_KERNEL_(SM_ROWS_NAME, (SM_ROWS_SHARED, sh), (const SM_T, in), (SM_T, out)) {
+  const uint32_t kr = INFO_U32(0), units = CUBE_DIM_X;
+  const uint64_t C = INFO_U64(1), si = INFO_U64(2), so = INFO_U64(3), rows = INFO_U64(6);
+  const uint64_t per = rows / CUBE_COUNT + (rows % CUBE_COUNT != 0), first = CUBE_POS * per;
+  if (first >= rows || C == 0 || units > SM_MAX_UNITS || CUBE_DIM_Y * CUBE_DIM_Z != 1 ||
+      kr > SM_MAX_KEPT)
+    return;
+  const uint64_t end = rows - first < per ? rows : first + per;
+  const uint64_t full = C / units, rest = C % units;
+  const bool unit_stride = si == 1 && so == 1;
+  uint32_t top = 1;
+  while (top < units) top *= 2;
+  uint64_t bi, bo, bn, bon;
+  SM_ROW_BASES(first, bi, bo);
+  if (!SM_ROW_FITS(bi, bo)) {
+    PHASE {
+      if (UNIT_POS_X == 0) (void)LOAD(in, bi + (C - 1) * si); /* reported in validate mode */
+    }
+    return;
+  }
+  EXCLUSIVE(SM_T, sum);
+  EXCLUSIVE(SM_T, next);
+
+  /* 0. The first row's maximum, into every unit's `next`. */
+  PHASE {
+    MY(next) = -INFINITY;
+  }
+  for (uint64_t r = 0; r < full; ++r) {
+    const uint64_t at = r * units;
+    if (unit_stride) {
+      PHASE {
+        MY(next) = SM_MAXNAN(MY(next), in[bi + at + UNIT_POS_X]);
+      }
+    } else {
+      PHASE {
+        MY(next) = SM_MAXNAN(MY(next), in[bi + (at + UNIT_POS_X) * si]);
+      }
+    }
+  }
+  PHASE {
+    if (UNIT_POS_X < rest)
+      MY(next) = SM_MAXNAN(MY(next), in[bi + (full * units + UNIT_POS_X) * si]);
+    sh->max[0][UNIT_POS_X] = MY(next);
+    sh->max[0][units + UNIT_POS_X] = -INFINITY;
+    sh->max[1][units + UNIT_POS_X] = -INFINITY;
+  }
+  SYNC_CUBE();
+  uint32_t from = 0;
+  for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
+    PHASE {
+      sh->max[1 - from][UNIT_POS_X] =
+          SM_MAXNAN(sh->max[from][UNIT_POS_X], sh->max[from][UNIT_POS_X + step]);
+    }
+    SYNC_CUBE();
+  }
+  SM_T row_max = sh->max[from][0];
+  SYNC_CUBE(); /* every unit has read it before the slots are reused */
+
+  for (uint64_t row = first; row < end; ++row) {
+    /* The next row (the last row reads itself again, from the cache). */
+    SM_ROW_BASES(row + 1 < end ? row + 1 : row, bn, bon);
+    if (!SM_ROW_FITS(bn, bon)) {
+      PHASE {
+        if (UNIT_POS_X == 0) (void)LOAD(in, bn + (C - 1) * si);
+      }
+      return;
+    }
+    /* 1. This row's exps and their sum; the next row's maximum. */
+    PHASE {
+      MY(sum) = 0;
+      MY(next) = -INFINITY;
+    }
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = r * units;
+      if (unit_stride) {
+        PHASE {
+          SM_ROWS_STEP(at + UNIT_POS_X, 1, 1);
+        }
+      } else {
+        PHASE {
+          SM_ROWS_STEP(at + UNIT_POS_X, si, so);
+        }
+      }
+    }
+    PHASE {
+      if (UNIT_POS_X < rest) SM_ROWS_STEP(full * units + UNIT_POS_X, si, so);
+      sh->sum[0][UNIT_POS_X] = MY(sum);
+      sh->max[0][UNIT_POS_X] = MY(next);
+      sh->sum[0][units + UNIT_POS_X] = 0;
+      sh->sum[1][units + UNIT_POS_X] = 0;
+      sh->max[0][units + UNIT_POS_X] = -INFINITY;
+      sh->max[1][units + UNIT_POS_X] = -INFINITY;
+    }
+    SYNC_CUBE();
+    from = 0;
+    for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
+      PHASE {
+        sh->sum[1 - from][UNIT_POS_X] =
+            sh->sum[from][UNIT_POS_X] + sh->sum[from][UNIT_POS_X + step];
+        sh->max[1 - from][UNIT_POS_X] =
+            SM_MAXNAN(sh->max[from][UNIT_POS_X], sh->max[from][UNIT_POS_X + step]);
+      }
+      SYNC_CUBE();
+    }
+    const SM_T scale = (SM_T)1 / sh->sum[from][0];
+    row_max = sh->max[from][0];
+    SYNC_CUBE(); /* every unit has read them before the slots are reused */
+
+    /* 2. Scale this row (in the cache). */
+    for (uint64_t r = 0; r < full; ++r) {
+      const uint64_t at = r * units;
+      if (unit_stride) {
+        PHASE {
+          out[bo + at + UNIT_POS_X] *= scale;
+        }
+      } else {
+        PHASE {
+          out[bo + (at + UNIT_POS_X) * so] *= scale;
+        }
+      }
+    }
+    PHASE {
+      if (UNIT_POS_X < rest) out[bo + (full * units + UNIT_POS_X) * so] *= scale;
+    }
+    bi = bn;
+    bo = bon;
+  }
+}
+#undef SM_ROW_BASES
+#undef SM_ROW_FITS
+#undef SM_ROWS_STEP
+#undef SM_MAXNAN
+#endif /* SM_ROWS_NAME */

@@ -168,7 +168,9 @@ typedef struct geometry {
   uint32_t units;
   uint64_t chunk;
   bool sync; /* reduce_outer(_wide)_sync: a barrier per step (for OpenCL CPU devices) */
-  bool wide; /* outer: reduce_outer_wide (8 outputs per unit); inner: 8 loads per unit and phase */
+  /* outer: 1 reduce_outer_wide (8 outputs per unit), 2 the same with eight rows per step (flags
+     bit 3); inner: 1 eight loads per unit and phase */
+  uint8_t wide;
 } geometry;
 
 static cubert_status run(cubert_client *client, const reduce_problem *p, const geometry *g) {
@@ -179,8 +181,9 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, const g
   const cubert_kernel_def *outer_kernel =
       g->wide ? (g->sync ? f->wide_sync : f->wide) : (g->sync ? f->outer_sync : f->outer);
   const uint64_t span = g->wide ? 8 * (uint64_t)units : units;
-  /* reduce_inner's flags bit 2: eight loads per unit and phase (kernels/reduce_axis.cube.c). */
-  const uint64_t wide_loads = g->wide && !outer ? 4 : 0;
+  /* reduce_inner's flags bit 2: eight loads per unit and phase; reduce_outer_wide's bit 3: eight
+     rows per step (kernels/reduce_axis.cube.c). */
+  const uint64_t wide_loads = (g->wide && !outer ? 4 : 0) | (g->wide == 2 ? 8 : 0);
   uint64_t S = 1;
   if (chunk && p->R > chunk) S = p->R / chunk + (p->R % chunk != 0);
   if (S == 1) chunk = p->R;
@@ -253,6 +256,8 @@ static const geometry geometries[] = {
     {true, 256, 128, false, false},     {true, 128, 256, false, false},
     {true, 256, 512, false, false},     {true, 1024, 2048, false, true},
     {true, 1024, 1024, false, true},    {true, 512, 1024, false, true},
+    {true, 1024, 1024, false, 2},       {true, 1024, 512, false, 2},
+    {true, 1024, 2048, false, 2},       {true, 512, 1024, false, 2},
 };
 #define GEOMETRY_COUNT (sizeof(geometries) / sizeof(geometries[0]))
 
@@ -314,6 +319,10 @@ CANDIDATE(30)
 CANDIDATE(31)
 CANDIDATE(32)
 CANDIDATE(33)
+CANDIDATE(34)
+CANDIDATE(35)
+CANDIDATE(36)
+CANDIDATE(37)
 
 /* Group 0 (CUBERT_AUTOTUNE=minimal): one per family. */
 static const cubert_tune_candidate candidates[] = {
@@ -351,9 +360,14 @@ static const cubert_tune_candidate candidates[] = {
     {"outer_wide_d1024_c2048", launch_31, valid_31, 1},
     {"outer_wide_d1024_c1024", launch_32, valid_32, 0},
     {"outer_wide_d512_c1024", launch_33, valid_33, 0},
+    {"outer_rows8_d1024_c1024", launch_34, valid_34, 1},
+    {"outer_rows8_d1024_c512", launch_35, valid_35, 1},
+    {"outer_rows8_d1024_c2048", launch_36, valid_36, 1},
+    {"outer_rows8_d512_c1024", launch_37, valid_37, 1},
 };
 _Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
-static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 0};
+/* source_checksum: bump when the kernels change in ways that move the winner (1: rows8). */
+static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 1};
 
 const cubert_tune_set *cubert_ops_reduce_tune_set(void) {
   return &reduce_set;

@@ -23,14 +23,14 @@
    CPU server's softmax is bound by exp, which the wider builds evaluate 2-4x as many at once. */
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
 extern const cubert_kernel_def cubert_kernel_x86v3_softmax_f32,
-    cubert_kernel_x86v3_softmax_online_f32;
+    cubert_kernel_x86v3_softmax_online_f32, cubert_kernel_x86v3_softmax_rows_f32;
 #define SM_X86V3(name) (&cubert_kernel_x86v3_##name)
 #else
 #define SM_X86V3(name) NULL
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
 extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32,
-    cubert_kernel_x86v4_softmax_online_f32;
+    cubert_kernel_x86v4_softmax_online_f32, cubert_kernel_x86v4_softmax_rows_f32;
 #define SM_X86V4(name) (&cubert_kernel_x86v4_##name)
 #else
 #define SM_X86V4(name) NULL
@@ -39,8 +39,9 @@ extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32,
 #define OP "softmax"
 
 typedef struct softmax_problem {
-  /* [0] three passes over the row, [1] two (the running maximum and sum: softmax_body.h). */
-  const cubert_kernel_def *kernel[2];
+  /* [0] three passes over the row, [1] two (the running maximum and sum), [2] three passes over
+     several rows per cube, pipelined (f32 only; softmax_body.h). */
+  const cubert_kernel_def *kernel[3];
   cubert_handle *in, *out;
   uint64_t info[CUBERT_KERNEL_SOFTMAX_INFO(CUBERT_MAX_RANK - 1)];
   uint32_t info_count, max_units;
@@ -52,14 +53,16 @@ typedef struct softmax_problem {
   cubert_handle **scratch;
 } softmax_problem;
 
-static cubert_status run(cubert_client *client, const softmax_problem *p, uint32_t units,
-                         int online) {
-  if (p->rows > UINT32_MAX)
+/* Launches kernel[form] with `units` per cube and `per` rows per cube (1 but for form 2). */
+static cubert_status run(cubert_client *client, const softmax_problem *p, uint32_t units, int form,
+                         uint64_t per) {
+  const uint64_t cubes = p->rows / per + (p->rows % per != 0);
+  if (cubes > UINT32_MAX)
     return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
-                              OP ": %llu rows need as many cubes, more than 2^32-1",
-                              (unsigned long long)p->rows);
+                              OP ": %llu rows need %llu cubes, more than 2^32-1",
+                              (unsigned long long)p->rows, (unsigned long long)cubes);
   cubert_cube_count_selection sel;
-  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)p->rows, &sel));
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
   cubert_handle *bufs[2] = {p->in, p->out};
   if (p->in_place && cubert_tune_measuring()) {
     if (!*p->scratch)
@@ -67,7 +70,7 @@ static cubert_status run(cubert_client *client, const softmax_problem *p, uint32
     bufs[1] = *p->scratch;
   }
   cubert_kernel_args args = {bufs, 2, p->info, p->info_count};
-  return cubert_client_launch(client, p->kernel[online], sel.cube_count,
+  return cubert_client_launch(client, p->kernel[form], sel.cube_count,
                               cubert_cube_dim_new_3d(units, 1, 1), &args);
 }
 
@@ -76,7 +79,7 @@ static const uint32_t unit_choices[] = {32, 64, 128, 256};
 /* Candidate i: unit_choices[i % 4] units per cube, the two-pass kernel when i >= 4. */
 #define CANDIDATE(i)                                                                             \
   static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
-    return run(client, args, unit_choices[(i) % 4], (i) / 4);                                    \
+    return run(client, args, unit_choices[(i) % 4], (i) / 4, 1);                                 \
   }                                                                                              \
   static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
     (void)client, (void)key;                                                                     \
@@ -91,14 +94,36 @@ CANDIDATE(5)
 CANDIDATE(6)
 CANDIDATE(7)
 
-#define CANDIDATE_COUNT 8
+/* Candidate i >= 8: the pipelined kernel (f32), `units` per cube and `per` rows per cube. */
+#define ROWS_CANDIDATE(i, units, per)                                                            \
+  static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
+    return run(client, args, units, 2, per);                                                     \
+  }                                                                                              \
+  static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
+    (void)client, (void)key;                                                                     \
+    const softmax_problem *p = a;                                                                \
+    return p->kernel[2] && (units) <= p->max_units;                                              \
+  }
+ROWS_CANDIDATE(8, 128, 16)
+ROWS_CANDIDATE(9, 128, 32)
+ROWS_CANDIDATE(10, 256, 32)
+
+#define CANDIDATE_COUNT 11
 static const cubert_tune_candidate candidates[CANDIDATE_COUNT] = {
-    {"d32", launch_0, valid_0, 1},         {"d64", launch_1, valid_1, 0},
-    {"d128", launch_2, valid_2, 1},        {"d256", launch_3, valid_3, 0},
-    {"online_d32", launch_4, valid_4, 1},  {"online_d64", launch_5, valid_5, 0},
-    {"online_d128", launch_6, valid_6, 1}, {"online_d256", launch_7, valid_7, 0},
+    {"d32", launch_0, valid_0, 1},
+    {"d64", launch_1, valid_1, 0},
+    {"d128", launch_2, valid_2, 1},
+    {"d256", launch_3, valid_3, 0},
+    {"online_d32", launch_4, valid_4, 1},
+    {"online_d64", launch_5, valid_5, 0},
+    {"online_d128", launch_6, valid_6, 1},
+    {"online_d256", launch_7, valid_7, 0},
+    {"rows_d128_r16", launch_8, valid_8, 1},
+    {"rows_d128_r32", launch_9, valid_9, 1},
+    {"rows_d256_r32", launch_10, valid_10, 1},
 };
-static const cubert_tune_set softmax_set = {"ops.softmax", candidates, CANDIDATE_COUNT, 0};
+/* source_checksum: bump when the kernels change in ways that move the winner (1: the rows form). */
+static const cubert_tune_set softmax_set = {"ops.softmax", candidates, CANDIDATE_COUNT, 1};
 
 const cubert_tune_set *cubert_ops_softmax_tune_set(void) {
   return &softmax_set;
@@ -151,6 +176,8 @@ static void problem_fill(cubert_client *client, const cubert_device_properties *
                                        SM_X86V4(softmax_f32));
     p->kernel[1] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_online_f32,
                                        SM_X86V3(softmax_online_f32), SM_X86V4(softmax_online_f32));
+    p->kernel[2] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_rows_f32,
+                                       SM_X86V3(softmax_rows_f32), SM_X86V4(softmax_rows_f32));
   }
   p->in = in->handle;
   p->out = out->handle;

@@ -185,10 +185,12 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_wide_sync_s
    [2] in column stride, [3] out column stride, [4] in offset, [5] out offset, [6] rows, then kr
    kept lengths, kr in strides, kr out strides. out may be in (same offset and strides).
    softmax_online_*: the same in two passes over the row (a running maximum and sum, then the
-   output), the same buffers and info; cubert_op_softmax tunes between the two forms. */
+   output), the same buffers and info; cubert_op_softmax tunes between the two forms.
+   softmax_rows_f32: the three passes over ceil(rows / cube count) consecutive rows per cube,
+   each row's exps overlapping the next row's maximum (for CPUs); the same buffers and info. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_f32, cubert_kernel_softmax_f64;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_online_f32,
-    cubert_kernel_softmax_online_f64;
+    cubert_kernel_softmax_online_f64, cubert_kernel_softmax_rows_f32;
 /** @} */
 /** The most units of a softmax cube. */
 #define CUBERT_KERNEL_SOFTMAX_MAX_UNITS 256

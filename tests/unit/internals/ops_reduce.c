@@ -327,6 +327,29 @@ Test(ops_reduce, large_reductions_in_every_geometry) {
     }
 }
 
+/* The eight-rows-per-step candidates (outer_rows8_*): their fast path needs a full block of
+   8 * units contiguous columns, which the shapes above are too narrow for. 4100 columns: one full
+   block of 4096 (d512) and a block cut short (the clamped path); 2503 rows: splits of 512, 1024
+   and 2048 rows whose last one is no multiple of eight. Sums (f32, i32) and argmax (index
+   order across the eight rows of a step). */
+Test(ops_reduce, rows8_candidates_on_a_full_block) {
+  const uint64_t shape[2] = {2503, 4100};
+  const cubert_tune_set *set = cubert_ops_reduce_tune_set();
+  for (int dti = 0; dti < 2; ++dti) {
+    view in = make_view(2, shape, dti ? CUBERT_DTYPE_I32 : CUBERT_DTYPE_F32, ROW_MAJOR);
+    fill(&in, 1);
+    upload(&in);
+    int ran = 0;
+    for (uint32_t c = 0; c < candidate_count(); ++c) {
+      if (strncmp(set->candidates[c].name, "outer_rows8_", 12) != 0) continue;
+      ran += check_case(CUBERT_REDUCE_SUM, &in, 0, 0, ROW_MAJOR, (int)c);
+      ran += check_case(CUBERT_REDUCE_ARGMAX, &in, 0, 0, ROW_MAJOR, (int)c);
+    }
+    cr_assert_geq(ran, 2, "%d runs", ran);
+    drop(&in);
+  }
+}
+
 Test(ops_reduce, argmax_ties_and_nan_resolve_to_the_lowest_index) {
   const uint64_t n = 300007;
   const uint64_t shape[1] = {n};

@@ -189,6 +189,19 @@ Test(ops_softmax, large_inputs_do_not_overflow_and_in_place_works) {
   }
 }
 
+/* Many rows per candidate: the rows_* candidates (several rows per cube, each row's exps beside
+   the next row's maximum) over row counts that are no multiple of their rows per cube, rows
+   shorter and longer than a cube, with odd lengths, strided, column-major and in place. */
+Test(ops_softmax, rows_candidates_over_many_rows) {
+  static const uint64_t shapes[][2] = {{75, 130}, {41, 1000}, {100, 3}};
+  for (int c = 0; c < candidate_count(); ++c)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+      run_case(2, shapes[s], CUBERT_DTYPE_F32, ROW_MAJOR, ROW_MAJOR, 8.0, 0.0, c);
+      run_case(2, shapes[s], CUBERT_DTYPE_F32, COL_MAJOR, PITCHED, 8.0, 0.0, c);
+      run_case(2, shapes[s], CUBERT_DTYPE_F32, STRIDED, -1, 8.0, 0.0, c); /* in place */
+    }
+}
+
 Test(ops_softmax, special_rows_empty_shapes_and_errors) {
   /* A row of -inf gives NaN; a row with one +inf gives NaN too (inf - inf); size-1 rows give 1. */
   float x[6] = {-INFINITY, -INFINITY, -INFINITY, 1.0f, 2.0f, 3.0f};
