@@ -17,7 +17,7 @@
 #include "cubert/kernels.h"
 
 #ifdef BENCH_HAVE_OPENCL
-#include "opencl/kernel_source.h"
+#include "../backends/opencl/kernel_source.h"
 
 /* Kernels of the library's internal files (kernels/ops), linked from the static library. */
 extern const cubert_kernel_def cubert_kernel_reduce_inner_sum_f32, cubert_kernel_binary_add_f32_c,
