@@ -21,6 +21,8 @@
 #ifdef CUBERT_WITH_OPENCL
 #include <CL/cl.h>
 
+#include "opencl/build_log.h"
+
 static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -109,7 +111,9 @@ static int build(cl_context context, cl_device_id device, const char *path, cons
   }
   err = clBuildProgram(program, 1, &device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
-    char *log = build_log(program, device);
+    /* Drivers that ignore #line (NVIDIA's) name `<kernel>:LINE`: mapped back to the kernel
+       file, as the OpenCL server does for its own build failures. */
+    char *log = cubert_ocl_log_relocate(source, build_log(program, device));
     fprintf(stderr, "FAIL %s (%s mode): clBuildProgram returned %d\n%s\n", path, names[mode], err,
             log ? log : "");
     free(log);
