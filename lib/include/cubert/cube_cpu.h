@@ -528,7 +528,11 @@ typedef struct cubert_no_shared_ {
 #define CUBERT_CUBE_BLEN_1(i, T, n)
 #define CUBERT_CUBE_BDECL_0(i, T, n) {#n, #T, (uint32_t)sizeof(T)},
 #define CUBERT_CUBE_BDECL_1(i, T, n)
-#define CUBERT_CUBE_SHARED_PARAM_(T, n) , CUBERT_CUBE_UNUSED_ T *restrict n
+/* Shared memory: restrict only in the phased form, whose one call runs the whole cube, so the
+   object is reached through this pointer alone; a fiber's other units write it inside
+   SYNC_CUBE(), which restrict would let the compiler ignore (cube_opencl.h says the same). */
+#define CUBERT_CUBE_SHARED_PARAM_(T, n) , CUBERT_CUBE_UNUSED_ T *n
+#define CUBERT_CUBE_SHARED_PARAM_PHASED_(T, n) , CUBERT_CUBE_UNUSED_ T *restrict n
 #define CUBERT_CUBE_SHARED_TYPE_(T, n) T
 
 /* Buffer pointers and lengths in elements, read once per call. A launch whose buffer count
@@ -750,7 +754,7 @@ typedef struct cubert_no_shared_ {
                w_.cz, d_[0], d_[1], d_[2] CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), sh_)
 #define PHASED_KERNEL(name, shdecl, ...)                                                        \
   CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(              \
-      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl);                      \
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_PHASED_ shdecl);               \
   static void name##_cpu_(const cubert_cpu_ctx *cubert_ctx_) {                                  \
     CUBERT_CUBE_CUBE_PROLOGUE_(shdecl, __VA_ARGS__)                                             \
     /* EXCLUSIVE arrays hold CUBERT_CUBE_MAX_UNITS values (the server's max units per cube). */ \
@@ -762,7 +766,7 @@ typedef struct cubert_no_shared_ {
   }                                                                                             \
   CUBERT_CUBE_DEF_(name, CUBERT_KERNEL_PHASED, CUBERT_CUBE_SHARED_BYTES_ shdecl, __VA_ARGS__)   \
   CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_PHASED_PARAMS_ CUBERT_PP_EACH(              \
-      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_ shdecl)
+      CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_SHARED_PARAM_PHASED_ shdecl)
 
 /* ---- the kernel sanitizer (validate mode on the CPU server; docs/debugging.md) ---------------
    cubert_add_kernels compiles every kernel file once more with CUBERT_CUBE_SANITIZE defined and

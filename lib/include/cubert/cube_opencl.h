@@ -147,7 +147,11 @@ typedef float16 f32x16;
 #define CUBERT_CUBE_BPARAM_1(i, T, n)
 #define CUBERT_CUBE_BARG_0(i, T, n) , n, cubert_info_[2 + (i)] / sizeof(T), (uint32_t)(i)
 #define CUBERT_CUBE_BARG_1(i, T, n)
-#define CUBERT_CUBE_SHARED_PARAM_(T, n) , __local T *CUBERT_CL_RESTRICT_ n
+/* The shared pointer is never restrict: the cube's other units write the object between
+   barriers, which restrict rules out, and NVIDIA's compiler took it at its word (a load of
+   shared memory after a barrier read the value from before it: examples/scan.cube.c lost the
+   carry between tiles on an H200). Shared memory cannot alias the __global buffers anyway. */
+#define CUBERT_CUBE_SHARED_PARAM_(T, n) , __local T *n
 #define CUBERT_CUBE_SHARED_DECL_(T, n) \
   __local T cubert_shared_storage_;    \
   __local T *const n = &cubert_shared_storage_;
