@@ -23,6 +23,45 @@
 #endif
 #define SM_MAX_KEPT 7
 
+/* The trees' operators: the maximum with NaN winning (a NaN anywhere makes the row NaN), and
+   the sum. */
+#define SM_MAXNAN(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
+#define SM_ADD(a, b) ((a) + (b))
+/* A branch-free ping-pong tree over `pair` (SM_T [2][2 * SM_MAX_UNITS]), as in
+   examples/softmax.cube.c: each unit has stored its value in pair[0][unit] and OP's identity in
+   pair[0][units + unit] and pair[1][units + unit], so any unit count works (`top` is the power
+   of two at or above `units`). Every unit gets the result in `dst`; the closing barrier lets
+   the caller reuse the slots. */
+#define SM_TREE(pair, OP, dst)                                                           \
+  SYNC_CUBE();                                                                           \
+  {                                                                                      \
+    uint32_t sm_from = 0;                                                                \
+    for (uint32_t sm_step = top / 2; sm_step > 0; sm_step /= 2, sm_from = 1 - sm_from) { \
+      PHASE {                                                                            \
+        (pair)[1 - sm_from][UNIT_POS_X] =                                                \
+            OP((pair)[sm_from][UNIT_POS_X], (pair)[sm_from][UNIT_POS_X + sm_step]);      \
+      }                                                                                  \
+      SYNC_CUBE();                                                                       \
+    }                                                                                    \
+    (dst) = (pair)[sm_from][0];                                                          \
+  }                                                                                      \
+  SYNC_CUBE()
+/* The first elements of row `row` in in and out, into bi and bo: the row's index split over
+   the kept dimensions (info words 7..), each part times its strides. */
+#define SM_ROW_BASES(row, bi, bo)                          \
+  do {                                                     \
+    uint64_t sm_rem = (row);                               \
+    bi = INFO_U64(4);                                      \
+    bo = INFO_U64(5);                                      \
+    for (uint32_t sm_d = kr; sm_d-- > 0;) {                \
+      const uint64_t sm_len = INFO_U64(7 + sm_d);          \
+      const uint64_t sm_cd = sm_len ? sm_rem % sm_len : 0; \
+      sm_rem = sm_len ? sm_rem / sm_len : 0;               \
+      bi += sm_cd * INFO_U64(7 + kr + sm_d);               \
+      bo += sm_cd * INFO_U64(7 + 2 * kr + sm_d);           \
+    }                                                      \
+  } while (0)
+
 typedef struct SM_SHARED {
   SM_T slot[2][2 * SM_MAX_UNITS];
 } SM_SHARED;
@@ -36,13 +75,8 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
   if (row >= rows || C == 0 || units > SM_MAX_UNITS || CUBE_DIM_Y * CUBE_DIM_Z != 1 ||
       kr > SM_MAX_KEPT)
     return;
-  uint64_t bi = INFO_U64(4), bo = INFO_U64(5), rem = row;
-  for (uint32_t d = kr; d-- > 0;) {
-    const uint64_t len = INFO_U64(7 + d), cd = len ? rem % len : 0;
-    rem = len ? rem / len : 0;
-    bi += cd * INFO_U64(7 + kr + d);
-    bo += cd * INFO_U64(7 + 2 * kr + d);
-  }
+  uint64_t bi, bo;
+  SM_ROW_BASES(row, bi, bo);
   /* The passes index in and out directly (the CPU loops vectorise): bound the row's last
      elements by the buffers, through one checked access that validate mode reports. */
   const uint64_t li = bi + (C - 1) * si, lo = bo + (C - 1) * so;
@@ -106,17 +140,8 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
     sh->slot[0][units + UNIT_POS_X] = -INFINITY;
     sh->slot[1][units + UNIT_POS_X] = -INFINITY;
   }
-  SYNC_CUBE();
-  uint32_t from = 0;
-  for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
-    PHASE {
-      const SM_T a = sh->slot[from][UNIT_POS_X], b = sh->slot[from][UNIT_POS_X + step];
-      sh->slot[1 - from][UNIT_POS_X] = (b > a || b != b) ? b : a;
-    }
-    SYNC_CUBE();
-  }
-  const SM_T row_max = sh->slot[from][0];
-  SYNC_CUBE(); /* every unit has read it before the slots are reused */
+  SM_T row_max;
+  SM_TREE(sh->slot, SM_MAXNAN, row_max);
 
   /* 2. e = exp(x - max) into out, and the sum of the e's. */
   PHASE {
@@ -168,16 +193,9 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
     sh->slot[0][units + UNIT_POS_X] = 0;
     sh->slot[1][units + UNIT_POS_X] = 0;
   }
-  SYNC_CUBE();
-  from = 0;
-  for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
-    PHASE {
-      sh->slot[1 - from][UNIT_POS_X] =
-          sh->slot[from][UNIT_POS_X] + sh->slot[from][UNIT_POS_X + step];
-    }
-    SYNC_CUBE();
-  }
-  const SM_T scale = (SM_T)1 / sh->slot[from][0];
+  SM_T total;
+  SM_TREE(sh->slot, SM_ADD, total);
+  const SM_T scale = (SM_T)1 / total;
 
   /* 3. Scale. */
   if (unit_stride) {
@@ -225,7 +243,6 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
    maximum is -inf add 0, so a row that starts with -inf is exact; a row of -inf still gives
    NaN in pass 2, as the formula and the three-pass kernel do. NaN propagates through m. */
 #ifdef SM_ONLINE_NAME
-#define SM_MAXNAN(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
 /* exp(from - to) to rescale a sum kept relative to `from` to one relative to `to` >= from. */
 #define SM_RESCALE(from, to) ((from) == (to) ? (SM_T)1 : SM_EXP((from) - (to)))
 
@@ -240,13 +257,8 @@ SM_KERNEL_(SM_ONLINE_NAME, (SM_ONLINE_SHARED, sh), (const SM_T, in), (SM_T, out)
   if (row >= rows || C == 0 || units > SM_MAX_UNITS || CUBE_DIM_Y * CUBE_DIM_Z != 1 ||
       kr > SM_MAX_KEPT)
     return;
-  uint64_t bi = INFO_U64(4), bo = INFO_U64(5), rem = row;
-  for (uint32_t d = kr; d-- > 0;) {
-    const uint64_t len = INFO_U64(7 + d), cd = len ? rem % len : 0;
-    rem = len ? rem / len : 0;
-    bi += cd * INFO_U64(7 + kr + d);
-    bo += cd * INFO_U64(7 + 2 * kr + d);
-  }
+  uint64_t bi, bo;
+  SM_ROW_BASES(row, bi, bo);
   const uint64_t li = bi + (C - 1) * si, lo = bo + (C - 1) * so;
   if (li < bi || lo < bo || (si && C - 1 > (UINT64_MAX - bi) / si) ||
       (so && C - 1 > (UINT64_MAX - bo) / so) || li >= LEN(in) || lo >= LEN(out)) {
@@ -351,7 +363,6 @@ SM_KERNEL_(SM_ONLINE_NAME, (SM_ONLINE_SHARED, sh), (const SM_T, in), (SM_T, out)
     }
   }
 }
-#undef SM_MAXNAN
 #undef SM_RESCALE
 #endif /* SM_ONLINE_NAME */
 
@@ -371,20 +382,6 @@ typedef struct SM_ROWS_SHARED {
   SM_T sum[2][2 * SM_MAX_UNITS], max[2][2 * SM_MAX_UNITS];
 } SM_ROWS_SHARED;
 
-/* The first elements of row `row` in in and out, into bi and bo (as the kernels above). */
-#define SM_ROW_BASES(row, bi, bo)                          \
-  do {                                                     \
-    uint64_t sm_rem = (row);                               \
-    bi = INFO_U64(4);                                      \
-    bo = INFO_U64(5);                                      \
-    for (uint32_t sm_d = kr; sm_d-- > 0;) {                \
-      const uint64_t sm_len = INFO_U64(7 + sm_d);          \
-      const uint64_t sm_cd = sm_len ? sm_rem % sm_len : 0; \
-      sm_rem = sm_len ? sm_rem / sm_len : 0;               \
-      bi += sm_cd * INFO_U64(7 + kr + sm_d);               \
-      bo += sm_cd * INFO_U64(7 + 2 * kr + sm_d);           \
-    }                                                      \
-  } while (0)
 /* Whether the row starting at bi / bo ends inside in and out (no wrap past 2^64). */
 #define SM_ROW_FITS(bi, bo)                                                                  \
   (!((si && C - 1 > (UINT64_MAX - (bi)) / si) || (so && C - 1 > (UINT64_MAX - (bo)) / so) || \
@@ -399,8 +396,6 @@ typedef struct SM_ROWS_SHARED {
     const SM_T sm_x = in[bn + (j) * (SI)];                   \
     MY(next) = SM_MAXNAN(MY(next), sm_x);                    \
   } while (0)
-#define SM_MAXNAN(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
-
 SM_KERNEL_(SM_ROWS_NAME, (SM_ROWS_SHARED, sh), (const SM_T, in), (SM_T, out)) {
   const uint32_t kr = INFO_U32(0), units = CUBE_DIM_X;
   const uint64_t C = INFO_U64(1), si = INFO_U64(2), so = INFO_U64(3), rows = INFO_U64(6);
@@ -447,17 +442,8 @@ SM_KERNEL_(SM_ROWS_NAME, (SM_ROWS_SHARED, sh), (const SM_T, in), (SM_T, out)) {
     sh->max[0][units + UNIT_POS_X] = -INFINITY;
     sh->max[1][units + UNIT_POS_X] = -INFINITY;
   }
-  SYNC_CUBE();
-  uint32_t from = 0;
-  for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
-    PHASE {
-      sh->max[1 - from][UNIT_POS_X] =
-          SM_MAXNAN(sh->max[from][UNIT_POS_X], sh->max[from][UNIT_POS_X + step]);
-    }
-    SYNC_CUBE();
-  }
-  SM_T row_max = sh->max[from][0];
-  SYNC_CUBE(); /* every unit has read it before the slots are reused */
+  SM_T row_max;
+  SM_TREE(sh->max, SM_MAXNAN, row_max);
 
   for (uint64_t row = first; row < end; ++row) {
     /* The next row (the last row reads itself again, from the cache). */
@@ -495,7 +481,7 @@ SM_KERNEL_(SM_ROWS_NAME, (SM_ROWS_SHARED, sh), (const SM_T, in), (SM_T, out)) {
       sh->max[1][units + UNIT_POS_X] = -INFINITY;
     }
     SYNC_CUBE();
-    from = 0;
+    uint32_t from = 0;
     for (uint32_t step = top / 2; step > 0; step /= 2, from = 1 - from) {
       PHASE {
         sh->sum[1 - from][UNIT_POS_X] =
@@ -529,8 +515,10 @@ SM_KERNEL_(SM_ROWS_NAME, (SM_ROWS_SHARED, sh), (const SM_T, in), (SM_T, out)) {
     bo = bon;
   }
 }
-#undef SM_ROW_BASES
 #undef SM_ROW_FITS
 #undef SM_ROWS_STEP
-#undef SM_MAXNAN
 #endif /* SM_ROWS_NAME */
+#undef SM_MAXNAN
+#undef SM_ADD
+#undef SM_TREE
+#undef SM_ROW_BASES
