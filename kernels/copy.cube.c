@@ -18,23 +18,8 @@
 #endif
 
 /* 1 when the rank (info word 0) is at most COPY_MAX_RANK; else 0, and in validate mode the
-   launch's violation (the word, its value and the limit), as an out-of-range access is: the
-   kernel's own guard must not hide a bad launch from validate mode. */
-#ifdef CUBERT_CUBE_OPENCL
-#define COPY_RANK_OK() \
-  cubert_info_at_most_(CUBERT_CUBE_ENV_, cubert_mode_, 0u, (ulong)COPY_MAX_RANK)
-#else
-/* backends/cpu/checks.c (declared in its checks.h, which a kernel file does not include) */
-void cubert_cpu_report_info_limit(const cubert_cpu_ctx *ctx, uint64_t unit_id, uint32_t word,
-                                  uint64_t value, uint64_t limit);
-static inline int copy_rank_ok_(const cubert_cpu_ctx *ctx, int mode, uint64_t rank) {
-  if (rank <= COPY_MAX_RANK) return 1;
-  if (mode == CUBERT_CUBE_VALIDATE)
-    cubert_cpu_report_info_limit(ctx, UINT64_MAX, 0, rank, COPY_MAX_RANK);
-  return 0;
-}
-#define COPY_RANK_OK() copy_rank_ok_(CUBERT_CUBE_ENV_, cubert_mode_, INFO_U64(0))
-#endif
+   launch's violation: the kernel's own guard must not hide a bad launch from validate mode. */
+#define COPY_RANK_OK() INFO_AT_MOST(0, COPY_MAX_RANK)
 
 UNIT_KERNEL(copy_strided, INFO_U64(2), (const uint8_t, src), (uint8_t, dst)) {
   const uint64_t rank = INFO_U64(0), elem = INFO_U64(1);

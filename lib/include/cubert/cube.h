@@ -222,6 +222,10 @@
     Elements in the buffer bound to `buf` (uint64_t). */
 /** @def INFO_U64(k)
     Info word `k` (uint64_t); 0 past the launch's words (checked, validate). */
+/** @def INFO_AT_MOST(k, limit)
+    1 when info word `k` is at most `limit`, else 0; in validate mode a word above its limit is
+    the launch's violation (the word, its value and the limit), as an out-of-range access is,
+    so that a kernel's own guard on a launch parameter does not hide a bad launch. */
 /** @def INFO_I64(k)
     Info word `k` as int64_t. */
 /** @def INFO_U32(k)
@@ -429,6 +433,8 @@
 #define LEN(buf) (buf##_len_)
 
 #define INFO_U64(k) cubert_info_word_(CUBERT_CUBE_ENV_, cubert_mode_, (uint32_t)(k))
+#define INFO_AT_MOST(k, limit) \
+  cubert_info_at_most_(CUBERT_CUBE_ENV_, cubert_mode_, (uint32_t)(k), (uint64_t)(limit))
 #define INFO_I64(k) ((int64_t)INFO_U64(k))
 #define INFO_U32(k) ((uint32_t)INFO_U64(k))
 #define INFO_I32(k) ((int32_t)(uint32_t)INFO_U64(k))

@@ -146,6 +146,13 @@ CUBERT_CUBE_INLINE_ uint64_t cubert_info_word_(const cubert_cpu_ctx *ctx, int mo
     cubert_cpu_report_access(ctx, CUBERT_CPU_ACCESS_INFO, UINT64_MAX, k, ctx->info_count);
   return 0;
 }
+CUBERT_CUBE_INLINE_ int cubert_info_at_most_(const cubert_cpu_ctx *ctx, int mode, uint32_t k,
+                                             uint64_t limit) {
+  const uint64_t v = cubert_info_word_(ctx, mode, k);
+  if (v <= limit) return 1;
+  if (mode == CUBERT_CUBE_VALIDATE) cubert_cpu_report_info_limit(ctx, UINT64_MAX, k, v, limit);
+  return 0;
+}
 CUBERT_CUBE_INLINE_ float cubert_bits_f32_(uint32_t bits) {
   float f;
   memcpy(&f, &bits, sizeof f);

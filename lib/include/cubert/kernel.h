@@ -58,6 +58,11 @@ CUBERT_API void cubert_cpu_fail(const cubert_cpu_ctx *ctx, const char *reason);
    length); later ones are dropped. Thread-safe. */
 CUBERT_API void cubert_cpu_report_access(const cubert_cpu_ctx *ctx, uint32_t buffer,
                                          uint64_t unit_id, uint64_t index, uint64_t length);
+/** Validate mode: reports info word `word` holding `value`, above the kernel's `limit`
+   (cube.h's INFO_AT_MOST), by global unit `unit_id` (UINT64_MAX: not tied to a unit), like
+   cubert_cpu_report_access. */
+CUBERT_API void cubert_cpu_report_info_limit(const cubert_cpu_ctx *ctx, uint64_t unit_id,
+                                             uint32_t word, uint64_t value, uint64_t limit);
 /** Reports a misplaced barrier (`what`) at source line `line`, like cubert_cpu_report_access. */
 CUBERT_API void cubert_cpu_report_barrier(const cubert_cpu_ctx *ctx, uint32_t line,
                                           const char *what);
