@@ -271,6 +271,81 @@ Test(kernels, shared_memory_is_private_to_each_cube) {
   cubert_handle_release(out);
 }
 
+/* One calling convention on OpenCL: a hand-written OpenCL C kernel that comes with a signature
+   takes the kernel language's arguments, (info, record, buffers...), with the buffers' sizes in
+   bytes in info[2..] and the user's words after them (docs/kernels.md, "Calling convention"),
+   so raw OpenCL C gets the same checks and layout as the language's kernels. The C side is a
+   plain codelet function. y[i] = a * x[i] over min(n, LEN(x), LEN(y)) units' elements. */
+static const char scale_raw_cl[] =
+    "__kernel void scale_raw(__global const ulong *info, __global uint *record,\n"
+    "                        __global const float *x, __global float *y) {\n"
+    "  const uint first = (uint)(info[0] >> 32), words = (uint)info[0];\n"
+    "  const ulong lx = info[2] / sizeof(float), ly = info[3] / sizeof(float);\n"
+    "  const ulong n = words > 0 ? info[first] : 0;\n"
+    "  const float a = words > 1 ? as_float((uint)info[first + 1]) : 0.0f;\n"
+    "  const size_t i = get_global_id(0);\n"
+    "  if (i < n && i < lx && i < ly) y[i] = a * x[i];\n"
+    "}\n";
+
+static void scale_raw_cpu(const cubert_cpu_ctx *ctx) {
+  const float *x = ctx->buffers[0];
+  float *y = ctx->buffers[1];
+  const uint64_t lx = ctx->buffer_bytes[0] / 4, ly = ctx->buffer_bytes[1] / 4;
+  const uint64_t n = ctx->info_count > 0 ? ctx->info[0] : 0;
+  float a = 0.0f;
+  if (ctx->info_count > 1) {
+    uint32_t bits = (uint32_t)ctx->info[1];
+    memcpy(&a, &bits, sizeof a);
+  }
+  for (uint64_t i = ctx->unit_begin; i < ctx->unit_end; ++i)
+    if (i < n && i < lx && i < ly) y[i] = a * x[i];
+}
+
+static const cubert_kernel_buffer_decl scale_raw_buffers[] = {{"x", "const float", 4},
+                                                              {"y", "float", 4}};
+static const cubert_kernel_signature scale_raw_signature = {2, scale_raw_buffers, __FILE__,
+                                                            __LINE__};
+static const cubert_kernel_def scale_raw_kernel = {
+    .name = "scale_raw",
+    .opencl_source = scale_raw_cl,
+    .opencl_entry = "scale_raw",
+    .cpu = scale_raw_cpu,
+    .signature = &scale_raw_signature,
+};
+
+Test(kernels, hand_written_kernel_with_a_signature_takes_the_language_layout) {
+  enum { N = 1000 };
+  float x[N], zeros[N] = {0};
+  for (int i = 0; i < N; ++i) x[i] = (float)i - 300.0f;
+  cubert_handle *hx = cts_buffer(x, sizeof x), *hy = cts_buffer(zeros, sizeof zeros);
+  /* n = 900 of the 1000 elements, a = -2.5 */
+  uint64_t info[2] = {900, cubert_kernel_info_f32(-2.5f)};
+  cubert_handle *bufs[2] = {hx, hy};
+  cubert_kernel_args args = {bufs, 2, info, 2};
+  ASSERT_OK(cubert_client_launch(cts_client, &scale_raw_kernel, cubert_cube_count_new_3d(8, 1, 1),
+                                 cubert_cube_dim_new_3d(128, 1, 1), &args));
+  float y[N];
+  cts_read(hy, y, sizeof y);
+  for (int i = 0; i < N; ++i)
+    cr_assert_eq(y[i], i < 900 ? -2.5f * x[i] : 0.0f, "y[%d] = %g", i, (double)y[i]);
+  /* The signature is checked on every server, as for the language's kernels: one buffer too
+     few, or a buffer that is not a whole number of floats, is refused before it runs. */
+  cubert_kernel_args one = {bufs, 1, info, 2};
+  ASSERT_CODE(cubert_client_launch(cts_client, &scale_raw_kernel, cubert_cube_count_new_3d(8, 1, 1),
+                                   cubert_cube_dim_new_3d(128, 1, 1), &one),
+              CUBERT_CODE_INVALID_ARGUMENT, "scale_raw");
+  cubert_handle *odd = NULL;
+  ASSERT_OK(cubert_client_empty(cts_client, 10, &odd));
+  cubert_handle *bad[2] = {hx, odd};
+  cubert_kernel_args ragged = {bad, 2, info, 2};
+  ASSERT_CODE(cubert_client_launch(cts_client, &scale_raw_kernel, cubert_cube_count_new_3d(8, 1, 1),
+                                   cubert_cube_dim_new_3d(128, 1, 1), &ragged),
+              CUBERT_CODE_INVALID_ARGUMENT, "(y: float)");
+  cubert_handle_release(odd);
+  cubert_handle_release(hx);
+  cubert_handle_release(hy);
+}
+
 Test(kernels, strided_read_tensor_transposes) {
   /* a 3x4 matrix read through transposed strides: a 4x3 view */
   float m[12];
