@@ -25,6 +25,14 @@ cubert_cube_count cubert_cube_count_new_1d(uint32_t x) {
   return cubert_cube_count_new_3d(x, 1, 1);
 }
 
+int cubert_cube_count_is_empty(cubert_cube_count count) {
+  return !count.dynamic && (count.x == 0 || count.y == 0 || count.z == 0);
+}
+
+cubert_cube_count cubert_cube_count_new_2d(uint32_t x, uint32_t y) {
+  return cubert_cube_count_new_3d(x, y, 1);
+}
+
 cubert_cube_count cubert_cube_count_dynamic(cubert_handle *xyz_u32) {
   cubert_cube_count count = {0, 0, 0, xyz_u32};
   return count;

@@ -193,9 +193,19 @@ Test(core_geometry, constructors) {
   cr_assert(c.x == 2 && c.y == 3 && c.z == 4 && c.dynamic == NULL);
   c = cubert_cube_count_new_1d(9);
   cr_assert(c.x == 9 && c.y == 1 && c.z == 1 && c.dynamic == NULL);
+  c = cubert_cube_count_new_2d(9, 4);
+  cr_assert(c.x == 9 && c.y == 4 && c.z == 1 && c.dynamic == NULL);
   cubert_handle *fake = (cubert_handle *)&c;
   c = cubert_cube_count_dynamic(fake);
   cr_assert_eq(c.dynamic, fake);
+  /* is_empty (seed-server-base CubeCount::is_empty): a static count with a zero axis; never a
+     dynamic one, whose buffer is read only at launch. */
+  cr_assert_eq(cubert_cube_count_is_empty(c), 0, "dynamic");
+  cr_assert_eq(cubert_cube_count_is_empty(cubert_cube_count_new_3d(2, 3, 4)), 0);
+  cr_assert_eq(cubert_cube_count_is_empty(cubert_cube_count_new_3d(0, 3, 4)), 1);
+  cr_assert_eq(cubert_cube_count_is_empty(cubert_cube_count_new_3d(2, 0, 4)), 1);
+  cr_assert_eq(cubert_cube_count_is_empty(cubert_cube_count_new_3d(2, 3, 0)), 1);
+  cr_assert_eq(cubert_cube_count_is_empty(cubert_cube_count_new_1d(0)), 1);
   cubert_cube_dim d = cubert_cube_dim_new_3d(5, 6, 7);
   cr_assert(d.x == 5 && d.y == 6 && d.z == 7);
   cr_assert_eq(cubert_cube_dim_num_elems(d), 210);

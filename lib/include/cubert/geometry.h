@@ -46,9 +46,15 @@ typedef struct cubert_cube_count_selection {
 CUBERT_API cubert_cube_count cubert_cube_count_new_3d(uint32_t x, uint32_t y, uint32_t z);
 /** A static cube count of (x, 1, 1). Pure. */
 CUBERT_API cubert_cube_count cubert_cube_count_new_1d(uint32_t x);
+/** A static cube count of (x, y, 1). Pure. */
+CUBERT_API cubert_cube_count cubert_cube_count_new_2d(uint32_t x, uint32_t y);
 /** A dynamic cube count: three u32 read from the first 12 bytes of `xyz_u32` when the launch
    runs (the count does not own the handle). */
 CUBERT_API cubert_cube_count cubert_cube_count_dynamic(cubert_handle *xyz_u32);
+/** 1 when `count` is static and dispatches no cube (x, y or z is 0: cubert_client_launch then
+   does nothing), else 0; a dynamic count is not empty until its buffer is read at launch (the
+   reference's CubeCount::is_empty, which answers false for dynamic counts). Pure. */
+CUBERT_API int cubert_cube_count_is_empty(cubert_cube_count count);
 /** A cube dim of x * y * z units. Pure. */
 CUBERT_API cubert_cube_dim cubert_cube_dim_new_3d(uint32_t x, uint32_t y, uint32_t z);
 /** Units per cube: x*y*z as 64 bits (no overflow). */
