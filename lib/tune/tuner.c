@@ -635,6 +635,43 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
   return s;
 }
 
+cubert_status cubert_tune_lookup(cubert_client *client, const cubert_tune_set *set,
+                                 const cubert_tune_key *key, cubert_tune_lookup_result *out_result,
+                                 uint32_t *out_winner) {
+  if (out_winner) *out_winner = UINT32_MAX;
+  CUBERT_RETURN_IF_ERROR(check_client(client));
+  if (!set || !key || !out_result || key->count > CUBERT_TUNE_KEY_MAX_FIELDS)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "set, key and out_result must be non-NULL and the key at most %u "
+                              "fields",
+                              (unsigned)CUBERT_TUNE_KEY_MAX_FIELDS);
+  *out_result = CUBERT_TUNE_MISS;
+  CUBERT_RETURN_IF_ERROR(set_check(set));
+  cubert_tuner *t;
+  CUBERT_RETURN_IF_ERROR(tuner_get(client, &t));
+  pthread_mutex_lock(&t->lock);
+  tune_entry **at = find(t, set, key);
+  uint32_t winner = UINT32_MAX;
+  if (*at) {
+    *out_result = (*at)->state == ENTRY_DONE ? CUBERT_TUNE_HIT : CUBERT_TUNE_PENDING;
+    if ((*at)->state == ENTRY_DONE) winner = (*at)->winner;
+  } else if (disk_lookup(t, set, set_checksum(set), key, &winner)) {
+    tune_entry *e = calloc(1, sizeof(*e));
+    if (e) { /* without memory the hit is still right; it is looked up on disk again */
+      e->set = set;
+      e->key = *key;
+      e->state = ENTRY_DONE;
+      e->winner = winner;
+      *at = e;
+    }
+    t->stats.disk_hits++;
+    *out_result = CUBERT_TUNE_HIT;
+  }
+  pthread_mutex_unlock(&t->lock);
+  if (out_winner) *out_winner = winner;
+  return NULL;
+}
+
 cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
                                   const cubert_tune_key *key, const void *args) {
   return cubert_tune_execute_known(client, set, key, args, NULL);

@@ -1221,3 +1221,86 @@ Test(tune, cache_bundle_round_trip_skips_foreign_entries) {
   }
   unlink(bundle);
 }
+
+/* Tuner::fastest (seed-tune: the cache's Hit / Miss / Pending): cubert_tune_lookup answers from
+   memory or disk and runs nothing. The children write the disk entries before this process has
+   a client of its own. */
+Test(tune, lookup_answers_hit_miss_from_memory_and_disk_without_running_anything) {
+  env_setup(NULL);
+  int present[2];
+  for (size_t d = 0; d < 2; ++d) present[d] = tune_in_child(selectors[d], &set3, 5000) != 100;
+  for (size_t d = 0; d < 2; ++d) {
+    if (!present[d]) continue;
+    cubert_client *client = open_client(selectors[d]);
+    cr_assert_not_null(client);
+    spin_args args = {.spin_ns = {12000000, 500000, 5000000}};
+    args_attach(client, &args);
+    cubert_tune_key on_disk = key1(5000), fresh = key1(70000);
+    cubert_tune_lookup_result r = CUBERT_TUNE_PENDING;
+    uint32_t w = 7;
+    expect_ok(cubert_tune_lookup(client, &set3, &on_disk, &r, &w));
+    cr_expect_eq(r, CUBERT_TUNE_HIT, "%s: the child's winner, from disk", selectors[d]);
+    cr_assert_lt(w, 3);
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_eq(st.disk_hits, 1);
+    cr_expect_eq(st.tunings, 0);
+    for (int i = 0; i < 3; ++i) cr_expect_eq(atomic_load(&args.calls[i]), 0, "nothing ran");
+    /* The hit is in memory now: execute runs the winner once, measures nothing. */
+    expect_ok(cubert_tune_execute(client, &set3, &on_disk, &args));
+    cr_expect_eq(atomic_load(&args.calls[w]), 1);
+    st = stats_of(client);
+    cr_expect_eq(st.memory_hits, 1);
+    cr_expect_eq(st.disk_hits, 1);
+    cr_expect_eq(st.tunings, 0);
+    /* An unknown key: a miss that remembers nothing and runs nothing. */
+    expect_ok(cubert_tune_lookup(client, &set3, &fresh, &r, &w));
+    cr_expect_eq(r, CUBERT_TUNE_MISS);
+    cr_expect_eq(w, UINT32_MAX);
+    expect_ok(cubert_tune_lookup(client, &set3, &fresh, &r, NULL));
+    cr_expect_eq(r, CUBERT_TUNE_MISS);
+    cr_expect_eq(stats_of(client).tunings, 0);
+    cr_expect_eq(
+        atomic_load(&args.calls[0]) + atomic_load(&args.calls[1]) + atomic_load(&args.calls[2]), 1);
+    /* Tuned: spin1 (0.5 ms against 5 and 12 ms) is the hit. */
+    expect_ok(cubert_tune_execute(client, &set3, &fresh, &args));
+    expect_ok(cubert_tune_lookup(client, &set3, &fresh, &r, &w));
+    cr_expect_eq(r, CUBERT_TUNE_HIT);
+    cr_expect_eq(w, 1, "%s: winner spin1", selectors[d]);
+    /* Bad arguments name what is missing. */
+    cubert_status s = cubert_tune_lookup(client, &set3, &fresh, NULL, &w);
+    cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+    cr_expect(strstr(cubert_status_message(s), "out_result") != NULL, "%s",
+              cubert_status_message(s));
+    cubert_status_free(s);
+    args_done(&args);
+    cubert_client_release(client);
+  }
+}
+
+/* A candidate that looks up the key being measured sees it pending; the winner's final launch
+   sees the hit. */
+static const cubert_tune_set set_probe;
+static cubert_tune_key probe_key;
+static atomic_int probe_seen[3];
+static cubert_status probe(cubert_client *c, const void *a) {
+  (void)a;
+  cubert_tune_lookup_result r = CUBERT_TUNE_MISS;
+  CUBERT_RETURN_IF_ERROR(cubert_tune_lookup(c, &set_probe, &probe_key, &r, NULL));
+  atomic_fetch_add(&probe_seen[r], 1);
+  return NULL;
+}
+static const cubert_tune_candidate probe_candidates[] = {{"p0", probe, NULL, 0},
+                                                         {"p1", probe, NULL, 0}};
+static const cubert_tune_set set_probe = {"test.probe", probe_candidates, 2, 0};
+
+Test(tune, lookup_of_a_key_being_measured_is_pending) {
+  env_setup(NULL);
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  probe_key = key1(12);
+  expect_ok(cubert_tune_execute(client, &set_probe, &probe_key, NULL));
+  cr_expect_eq(atomic_load(&probe_seen[CUBERT_TUNE_MISS]), 0);
+  cr_expect_geq(atomic_load(&probe_seen[CUBERT_TUNE_PENDING]), 2, "warm-ups and samples");
+  cr_expect_eq(atomic_load(&probe_seen[CUBERT_TUNE_HIT]), 1, "the winner's launch");
+  cubert_client_release(client);
+}

@@ -131,6 +131,25 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
 CUBERT_API cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
                                              const cubert_tune_key *key, const void *args);
 
+/** What the tuner knows of a key (cubert_tune_lookup). */
+typedef enum cubert_tune_lookup_result {
+  CUBERT_TUNE_MISS = 0,    /**< not tuned: cubert_tune_execute would measure it */
+  CUBERT_TUNE_HIT = 1,     /**< tuned (in memory, or on disk for this device): a winner */
+  CUBERT_TUNE_PENDING = 2, /**< being measured now, by this thread or another */
+} cubert_tune_lookup_result;
+
+/** Looks the key up without running anything (the reference's Tuner::fastest): the in-memory
+   cache, then this device's disk cache, as cubert_tune_execute does first. On a hit, *out_winner
+   (may be NULL) gets the winner's index in `set` and the key is answered from memory from now
+   on (a disk hit counts in disk_hits, as in cubert_tune_execute); otherwise *out_winner is
+   UINT32_MAX. Nothing is measured or launched, and a miss remembers nothing. INVALID_ARGUMENT
+   for NULL client/set/key/out_result and for a set that cubert_tune_execute refuses.
+   Thread-safe. */
+CUBERT_API cubert_status cubert_tune_lookup(cubert_client *client, const cubert_tune_set *set,
+                                            const cubert_tune_key *key,
+                                            cubert_tune_lookup_result *out_result,
+                                            uint32_t *out_winner);
+
 /** Counters of one device's tuner since its client was created (all clients of the device
    share them). */
 typedef struct cubert_tune_stats {
