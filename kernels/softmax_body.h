@@ -108,9 +108,9 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
       PHASE {
         const uint64_t u = at + UNIT_POS_X;
         const SM_T x0 = in[u], x1 = in[u + units], x2 = in[u + 2 * units], x3 = in[u + 3 * units];
-        const SM_T m01 = (x1 > x0 || x1 != x1) ? x1 : x0, m23 = (x3 > x2 || x3 != x3) ? x3 : x2;
-        const SM_T m = (m23 > m01 || m23 != m23) ? m23 : m01;
-        MY(acc) = (m > MY(acc) || m != m) ? m : MY(acc);
+        const SM_T m01 = SM_MAXNAN(x0, x1), m23 = SM_MAXNAN(x2, x3);
+        const SM_T m = SM_MAXNAN(m01, m23);
+        MY(acc) = SM_MAXNAN(MY(acc), m);
       }
     }
   }
@@ -119,7 +119,7 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
       const uint64_t at = bi + r * units;
       PHASE {
         const SM_T x = in[at + UNIT_POS_X];
-        MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
+        MY(acc) = SM_MAXNAN(MY(acc), x);
       }
     }
   } else {
@@ -127,14 +127,14 @@ SM_KERNEL_(SM_NAME, (SM_SHARED, sh), (const SM_T, in), (SM_T, out)) {
       const uint64_t at = r * units;
       PHASE {
         const SM_T x = in[bi + (at + UNIT_POS_X) * si];
-        MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
+        MY(acc) = SM_MAXNAN(MY(acc), x);
       }
     }
   }
   PHASE {
     if (UNIT_POS_X < rest) {
       const SM_T x = in[bi + (full * units + UNIT_POS_X) * si];
-      MY(acc) = (x > MY(acc) || x != x) ? x : MY(acc);
+      MY(acc) = SM_MAXNAN(MY(acc), x);
     }
     sh->slot[0][UNIT_POS_X] = MY(acc);
     sh->slot[0][units + UNIT_POS_X] = -INFINITY;
