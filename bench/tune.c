@@ -41,10 +41,10 @@ static cubert_status launch_noop(cubert_client *client, const void *args) {
 
 static const cubert_tune_candidate nothing_candidates[] = {{"nothing", do_nothing, NULL, 0},
                                                            {"nothing2", do_nothing, NULL, 0}};
-static const cubert_tune_set nothing_set = {"bench.nothing", nothing_candidates, 2, 0};
+static const cubert_tune_set nothing_set = {"bench.nothing", nothing_candidates, 2, 0, NULL};
 static const cubert_tune_candidate noop_candidates[] = {{"noop", launch_noop, NULL, 0},
                                                         {"noop2", launch_noop, NULL, 0}};
-static const cubert_tune_set noop_set = {"bench.noop", noop_candidates, 2, 0};
+static const cubert_tune_set noop_set = {"bench.noop", noop_candidates, 2, 0, NULL};
 
 static int compare_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

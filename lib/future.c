@@ -1,5 +1,5 @@
-/* cubert — asynchronous reads. A future owns the device events of its reads (one per handle);
-   it is complete when every one of them is, i.e. when every destination holds its data.
+/* cubert — asynchronous reads and syncs. A future owns the device events of its reads (one per
+   handle); it is complete when every one of them is, i.e. when every destination holds its data.
    Backends without asynchronous reads (read_async NULL) read synchronously and complete the
    future at once.
 
@@ -19,11 +19,13 @@
 #include <string.h>
 
 #include "call_scope.h"
+#include "cubert/config.h"
 #include "cubert/server/transfers.h"
 #include "device.h"
 #include "dry_run.h"
 #include "handle.h"
 #include "pinned_host.h"
+#include "profile_log.h"
 #include "stream/resolve.h"
 #include "stream/slots.h"
 
@@ -38,6 +40,7 @@ struct cubert_future {
   cubert_pinned_block **uses; /* [event_count]: the block each destination lies in, or NULL */
   cubert_handle **keep;       /* scratch handles released at completion */
   size_t keep_count;
+  int sync; /* a cubert_client_sync_async future: its wait also logs the profile summary */
 };
 
 /* Gives back what the reads needed until they completed (their events were waited for). */
@@ -236,12 +239,51 @@ cubert_status cubert_client_read_many_async(cubert_client *client, size_t count,
   return read_many(client, count, handles, dsts, sizes, 1, out);
 }
 
+/* The sync future: one event recorded at the stream's current end (a flush). Nothing to check
+   but the client and `out`; the stream's asynchronous errors come from the wait, as from
+   cubert_client_sync. */
+cubert_status cubert_client_sync_async(cubert_client *client, cubert_future **out) {
+  if (!out) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  cubert_future *f = calloc(1, sizeof(*f));
+  if (f) {
+    f->events = calloc(1, sizeof(*f->events));
+    f->uses = calloc(1, sizeof(*f->uses));
+  }
+  if (!f || !f->events || !f->uses) {
+    future_free(f);
+    return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+  }
+  cubert_call call;
+  cubert_status s = cubert_call_enter(client, &call);
+  if (s) {
+    future_free(f);
+    return s;
+  }
+  f->device = call.device;
+  f->slot = call.slot;
+  f->stream = call.slot->owner;
+  f->sync = 1;
+  f->event_count = 1;
+  s = call.server->vtable->event_record(call.server, call.slot->stream, &f->events[0]);
+  if (!s) cubert_device_retain(f->device);
+  s = cubert_call_leave(&call, s);
+  if (s) {
+    future_free(f);
+    return s;
+  }
+  *out = f;
+  return NULL;
+}
+
 cubert_status cubert_future_wait(cubert_future *f) {
   if (!f) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "future is NULL");
   if (!f->done) {
     cubert_status s = events_wait(f);
     cubert_device_lock(f->device);
     cubert_status errors = cubert_stream_take_errors(f->device, f->stream, f->slot);
+    if (f->sync && cubert_config_get()->profile_level >= CUBERT_PROFILE_BASIC)
+      cubert_profile_log_summary(f->device);
     cubert_device_unlock(f->device);
     if (errors) {
       cubert_status_free(s);

@@ -76,7 +76,13 @@ typedef struct mm_args {
   cubert_handle *bufs[3]; /* a, b, out */
   uint64_t info[MM_INFO_WORDS];
   uint64_t m, n, k, batches;
+  cubert_tune_output result; /* where the product goes (CUBERT_AUTOTUNE_CHECKS) */
 } mm_args;
+
+static int mm_output(const void *args, cubert_tune_output *out) {
+  *out = ((const mm_args *)args)->result;
+  return 1;
+}
 
 static const cubert_kernel_def *mm_kernel(const mm_args *args, int kind) {
   if (args->dtype == CUBERT_DTYPE_F64) {
@@ -390,8 +396,10 @@ enum { MM_CANDIDATES = sizeof mm_candidates / sizeof mm_candidates[0] };
 /* One set per dtype: their winners differ (f64 halves the vector width). Bump the checksum
    when the kernels change in ways that move the winners (0x6d6d0007: big128k16_mn, and
    packed A and B through it). */
-static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0007};
-static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, MM_CANDIDATES, 0x6d6d0004};
+static const cubert_tune_set mm_set_f32 = {"matmul_f32", mm_candidates, MM_CANDIDATES, 0x6d6d0007,
+                                           mm_output};
+static const cubert_tune_set mm_set_f64 = {"matmul_f64", mm_candidates, MM_CANDIDATES, 0x6d6d0004,
+                                           mm_output};
 
 const cubert_tune_set *cubert_ops_matmul_tune_set(void) {
   return &mm_set_f32;
@@ -593,6 +601,12 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
   args.bufs[0] = a->handle;
   args.bufs[1] = b->handle;
   args.bufs[2] = scratch ? scratch : c->handle;
+  args.result = cubert_ops_tune_output(c, c->handle, 1e-4, 1e-10);
+  if (scratch) {
+    args.result.handle = scratch;
+    args.result.offset = 0;
+    args.result.count = batches * m * n;
+  }
   info[12] = scratch ? 0 : c->offset;
   info[13] = scratch ? m * n : sc[0];
   info[14] = scratch ? n : sc[1];

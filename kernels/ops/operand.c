@@ -223,3 +223,17 @@ cubert_status cubert_ops_broadcast_strides(const char *op, const char *name,
   for (uint32_t d = out->rank; d < CUBERT_MAX_RANK; ++d) strides[d] = 0;
   return NULL;
 }
+
+cubert_tune_output cubert_ops_tune_output(const cubert_tensor *t, cubert_handle *handle,
+                                          double tol_f32, double tol_f64) {
+  uint64_t reach = 1;
+  for (uint32_t d = 0; d < t->rank; ++d) {
+    if (t->shape[d] == 0) reach = 0;
+    if (reach) reach += (t->shape[d] - 1) * t->strides[d];
+  }
+  return (cubert_tune_output){.handle = handle,
+                              .offset = t->offset * t->elem_size,
+                              .count = reach,
+                              .dtype = t->dtype,
+                              .tolerance = t->dtype == CUBERT_DTYPE_F64 ? tol_f64 : tol_f32};
+}

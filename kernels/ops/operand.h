@@ -9,6 +9,7 @@
 
 #include "cubert/client.h"
 #include "cubert/status.h"
+#include "cubert/tune.h"
 
 /* Bit of a dtype in an "allowed types" mask. */
 #define CUBERT_OPS_DTYPE_BIT(d) (1u << (unsigned)(d))
@@ -22,6 +23,13 @@ typedef struct cubert_ops_extent {
   const void *memory; /* the allocation (slice) behind the handle: views of one share it */
   uint64_t first_byte, end_byte; /* the bytes the view spans within that allocation's page */
 } cubert_ops_extent;
+
+/* The result region of output `t` for the tuner's checks (cubert_tune_set.output,
+   CUBERT_AUTOTUNE_CHECKS): its elements from the first to the furthest it reaches, in `handle`
+   (t's own, or a scratch buffer laid out as t's), with tolerance tol_f32 or tol_f64 by dtype
+   (ignored for the exact dtypes). */
+cubert_tune_output cubert_ops_tune_output(const cubert_tensor *t, cubert_handle *handle,
+                                          double tol_f32, double tol_f64);
 
 /* INVALID_ARGUMENT "<op>: client is NULL", NOT_FOUND for a released client. */
 cubert_status cubert_ops_check_client(const cubert_client *client, const char *op);

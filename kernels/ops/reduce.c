@@ -123,6 +123,7 @@ typedef struct reduce_problem {
   uint64_t R, sR, in_off, out_off, rows, divisor;
   bool inner_fav; /* the reduced axis moves fastest: reduce_inner's layout */
   uint32_t compute_units, max_units;
+  cubert_tune_output result; /* out's region (CUBERT_AUTOTUNE_CHECKS) */
 } reduce_problem;
 
 static void put_info(uint64_t *info, const reduce_problem *p, uint64_t R, uint64_t sR,
@@ -367,7 +368,13 @@ static const cubert_tune_candidate candidates[] = {
 };
 _Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
 /* source_checksum: bump when the kernels change in ways that move the winner (1: rows8). */
-static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 1};
+static int reduce_output(const void *args, cubert_tune_output *out) {
+  *out = ((const reduce_problem *)args)->result;
+  return 1;
+}
+
+static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 1,
+                                           reduce_output};
 
 const cubert_tune_set *cubert_ops_reduce_tune_set(void) {
   return &reduce_set;
@@ -595,6 +602,7 @@ cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, cons
   p.out = out->handle;
   p.in_off = in->offset;
   p.out_off = out->offset;
+  p.result = cubert_ops_tune_output(out, out->handle, 1e-3, 1e-9);
   p.compute_units = props->hardware.num_compute_units;
   p.max_units = props->hardware.max_units_per_cube < props->hardware.max_cube_dim[0]
                     ? props->hardware.max_units_per_cube

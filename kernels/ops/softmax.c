@@ -51,6 +51,7 @@ typedef struct softmax_problem {
      in place. */
   bool in_place;
   cubert_handle **scratch;
+  cubert_tune_output result; /* out's region (CUBERT_AUTOTUNE_CHECKS) */
 } softmax_problem;
 
 /* Launches kernel[form] with `units` per cube and `per` rows per cube (1 but for form 2). */
@@ -123,7 +124,16 @@ static const cubert_tune_candidate candidates[CANDIDATE_COUNT] = {
     {"rows_d256_r32", launch_10, valid_10, 1},
 };
 /* source_checksum: bump when the kernels change in ways that move the winner (1: the rows form). */
-static const cubert_tune_set softmax_set = {"ops.softmax", candidates, CANDIDATE_COUNT, 1};
+/* The result the candidates wrote: out's region, in the scratch copy while tuning in place. */
+static int softmax_output(const void *args, cubert_tune_output *out) {
+  const softmax_problem *p = args;
+  *out = p->result;
+  if (p->in_place) out->handle = *p->scratch;
+  return out->handle != NULL;
+}
+
+static const cubert_tune_set softmax_set = {"ops.softmax", candidates, CANDIDATE_COUNT, 1,
+                                            softmax_output};
 
 const cubert_tune_set *cubert_ops_softmax_tune_set(void) {
   return &softmax_set;
@@ -235,6 +245,7 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
   cubert_handle *scratch = NULL;
   p.in_place = relation == 1;
   p.scratch = &scratch;
+  p.result = cubert_ops_tune_output(out, out->handle, 1e-5, 1e-12);
   if (!st) st = cubert_tune_execute_known(client, &softmax_set, &key, &p, cubert_ops_known_good);
   cubert_handle_release(scratch);
   return st;

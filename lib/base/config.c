@@ -218,6 +218,7 @@ static void config_load(void) {
   static const char *const autotune_names[] = {"off", "minimal", "full"};
   config.autotune = env_choice("CUBERT_AUTOTUNE", autotune_names, 3, CUBERT_AUTOTUNE_FULL);
   config.autotune_cache = parse_flag("CUBERT_AUTOTUNE_CACHE", 1);
+  config.autotune_checks = parse_flag("CUBERT_AUTOTUNE_CHECKS", 0);
   config.sanitizer = parse_flag("CUBERT_SANITIZER", 1);
   static const char *const binary_cache_names[] = {"auto", "off", "on"};
   config.opencl_binary_cache =

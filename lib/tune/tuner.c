@@ -24,6 +24,7 @@
 #include "device.h"
 #include "dry_run.h"
 #include "stream/aside.h"
+#include "tune/check.h"
 #include "tune/disk.h"
 
 #define BUCKETS 1024u
@@ -363,18 +364,19 @@ static int disk_lookup(cubert_tuner *t, const cubert_tune_set *set, uint64_t che
 
 /* Counts of one measurement, added to the tuner's stats under its lock. */
 typedef struct measure_counts {
-  uint64_t measured, failed, samples, eliminated;
+  uint64_t measured, failed, samples, eliminated, mismatched;
 } measure_counts;
 
 /* One measurement in progress: the candidates still measured, their timed samples
-   (CUBERT_TUNE_SAMPLES per candidate) and fastest sample so far, the counts, and the status of
-   the last candidate that failed. */
+   (CUBERT_TUNE_SAMPLES per candidate) and fastest sample so far, the counts, the status of
+   the last candidate that failed, and the comparison of their results (CUBERT_AUTOTUNE_CHECKS). */
 typedef struct measurement {
   const cubert_tune_set *set;
   uint8_t *eligible;
   uint64_t *samples, *fastest;
   measure_counts n;
   cubert_status last;
+  cubert_tune_checker checker;
 } measurement;
 
 /* Marks in `eligible` the candidates to measure: the valid ones (all but `excluded`); under
@@ -426,6 +428,13 @@ static uint32_t run_round(cubert_client *client, measurement *m, const void *arg
     uint64_t *slot = &m->samples[(size_t)i * CUBERT_TUNE_SAMPLES + (round < 0 ? 0 : round)];
     cubert_status s =
         round < 0 ? warm_up(client, c, args, label) : sample(client, c, args, label, slot);
+    int agrees = 1;
+    if (!s && round < 0) s = cubert_tune_check(&m->checker, client, i, &agrees);
+    if (!agrees) {
+      m->eligible[i] = 0;
+      ++m->n.mismatched;
+      continue;
+    }
     if (!s) {
       ++contenders;
       if (round >= 0 && (round == 0 || *slot < m->fastest[i])) m->fastest[i] = *slot;
@@ -495,6 +504,7 @@ static void publish_verdict(cubert_tuner *t, const cubert_tune_set *set, const c
   t->stats.candidates_failed += n->failed;
   t->stats.samples += n->samples;
   t->stats.candidates_eliminated += n->eliminated;
+  t->stats.candidates_mismatched += n->mismatched;
   tune_entry **at = find(t, set, key);
   tune_entry *e = *at;
   if (best == UINT32_MAX) {
@@ -520,6 +530,7 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
                              uint32_t *out_winner, int *out_unmeasured) {
   *out_unmeasured = 0;
   measurement m = {.set = set};
+  cubert_tune_checker_init(&m.checker, set, args);
   m.eligible = calloc(set->candidate_count, 1);
   if (!m.eligible) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   uint32_t only = choose_eligible(client, set, key, args, excluded, known_good, m.eligible);
@@ -545,6 +556,7 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
   }
   uint64_t best_ns = UINT64_MAX;
   uint32_t best = pick_winner(&m, rounds, &best_ns);
+  cubert_tune_checker_free(&m.checker);
   free(m.fastest);
   free(m.samples);
   free(m.eligible);

@@ -1,6 +1,7 @@
 /* Asynchronous reads (issue 13, item 4): read_async and read_many_async return at once with a
    pending future while the stream is busy, on the CPU server too (its reads used to block until
-   the kernel finished), and wait and poll both complete them; write_tensor against a host
+   the kernel finished), and wait and poll both complete them; the same for the sync future
+   (cubert_client_sync_async, issue 25); write_tensor against a host
    reference on non-contiguous views; copy descriptors from tensors. */
 #include <sched.h>
 #include <stdatomic.h>
@@ -172,7 +173,110 @@ Test(async_read, opencl_read_async_is_pending_behind_a_user_event) {
   cubert_handle_release(h);
   free(src), free(d1), free(d2);
 }
+/* The sync future behind the same user event: pending until the event completes. */
+Test(async_read, opencl_sync_async_is_pending_behind_a_user_event) {
+  if (cts_is_cpu()) cr_skip_test("OpenCL server only");
+  cl_context ctx = NULL;
+  cl_command_queue q = NULL;
+  ASSERT_OK(cubert_opencl_context(cts_client, &ctx, NULL));
+  ASSERT_OK(cubert_opencl_queue(cts_client, &q));
+  cl_int err = CL_SUCCESS;
+  cl_event gate_event = clCreateUserEvent(ctx, &err);
+  cr_assert_eq(err, CL_SUCCESS);
+  cr_assert_eq(clEnqueueBarrierWithWaitList(q, 1, &gate_event, NULL), CL_SUCCESS);
+  cubert_future *f = NULL;
+  ASSERT_OK(cubert_client_sync_async(cts_client, &f));
+  int ready = 1;
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_OK(cubert_future_poll(f, &ready));
+    cr_assert_eq(ready, 0, "sync complete behind an unset user event");
+  }
+  cr_assert_eq(clSetUserEventStatus(gate_event, CL_COMPLETE), CL_SUCCESS);
+  ASSERT_OK(cubert_future_wait(f));
+  ASSERT_OK(cubert_future_poll(f, &ready));
+  cr_assert_eq(ready, 1);
+  cubert_future_release(f);
+  clReleaseEvent(gate_event);
+}
 #endif
+
+/* The future form of sync (seed-client.rs.txt `sync()`, which returns a future): pending while
+   the stream's kernel runs, complete once it finished, the kernel's output then in place. */
+Test(async_read, sync_async_is_pending_while_a_kernel_runs_then_wait_completes_it) {
+  if (!cts_is_cpu()) cr_skip_test("the gated kernel is a CPU kernel");
+  enum { N = 300 };
+  atomic_store(&gate, 0);
+  cubert_handle *h = NULL;
+  ASSERT_OK(cubert_client_empty(cts_client, N * 4, &h));
+  spin(h);
+  cubert_future *f = NULL;
+  double t0 = now_s();
+  ASSERT_OK(cubert_client_sync_async(cts_client, &f));
+  cr_assert_lt(now_s() - t0, 10.0, "sync_async blocked");
+  int ready = 1;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_OK(cubert_future_poll(f, &ready));
+    cr_assert_eq(ready, 0, "poll %d: the sync is complete while the kernel spins", i);
+  }
+  atomic_store(&gate, 1);
+  ASSERT_OK(cubert_future_wait(f));
+  ASSERT_OK(cubert_future_poll(f, &ready));
+  cr_assert_eq(ready, 1);
+  cubert_future_release(f);
+  uint32_t *dst = calloc(N, 4);
+  cts_read(h, dst, N * 4);
+  check_spun(dst, N, "after the sync future");
+  cubert_handle_release(h);
+  free(dst);
+}
+
+static void failing_cpu(const cubert_cpu_ctx *ctx) {
+  if (ctx->unit_begin == 0) cubert_cpu_fail(ctx, "injected failure 6161");
+}
+static const cubert_kernel_def failing = {.name = "failing", .cpu = failing_cpu};
+
+/* The stream's asynchronous errors come from the sync future's wait, once, as from
+   cubert_client_sync; work queued after the sync future is not part of it. */
+Test(async_read, sync_async_wait_returns_the_streams_errors_once) {
+  if (!cts_is_cpu()) cr_skip_test("the failing kernel is a CPU kernel");
+  ASSERT_OK(cubert_client_launch(cts_client, &failing, cubert_cube_count_new_3d(1, 1, 1),
+                                 cubert_cube_dim_new_3d(1, 1, 1), NULL));
+  cubert_future *f = NULL;
+  ASSERT_OK(cubert_client_sync_async(cts_client, &f));
+  ASSERT_CODE(cubert_future_wait(f), CUBERT_CODE_SERVER_UNHEALTHY, "6161");
+  ASSERT_OK(cubert_future_wait(f)); /* the result was handed out once */
+  cubert_future_release(f);
+  ASSERT_OK(cubert_client_sync(cts_client)); /* the wait took the errors */
+}
+
+/* Every server: an empty stream gives a future that completes; work queued before the call is
+   done when its wait returns; bad arguments are named. */
+Test(async_read, sync_async_completes_the_work_queued_before_it) {
+  enum { N = 2048 };
+  uint32_t src[N], back[N];
+  for (int i = 0; i < N; ++i) src[i] = (uint32_t)(i * 11 + 3);
+  cubert_future *f = NULL;
+  ASSERT_OK(cubert_client_sync_async(cts_client, &f));
+  ASSERT_OK(cubert_future_wait(f));
+  cubert_future_release(f);
+  cubert_handle *h = NULL;
+  ASSERT_OK(cubert_client_empty(cts_client, sizeof src, &h));
+  ASSERT_OK(cubert_client_write(cts_client, h, 0, src, sizeof src));
+  ASSERT_OK(cubert_client_sync_async(cts_client, &f));
+  int ready = 0;
+  double start = now_s();
+  while (!ready && now_s() - start < 20.0) ASSERT_OK(cubert_future_poll(f, &ready));
+  cr_assert_eq(ready, 1, "the sync future never completed");
+  ASSERT_OK(cubert_future_wait(f));
+  cubert_future_release(f);
+  cts_read(h, back, sizeof back);
+  for (int i = 0; i < N; ++i) cr_assert_eq(back[i], src[i], "element %d", i);
+  cubert_handle_release(h);
+  ASSERT_CODE(cubert_client_sync_async(cts_client, NULL), CUBERT_CODE_INVALID_ARGUMENT, "out");
+  f = (cubert_future *)&ready;
+  ASSERT_CODE(cubert_client_sync_async(NULL, &f), CUBERT_CODE_INVALID_ARGUMENT, NULL);
+  cr_assert_null(f, "a failed sync_async leaves *out NULL");
+}
 
 /* Every server: reads of several handles, partial sizes, one written by a launch queued just
    before, and an empty list. */

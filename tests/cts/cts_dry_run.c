@@ -263,7 +263,7 @@ static const cubert_tune_candidate kCandidates[] = {
     {"fill16", candidate0, NULL, 0},
     {"fill32", candidate1, NULL, 0},
 };
-static const cubert_tune_set kSet = {"cts.dry_run.fill", kCandidates, 2, 0};
+static const cubert_tune_set kSet = {"cts.dry_run.fill", kCandidates, 2, 0, NULL};
 
 Test(dry_run, autotune_measures_and_the_winner_launch_is_dry) {
   cubert_client *dry = dry_client();

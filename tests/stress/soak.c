@@ -111,7 +111,7 @@ static cubert_status cand(cubert_client *c, const void *a) {
   return NULL;
 }
 static const cubert_tune_candidate cands[] = {{"a", cand, NULL, 0}, {"b", cand, NULL, 0}};
-static const cubert_tune_set soak_set = {"stress.soak", cands, 2, 0};
+static const cubert_tune_set soak_set = {"stress.soak", cands, 2, 0, NULL};
 
 /* a fresh or cached key (64 keys over the run). */
 static void op_tune(cubert_client *c, uint32_t r) {

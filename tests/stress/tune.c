@@ -38,7 +38,7 @@ static cubert_status c2(cubert_client *c, const void *a) {
 
 static const cubert_tune_candidate candidates[] = {
     {"c0", c0, NULL, 0}, {"c1", c1, NULL, 0}, {"c2", c2, NULL, 0}};
-static const cubert_tune_set set = {"stress.tune", candidates, 3, 0};
+static const cubert_tune_set set = {"stress.tune", candidates, 3, 0, NULL};
 
 static void *worker(void *arg) {
   int t = (int)(intptr_t)arg;

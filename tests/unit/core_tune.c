@@ -30,6 +30,7 @@
 #include "cubert/cubert.h"
 #include "cubert/ops.h"
 #include "cubert/server.h"
+#include "tune/check.h"
 #include "tune/disk.h"
 #include "tune/tuner.h"
 
@@ -90,14 +91,14 @@ static const cubert_tune_candidate candidates[] = {
     {"spin1", c1, NULL, 1},
     {"spin2", c2, NULL, 0},
 };
-static const cubert_tune_set set3 = {"test.spin", candidates, 3, 0};
-static const cubert_tune_set set3_other_source = {"test.spin", candidates, 3, 42};
+static const cubert_tune_set set3 = {"test.spin", candidates, 3, 0, NULL};
+static const cubert_tune_set set3_other_source = {"test.spin", candidates, 3, 42, NULL};
 static const cubert_tune_candidate candidates_valid[] = {
     {"spin0", c0, NULL, 0},
     {"spin1", c1, NULL, 0},
     {"spin2", c2, c2_small_only, 0},
 };
-static const cubert_tune_set set_valid = {"test.valid", candidates_valid, 3, 0};
+static const cubert_tune_set set_valid = {"test.valid", candidates_valid, 3, 0, NULL};
 
 static char cache_root[1024];
 
@@ -306,7 +307,7 @@ Test(tune, cached_winner_that_fails_is_evicted_and_replaced) {
    only run (issue 24: it used to be measured 1 + CUBERT_TUNE_SAMPLES times). */
 Test(tune, a_lone_candidate_is_not_measured) {
   static const cubert_tune_candidate one[] = {{"only", c0, NULL, 0}};
-  static const cubert_tune_set one_set = {"test.one", one, 1, 0};
+  static const cubert_tune_set one_set = {"test.one", one, 1, 0, NULL};
   env_setup(NULL);
   for (size_t d = 0; d < 2; ++d) {
     cubert_client *client = open_client(selectors[d]);
@@ -329,7 +330,7 @@ Test(tune, a_lone_candidate_is_not_measured) {
   }
   /* minimal leaving one candidate of group 0. */
   static const cubert_tune_candidate grouped[] = {{"g0", c0, NULL, 0}, {"g1", c1, NULL, 1}};
-  static const cubert_tune_set grouped_set = {"test.grouped", grouped, 2, 0};
+  static const cubert_tune_set grouped_set = {"test.grouped", grouped, 2, 0, NULL};
   env_setup("minimal");
   cubert_client *client = open_client("cpu");
   cr_assert_not_null(client);
@@ -375,7 +376,7 @@ Test(tune, minimal_takes_the_known_good_default_unmeasured) {
 /* A lone candidate that fails returns its error and is not remembered. */
 Test(tune, a_failing_lone_candidate_is_not_cached) {
   static const cubert_tune_candidate one[] = {{"only", c0, NULL, 0}};
-  static const cubert_tune_set one_set = {"test.one_failing", one, 1, 0};
+  static const cubert_tune_set one_set = {"test.one_failing", one, 1, 0, NULL};
   env_setup(NULL);
   cubert_client *client = open_client("cpu");
   cr_assert_not_null(client);
@@ -399,7 +400,7 @@ Test(tune, a_failing_lone_candidate_is_not_cached) {
 Test(tune, early_elimination_keeps_close_contenders) {
   static const cubert_tune_candidate close[] = {
       {"slow", c0, NULL, 0}, {"a", c1, NULL, 0}, {"b", c2, NULL, 0}};
-  static const cubert_tune_set close_set = {"test.close", close, 3, 0};
+  static const cubert_tune_set close_set = {"test.close", close, 3, 0, NULL};
   env_setup(NULL);
   cubert_client *client = open_client("cpu");
   cr_assert_not_null(client);
@@ -553,8 +554,8 @@ Test(tune, bad_arguments) {
   cubert_client *client = open_client("cpu");
   if (!client) return;
   static const cubert_tune_candidate bad[] = {{"has space", c0, NULL, 0}};
-  static const cubert_tune_set bad_set = {"test.bad", bad, 1, 0};
-  static const cubert_tune_set bad_name = {"bad name", candidates, 3, 0};
+  static const cubert_tune_set bad_set = {"test.bad", bad, 1, 0, NULL};
+  static const cubert_tune_set bad_name = {"bad name", candidates, 3, 0, NULL};
   cubert_tune_key key = key1(1);
   spin_args args = {0};
   const cubert_tune_set *sets[] = {&bad_set, &bad_name};
@@ -698,7 +699,7 @@ Test(tune, truncated_garbage_and_foreign_files_are_ignored_and_rewritten) {
 Test(tune, file_is_never_half_written_when_the_writer_is_killed, .timeout = 300) {
   env_setup(NULL);
   static const cubert_tune_candidate quick[] = {{"a", c1, NULL, 0}, {"b", c1, NULL, 0}};
-  static const cubert_tune_set quick_set = {"test.kill", quick, 2, 0};
+  static const cubert_tune_set quick_set = {"test.kill", quick, 2, 0, NULL};
   for (size_t d = 0; d < 2; ++d) {
     char path[4096];
     char *identity = NULL;
@@ -882,7 +883,7 @@ Test(tune, profile_trace_and_log_label_tuning_runs) {
 Test(tune, concurrent_processes_keep_each_others_entries, .timeout = 120) {
   env_setup(NULL);
   static const cubert_tune_candidate quick[] = {{"a", c1, NULL, 0}, {"b", c1, NULL, 0}};
-  static const cubert_tune_set quick_set = {"test.concurrent", quick, 2, 0};
+  static const cubert_tune_set quick_set = {"test.concurrent", quick, 2, 0, NULL};
   enum { PER_CHILD = 25 };
   for (size_t d = 0; d < 2; ++d) {
     char path[4096];
@@ -966,7 +967,7 @@ Test(tune, duplicate_candidate_names_are_invalid_argument) {
   cr_assert_not_null(client);
   static const cubert_tune_candidate dup[] = {
       {"spin0", c0, NULL, 0}, {"spin1", c1, NULL, 0}, {"spin0", c2, NULL, 0}};
-  static const cubert_tune_set dup_set = {"test.dup", dup, 3, 0};
+  static const cubert_tune_set dup_set = {"test.dup", dup, 3, 0, NULL};
   spin_args args = {0};
   cubert_tune_key key = key1(5);
   cubert_status s = cubert_tune_execute(client, &dup_set, &key, &args);
@@ -1291,7 +1292,7 @@ static cubert_status probe(cubert_client *c, const void *a) {
 }
 static const cubert_tune_candidate probe_candidates[] = {{"p0", probe, NULL, 0},
                                                          {"p1", probe, NULL, 0}};
-static const cubert_tune_set set_probe = {"test.probe", probe_candidates, 2, 0};
+static const cubert_tune_set set_probe = {"test.probe", probe_candidates, 2, 0, NULL};
 
 Test(tune, lookup_of_a_key_being_measured_is_pending) {
   env_setup(NULL);
@@ -1303,4 +1304,125 @@ Test(tune, lookup_of_a_key_being_measured_is_pending) {
   cr_expect_geq(atomic_load(&probe_seen[CUBERT_TUNE_PENDING]), 2, "warm-ups and samples");
   cr_expect_eq(atomic_load(&probe_seen[CUBERT_TUNE_HIT]), 1, "the winner's launch");
   cubert_client_release(client);
+}
+
+/* ---- CUBERT_AUTOTUNE_CHECKS (seed-tune-tuner.rs.txt, `autotune-checks`: check_autotune_outputs
+   compares every candidate's output with a reference candidate's) ---- */
+
+#define CHECK_N 64
+typedef struct checked_args {
+  spin_args spin;     /* timing: candidate i spins spin.spin_ns[i] */
+  cubert_handle *out; /* CHECK_N floats each candidate writes */
+  float values[3][CHECK_N];
+} checked_args;
+
+static cubert_status checked(cubert_client *c, const void *a, int i) {
+  const checked_args *args = a;
+  CUBERT_RETURN_IF_ERROR(spin(&args->spin, i));
+  return cubert_client_write(c, args->out, 0, args->values[i], sizeof(args->values[i]));
+}
+static cubert_status k0(cubert_client *c, const void *a) {
+  return checked(c, a, 0);
+}
+static cubert_status k1(cubert_client *c, const void *a) {
+  return checked(c, a, 1);
+}
+static cubert_status k2(cubert_client *c, const void *a) {
+  return checked(c, a, 2);
+}
+static int checked_output(const void *a, cubert_tune_output *out) {
+  const checked_args *args = a;
+  *out = (cubert_tune_output){args->out, 0, CHECK_N, CUBERT_DTYPE_F32, 1e-5};
+  return 1;
+}
+static const cubert_tune_candidate checked_candidates[] = {
+    {"right", k0, NULL, 0},
+    {"wrong_fast", k1, NULL, 0},
+    {"right_but_rounded", k2, NULL, 0},
+};
+static const cubert_tune_set checked_set = {"test.checked", checked_candidates, 3, 0,
+                                            checked_output};
+
+/* The fastest candidate writes a wrong element 7: without the checks it wins; with them it is
+   reported (naming both candidates and the element), counted and excluded, and the candidate
+   that differs from the default only by rounding (1e-7 of the largest element) still agrees. */
+Test(tune, checks_exclude_a_candidate_whose_result_disagrees) {
+  for (int on = 0; on < 2; ++on) {
+    env_setup(NULL);
+    setenv("CUBERT_AUTOTUNE_CHECKS", on ? "1" : "0", 1);
+    setenv("CUBERT_LOG", "warn", 1);
+    cubert_config_reload_for_tests();
+    for (size_t d = 0; d < 2; ++d) {
+      cubert_client *client = open_client(selectors[d]);
+      if (!client) continue;
+      checked_args args = {.spin = {.spin_ns = {2000000, 0, 500000}}};
+      args_attach(client, &args.spin);
+      expect_ok(cubert_client_empty(client, sizeof(args.values[0]), &args.out));
+      for (int j = 0; j < CHECK_N; ++j) {
+        args.values[0][j] = args.values[1][j] = (float)(j - 20) * 0.25f;
+        args.values[2][j] = args.values[0][j] + (j % 3 - 1) * 1e-6f;
+      }
+      args.values[1][7] += 1.0f;
+      cubert_tune_key key = key1(64);
+      core_capture cap;
+      cr_assert(core_capture_begin(&cap));
+      cubert_status s = cubert_tune_execute(client, &checked_set, &key, &args);
+      const char *text = core_capture_end(&cap);
+      expect_ok(s);
+      cubert_tune_lookup_result r;
+      uint32_t winner = 99;
+      expect_ok(cubert_tune_lookup(client, &checked_set, &key, &r, &winner));
+      cr_expect_eq(r, CUBERT_TUNE_HIT);
+      cubert_tune_stats st = stats_of(client);
+      float back[CHECK_N];
+      expect_ok(cubert_client_read(client, args.out, back, sizeof back));
+      if (on) {
+        cr_expect_eq(st.candidates_mismatched, 1, "%s", selectors[d]);
+        cr_expect_neq(winner, 1, "%s: the wrong candidate won with the checks on", selectors[d]);
+        cr_expect(strstr(text, "test.checked: candidate wrong_fast excluded"), "%s", text);
+        cr_expect(strstr(text, "disagrees with right's at element 7"), "%s", text);
+        cr_expect(!strstr(text, "right_but_rounded excluded"), "%s", text);
+        cr_expect_float_eq(back[7], args.values[0][7], 1e-5f, "the winner's result is in place");
+      } else {
+        cr_expect_eq(st.candidates_mismatched, 0, "%s", selectors[d]);
+        cr_expect_eq(winner, 1, "%s: without the checks the fastest candidate wins", selectors[d]);
+        cr_expect(!strstr(text, "excluded"), "%s", text);
+      }
+      cubert_handle_release(args.out);
+      args_done(&args.spin);
+      cubert_client_release(client);
+    }
+  }
+  unsetenv("CUBERT_AUTOTUNE_CHECKS");
+  unsetenv("CUBERT_LOG");
+}
+
+/* The comparison rules of cubert_tune_output: floats within tolerance x the largest finite
+   reference element (at least 1), NaN matching NaN, infinities exactly; other dtypes bit for
+   bit. */
+Test(tune, check_comparison_rules) {
+  const float ref[6] = {100.0f, -3.0f, NAN, INFINITY, 0.0f, 1.0f};
+  float got[6];
+  memcpy(got, ref, sizeof got);
+  cubert_tune_output f32 = {NULL, 0, 6, CUBERT_DTYPE_F32, 1e-4};
+  cr_expect_eq(cubert_tune_first_difference(&f32, ref, got), UINT64_MAX);
+  got[4] = 0.009f; /* 9e-3 <= 1e-4 x 100: a cancellation near zero is still within */
+  cr_expect_eq(cubert_tune_first_difference(&f32, ref, got), UINT64_MAX);
+  got[4] = 0.011f;
+  cr_expect_eq(cubert_tune_first_difference(&f32, ref, got), 4);
+  got[4] = 0.0f;
+  got[2] = 1.0f; /* a number where the reference has NaN */
+  cr_expect_eq(cubert_tune_first_difference(&f32, ref, got), 2);
+  got[2] = NAN;
+  got[3] = -INFINITY;
+  cr_expect_eq(cubert_tune_first_difference(&f32, ref, got), 3);
+  got[3] = INFINITY;
+  got[0] = NAN; /* NaN where the reference has a number */
+  cr_expect_eq(cubert_tune_first_difference(&f32, ref, got), 0);
+  const double dref[2] = {1e-3, 2e-3}, dgot[2] = {1e-3, 2e-3 + 2e-10};
+  cubert_tune_output f64 = {NULL, 0, 2, CUBERT_DTYPE_F64, 1e-10};
+  cr_expect_eq(cubert_tune_first_difference(&f64, dref, dgot), 1, "scale is at least 1");
+  const int32_t iref[3] = {5, -1, 7}, igot[3] = {5, -1, 8};
+  cubert_tune_output i32 = {NULL, 0, 3, CUBERT_DTYPE_I32, 0.5};
+  cr_expect_eq(cubert_tune_first_difference(&i32, iref, igot), 2, "integers are exact");
 }

@@ -249,7 +249,8 @@ cubert_not_a_tensor_or_copy_desc_(cubert_client *client, const void *x, const vo
 
 /* ---- asynchronous reads ------------------------------------------------------------------ */
 
-/** A pending asynchronous read (opaque; a plain heap object, see cubert_future_release). */
+/** A pending asynchronous read or sync (opaque; a plain heap object, see
+   cubert_future_release). */
 typedef struct cubert_future cubert_future;
 /** Queues a read of the first `size` bytes of the buffer into `dst` on the calling stream, after
    the stream's earlier work and after any other stream's last use of the buffer, and returns at
@@ -438,6 +439,15 @@ CUBERT_API cubert_status cubert_client_flush(cubert_client *client);
 CUBERT_API cubert_status cubert_client_sync(cubert_client *client);
 /** Waits for every stream of the client; returns the errors of all of them. */
 CUBERT_API cubert_status cubert_client_sync_all(cubert_client *client);
+/** The non-blocking form of cubert_client_sync (the reference's sync(), which returns a
+   future): submits the calling stream's queued work, as cubert_client_flush, and returns at once
+   a future that completes when all of it has run. cubert_future_wait returns what
+   cubert_client_sync would have (NULL, or SERVER_UNHEALTHY with the stream's asynchronous
+   errors, which the wait then has taken) and, under CUBERT_PROFILE=basic or higher, logs the
+   profile summary as the sync does; cubert_future_poll never blocks. Work submitted after the
+   call is not waited for. Errors (at once): INVALID_ARGUMENT (NULL out), NOT_FOUND (released
+   client), OUT_OF_MEMORY. */
+CUBERT_API cubert_status cubert_client_sync_async(cubert_client *client, cubert_future **out);
 
 /* ---- memory ------------------------------------------------------------------------------ */
 

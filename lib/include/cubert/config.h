@@ -45,6 +45,9 @@ typedef struct cubert_config {
   /** CUBERT_DRY_RUN=1: every client starts in dry run (cubert_client_set_dry_run): launches are
      checked and their kernels compiled and cached, nothing runs, reads return zeros. */
   int dry_run;
+  /** CUBERT_AUTOTUNE_CHECKS=1: tuning compares each measured candidate's result with the
+     default candidate's and excludes those that disagree (cubert_tune_set.output). */
+  int autotune_checks;
 } cubert_config;
 /** Values of cubert_config.opencl_binary_cache. */
 enum {

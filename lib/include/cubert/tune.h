@@ -15,6 +15,10 @@
      library's table has one for the set (nothing measured), else only the priority-0
      candidates are measured; full (default): every valid candidate.
    - CUBERT_AUTOTUNE_CACHE=0: ignore the disk cache (memory only).
+   - CUBERT_AUTOTUNE_CHECKS=1: compare every measured candidate's result with the default
+     candidate's, for sets that say where their result is (cubert_tune_set.output); a candidate
+     that disagrees is reported and cannot win. Off by default: it reads the result back once
+     per candidate.
    - CUBERT_LOG=info,tune: one line per measured candidate and per decision.
    - CUBERT_PROFILE, CUBERT_TRACE: launches made while a candidate is measured carry
      "(tuning <set>/<candidate>)" after the kernel name. */
@@ -25,11 +29,13 @@
 #include <stdint.h>
 
 #include "cubert/export.h"
+#include "cubert/layout.h"
 #include "cubert/status.h"
 
 CUBERT_EXTERN_C_BEGIN
 
 typedef struct cubert_client cubert_client; /**< A client of one device (client.h). */
+typedef struct cubert_handle cubert_handle; /**< A buffer of a client (client.h). */
 
 /** The most fields a tuning key holds. */
 #define CUBERT_TUNE_KEY_MAX_FIELDS 8
@@ -64,6 +70,25 @@ typedef struct cubert_tune_candidate {
   uint32_t priority;
 } cubert_tune_candidate;
 
+/** Where the candidates of a set write their result, for CUBERT_AUTOTUNE_CHECKS=1 (the
+   reference's `autotune-checks`): `count` elements of `dtype` from byte `offset` of `handle`.
+   Float elements (F32, F64) agree when both are NaN, both the same infinity, or
+   |got - reference| <= tolerance * (the largest finite |reference| element, at least 1); other
+   dtypes (and F16, compared as stored) must be equal byte for byte. */
+typedef struct cubert_tune_output {
+  cubert_handle *handle; /**< the buffer the candidates write (the call's, or its scratch) */
+  uint64_t offset;       /**< bytes from the start of the handle */
+  uint64_t count;        /**< elements */
+  cubert_dtype dtype;    /**< F32 / F64: with tolerance; others exact */
+  double tolerance;      /**< relative to the reference's largest element (see above) */
+} cubert_tune_output;
+
+/** Optional: fills *out with the result region of a call's `args` (what the candidates'
+   launches received) and returns nonzero; returns 0 when the call has nothing to compare. Called
+   after a candidate's warm-up run, so a scratch buffer the candidates allocate on first need
+   already exists. */
+typedef int (*cubert_tune_output_fn)(const void *args, cubert_tune_output *out);
+
 /** In memory a set is identified by its address (the hit path compares pointers, not names):
    it must stay valid and unchanged while any client of a device that ran it lives, which static
    tables are; on disk it is identified by its name and checksum. */
@@ -79,6 +104,13 @@ typedef struct cubert_tune_set {
      say). It joins the checksum of the candidate names that keys every disk entry, so a
      changed kernel invalidates stale winners. 0: names only. */
   uint64_t source_checksum;
+  /** Optional (NULL: never checked): the result region, for CUBERT_AUTOTUNE_CHECKS=1. With the
+     checks on, tuning reads each measured candidate's result after its warm-up run and compares
+     it with the result of the first candidate that ran (in set order: the default, the one
+     CUBERT_AUTOTUNE=off runs; cubecl compares with its last). A candidate that disagrees is
+     logged at warn with the first differing element, counted in
+     cubert_tune_stats.candidates_mismatched and excluded, as a failed one is: it cannot win. */
+  cubert_tune_output_fn output;
 } cubert_tune_set;
 
 /** Rounds x up to a power of `base` (0 means 2), then clamps it to [min, max] (max 0: no upper
@@ -164,6 +196,8 @@ typedef struct cubert_tune_stats {
   uint64_t samples;               /**< timed runs taken (warm-up runs not included) */
   uint64_t candidates_eliminated; /**< candidates dropped before their last sample: too slow
                                      to win (see cubert_tune_execute) */
+  uint64_t candidates_mismatched; /**< candidates excluded because their result disagreed with
+                                     the default's (CUBERT_AUTOTUNE_CHECKS=1) */
 } cubert_tune_stats;
 
 /** Copies the counters. INVALID_ARGUMENT for NULL arguments. Thread-safe. */
