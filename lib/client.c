@@ -27,6 +27,7 @@
 #include "handle.h"
 #include "profile_log.h"
 #include "registry.h"
+#include "stream/errors.h"
 #include "stream/resolve.h"
 #include "stream/slots.h"
 #include "trace.h"
@@ -340,6 +341,9 @@ cubert_status cubert_client_sync_all(cubert_client *client) {
     cubert_stream_slot *slot = device->slots[i];
     if (!slot) continue;
     cubert_status s = slot_sync(device, slot);
+    if (s && !push_error(&errors, &count, s)) cubert_status_free(s);
+    /* The errors of ids that handed the slot on without a wait (cubert_server.tags_errors). */
+    s = cubert_stream_errors_take(slot->errors);
     if (s && !push_error(&errors, &count, s)) cubert_status_free(s);
   }
   /* Errors parked for streams that lost their slot are theirs, and this waits for them too. */

@@ -18,7 +18,8 @@ static void report(const cubert_cpu_ctx *ctx, cubert_kernel_violation *v, uint64
     cubert_cpu_unit_pos(ctx, unit_id, v->unit);
     v->has_unit = 1;
   }
-  cubert_stream_errors_push(job->stream->errors, cubert_kernel_violation_status(job->kernel, v));
+  cubert_stream_errors_push_for(job->stream->errors, job->submitter,
+                                cubert_kernel_violation_status(job->kernel, v));
 }
 
 void cubert_cpu_report_access(const cubert_cpu_ctx *ctx, uint32_t buffer, uint64_t unit_id,

@@ -157,6 +157,7 @@ cubert_cpu_job *cubert_cpu_job_obtain(cubert_server_stream *s, uint32_t binding_
   }
   job->next = NULL;
   job->stream = s;
+  job->submitter = cubert_stream_errors_submitter(s->errors);
   job->kind = CUBERT_CPU_JOB_LAUNCH;
   job->kernel = NULL;
   job->binding_count = binding_count;
@@ -201,9 +202,10 @@ static void job_release_holds(cubert_cpu_job *job) {
 void cubert_cpu_job_fail(cubert_cpu_job *job, const char *reason) {
   if (atomic_exchange_explicit(&job->failed, 1, memory_order_relaxed)) return;
   const char *name = job->kernel && job->kernel->name ? job->kernel->name : "(unnamed)";
-  cubert_stream_errors_push(job->stream->errors,
-                            cubert_status_make(CUBERT_CODE_GENERIC, "CPU kernel \"%s\" failed: %s",
-                                               name, reason ? reason : "(no reason given)"));
+  cubert_stream_errors_push_for(
+      job->stream->errors, job->submitter,
+      cubert_status_make(CUBERT_CODE_GENERIC, "CPU kernel \"%s\" failed: %s", name,
+                         reason ? reason : "(no reason given)"));
 }
 
 void cubert_cpu_job_abandon(cubert_cpu_job *job, cubert_status error) {
@@ -212,7 +214,7 @@ void cubert_cpu_job_abandon(cubert_cpu_job *job, cubert_status error) {
     cubert_status_free(error);
     return;
   }
-  cubert_stream_errors_push(job->stream->errors, error);
+  cubert_stream_errors_push_for(job->stream->errors, job->submitter, error);
 }
 
 void cubert_cpu_fail(const cubert_cpu_ctx *ctx, const char *reason) {
@@ -254,8 +256,9 @@ static void unpublish(cubert_cpu_device *d, cubert_server_stream *s) {
 /* Fills the run-time shape of a launch that is about to start. Returns its chunk count, or 0
    when it completes at once (pending error, nothing to run, or too big). */
 static uint32_t job_prepare(cubert_cpu_device *d, cubert_server_stream *s, cubert_cpu_job *job) {
-  /* Work behind a failed operation does not run: its input may be garbage. */
-  if (cubert_stream_errors_pending(s->errors)) return 0;
+  /* Work behind a failed operation of its submitter does not run: its input may be garbage
+     (another stream id sharing the slot has its own data). */
+  if (cubert_stream_errors_pending_for(s->errors, job->submitter)) return 0;
   if (job->has_dynamic_count) {
     /* Read now, after every earlier command of the stream finished (it may have written it). */
     uint32_t xyz[3];
@@ -410,10 +413,10 @@ static void stream_step(cubert_server_stream *s, cubert_cpu_job *finished, int r
          and before the counter moves, so its event completes with the data in place. Nothing
          is handed out behind a failed command (its output may be garbage). */
       if (finished->kind == CUBERT_CPU_JOB_READ && finished->bindings[0].size &&
-          !cubert_stream_errors_pending(s->errors))
+          !cubert_stream_errors_pending_for(s->errors, finished->submitter))
         memcpy(finished->read_dst, finished->buffers[0], finished->bindings[0].size);
       if (finished->kind == CUBERT_CPU_JOB_COPY && finished->bindings[0].size &&
-          !cubert_stream_errors_pending(s->errors))
+          !cubert_stream_errors_pending_for(s->errors, finished->submitter))
         copy_job_run(d, finished);
       /* What a launch the sanitizer did not watch may have written is written from now on
          (a watched one stored what it left unwritten itself: san_buffers.c). */
@@ -422,7 +425,7 @@ static void stream_step(cubert_server_stream *s, cubert_cpu_job *finished, int r
           !cubert_cpu_san_wanted(finished))
         cubert_cpu_san_launch_wrote(finished);
       if (finished->skip_error) {
-        cubert_stream_errors_push(s->errors, finished->skip_error);
+        cubert_stream_errors_push_for(s->errors, finished->submitter, finished->skip_error);
         finished->skip_error = NULL;
       }
       /* Before the counter moves: a sync that returns has every binding released. */

@@ -232,6 +232,7 @@ static cubert_status create(const char *spec, cubert_server **out) {
   d->caller_helps = d->threads > 1;
   d->worker_count = d->threads > 1 ? d->threads - 1 : 1;
   fill_properties(&d->topology, d->threads, &d->base.properties);
+  d->base.tags_errors = 1; /* each job keeps its submitter (scheduler.c) */
   s = cubert_cpu_workers_start(d);
   if (s) {
     destroy(&d->base);

@@ -99,6 +99,7 @@ struct cubert_cpu_job {
   /* Description: written before publication, read-only while published. */
   _Alignas(CUBERT_CPU_LINE) cubert_cpu_job_kind kind;
   cubert_server_stream *stream;
+  uint64_t submitter;       /* the stream id that queued it: its errors go to that id */
   cubert_cpu_job *next;     /* stream queue, free stack or spare list */
   cubert_cpu_job *all_next; /* the device's list of every record */
   const cubert_kernel_def *kernel;

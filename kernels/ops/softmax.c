@@ -77,6 +77,16 @@ static cubert_status run(cubert_client *client, const softmax_problem *p, uint32
 
 static const uint32_t unit_choices[] = {32, 64, 128, 256};
 
+/* A cube of `units` for one row, where the device allows it. Bounding the search: when half as
+   many units already give every element of the row a unit of its own (units / 2 >= C), the
+   larger cube only adds idle units and a step to the reduction tree, so it cannot beat the
+   smaller one and is not measured (on PoCL each candidate costs a kernel compile, ~0.5 s).
+   Units are powers of two, so the rule gives one answer for every C of an anchored key. */
+static int row_units_fit(const softmax_problem *p, uint32_t units) {
+  const uint64_t C = p->info[1];
+  return units <= p->max_units && (units == unit_choices[0] || units / 2 < C);
+}
+
 /* Candidate i: unit_choices[i % 4] units per cube, the two-pass kernel when i >= 4. */
 #define CANDIDATE(i)                                                                             \
   static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
@@ -84,7 +94,7 @@ static const uint32_t unit_choices[] = {32, 64, 128, 256};
   }                                                                                              \
   static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
     (void)client, (void)key;                                                                     \
-    return unit_choices[(i) % 4] <= ((const softmax_problem *)a)->max_units;                     \
+    return row_units_fit(a, unit_choices[(i) % 4]);                                              \
   }
 CANDIDATE(0)
 CANDIDATE(1)

@@ -26,7 +26,8 @@ cubert_status cubert_client_errors_set_aside(cubert_client *client, cubert_error
   /* A failure of the wait itself is one of the stream's errors too. */
   cubert_status waited = cubert_slot_sync(device, slot);
   if (waited) cubert_stream_errors_push(slot->errors, waited);
-  cubert_stream_errors_detach(slot->errors, &out->queued, &out->queued_count, &out->dropped);
+  cubert_stream_errors_detach(slot->errors, out->stream, &out->queued, &out->queued_count,
+                              &out->dropped);
   size_t count = cubert_parked_count_of(&device->parked, out->stream);
   out->parked = count ? malloc(count * sizeof(*out->parked)) : NULL;
   if (out->parked)
@@ -50,14 +51,16 @@ void cubert_client_errors_put_back(cubert_client *client, cubert_errors_aside *a
     /* The slot belongs to the stream again (cubert_call_enter took it over if another id used it
        meanwhile, parking that id's errors), so its queue is the stream's. Parked errors are
        older than queued ones, and both older than anything raised since. */
-    cubert_stream_errors_reattach(slot->errors, aside->queued, aside->queued_count, aside->dropped);
+    cubert_stream_errors_reattach(slot->errors, aside->stream, aside->queued, aside->queued_count,
+                                  aside->dropped);
     aside->queued = NULL;
     if (aside->parked_count) {
       if (cubert_parked_reserve(&device->parked, aside->parked_count)) {
         for (size_t i = 0; i < aside->parked_count; ++i)
           cubert_parked_push(&device->parked, aside->stream, aside->parked[i]);
       } else {
-        cubert_stream_errors_reattach(slot->errors, aside->parked, aside->parked_count, 0);
+        cubert_stream_errors_reattach(slot->errors, aside->stream, aside->parked,
+                                      aside->parked_count, 0);
         aside->parked = NULL;
       }
     }

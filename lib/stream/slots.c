@@ -3,11 +3,18 @@
    server's stream, the stream's memory manager and its error queue.
 
    Errors belong to the stream id that raised them, not to the slot: a slot serves one id at a
-   time (its owner). When another id submits to it, the core first waits for the owner's work,
-   then parks the errors on the slot's queue under the owner's id (the backend pushes to the
-   slot's queue and cannot tell ids apart) and hands the slot over. The wait costs something
-   only when more threads than slots submit at once; in exchange a stream never receives
-   another's error or has its work skipped because of it. */
+   time (its owner), and the slot's error queue tags each error with the id that submitted the
+   failed command. When another id submits to the slot, it takes the slot over:
+   - on a server that tags errors itself (cubert_server.tags_errors: the CPU server keeps the
+     submitter with each queued command), at once: the queue's submitter changes and the
+     previous owner's work goes on running ahead of the new owner's, as in the reference's
+     shared streams; each id still receives only its own errors, and its work is skipped only
+     behind its own failures;
+   - on other servers (OpenCL: a failed command of an in-order queue fails the commands queued
+     behind it, whoever queued them), the host first waits for the owner's work and parks its
+     errors under its id (stream/parked.c).
+   Either way a stream never receives another's error or has its work skipped because of it.
+   A hand-over happens only when more threads than slots submit at once. */
 #include "stream/slots.h"
 
 #include <stdlib.h>
@@ -30,7 +37,19 @@ cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj
   cubert_stream_slot *slot = NULL;
   int created = device->slots[index] == NULL;
   CUBERT_RETURN_IF_ERROR(cubert_slot_get(device, index, &slot));
-  if (created) slot->owner = id;
+  if (created) {
+    slot->owner = id;
+    cubert_stream_errors_set_submitter(slot->errors, id);
+  }
+  if (slot->owner != id && device->server->tags_errors) {
+    cubert_log(CUBERT_LOG_INFO, "stream",
+               "stream %llu takes slot %u over from stream %llu on '%s' (no host wait: the "
+               "server keeps each stream's errors apart; more slots: CUBERT_MAX_STREAMS)",
+               (unsigned long long)id, index, (unsigned long long)slot->owner,
+               device->server->properties.name);
+    cubert_stream_errors_set_submitter(slot->errors, id);
+    slot->owner = id;
+  }
   if (slot->owner != id) {
     /* Room first, so that a failure leaves the slot with its owner and its errors. */
     if (!cubert_parked_reserve(&device->parked, 2))
@@ -40,12 +59,14 @@ cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj
     cubert_server *server = device->server;
     const uint64_t start = cubert_now_ns();
     cubert_parked_push(&device->parked, slot->owner, cubert_slot_sync(device, slot));
-    cubert_parked_push(&device->parked, slot->owner, cubert_stream_errors_take(slot->errors));
+    cubert_parked_push(&device->parked, slot->owner,
+                       cubert_stream_errors_take_for(slot->errors, slot->owner));
     cubert_log(CUBERT_LOG_INFO, "stream",
                "stream %llu takes slot %u over from stream %llu on '%s' (the host waited %.1f us "
                "for its work; more slots: CUBERT_MAX_STREAMS)",
                (unsigned long long)id, index, (unsigned long long)slot->owner,
                server->properties.name, (double)(cubert_now_ns() - start) / 1e3);
+    cubert_stream_errors_set_submitter(slot->errors, id);
     slot->owner = id;
   }
   if (out_index) *out_index = index;
@@ -67,8 +88,8 @@ cubert_status cubert_stream_take_errors(cubert_device *device, cubert_stream_id 
 
 static cubert_status take_errors(cubert_device *device, cubert_stream_id stream,
                                  cubert_stream_slot *slot) {
-  cubert_status own =
-      slot && slot->owner == stream ? cubert_stream_errors_take(slot->errors) : NULL;
+  /* The stream's slot (id % max_streams) holds its errors, whoever owns the slot now. */
+  cubert_status own = slot ? cubert_stream_errors_take_for(slot->errors, stream) : NULL;
   size_t count = cubert_parked_count_of(&device->parked, stream);
   if (count == 0) return own;
   cubert_status *list = malloc((count + 1) * sizeof(*list));

@@ -101,11 +101,27 @@ static inline void *cubert_binding_host_ptr(const cubert_binding *b) {
 /* ---- per-stream error queue (core-owned, filled by backends) ---------------------------- */
 
 /** Records an error raised after the call that caused it returned (thread-safe; ownership of
-   `error` moves in). The next flush/sync/read on the stream returns SERVER_UNHEALTHY. */
+   `error` moves in). The next flush/sync/read on the stream returns SERVER_UNHEALTHY. The error
+   is tagged with the queue's submitter at the time of the push (see below). */
 CUBERT_API void cubert_stream_errors_push(cubert_stream_errors *errors, cubert_status error);
-/** True while the stream holds unreported errors: a backend skips work that depends on a
-   failed operation (thread-safe). */
+/** True while the stream holds unreported errors, whoever submitted the failed command
+   (thread-safe, lock-free). */
 CUBERT_API int cubert_stream_errors_pending(cubert_stream_errors *errors);
+
+/** Errors per submitter. Stream ids that share a slot share its server stream and this queue.
+   A server that sets cubert_server.tags_errors reads the submitter when it queues a command
+   (thread-safe; the core sets it, under the device lock, before it hands a slot to another id)
+   and keeps it with the command; a failure of the command is pushed with it
+   (cubert_stream_errors_push_for), and work of a submitter is skipped only behind that
+   submitter's own failures (cubert_stream_errors_pending_for). The core then hands a slot over
+   without waiting for the previous owner's work. A server without the flag is waited for at
+   each hand-over, so its plain pushes always find the right submitter. */
+CUBERT_API uint64_t cubert_stream_errors_submitter(cubert_stream_errors *errors);
+/** cubert_stream_errors_push for a command queued by `submitter`. */
+CUBERT_API void cubert_stream_errors_push_for(cubert_stream_errors *errors, uint64_t submitter,
+                                              cubert_status error);
+/** True while errors of `submitter` are unreported (or some were lost for want of memory). */
+CUBERT_API int cubert_stream_errors_pending_for(cubert_stream_errors *errors, uint64_t submitter);
 
 /* ---- launches ---------------------------------------------------------------------------- */
 
@@ -219,6 +235,9 @@ struct cubert_server {
   const cubert_server_compiler *compiler;   /**< or NULL (cubert/server/compiler.h) */
   cubert_layout_policy layout;              /**< how optimized tensors are laid out */
   cubert_device_properties properties;      /**< filled by the backend's create */
+  /** 1: the server tags each command's errors with its submitter (see
+     cubert_stream_errors_submitter), so a stream slot changes hands without a host wait. */
+  int tags_errors;
 };
 
 /** NULL when every entry of `vtable` is set, else INVALID_ARGUMENT naming the first missing

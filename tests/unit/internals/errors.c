@@ -3,6 +3,10 @@
    is not run; data is never handed out as valid; other streams are unaffected; the stream is
    usable again afterwards. (OpenCL's own asynchronous failures — an event completing with an
    error status — are covered by the OpenCL server's tests.) */
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+
 #include "client.h"
 #include "cpu/api.h"
 #include "cts.h"
@@ -201,6 +205,72 @@ Test(errors, errors_stay_with_their_stream_when_streams_share_a_slot) {
   ASSERT_OK(cubert_client_sync(b));
   ASSERT_CODE(cubert_client_sync_all(cts_client), CUBERT_CODE_SERVER_UNHEALTHY, "4711");
   ASSERT_OK(cubert_client_sync(a));
+  cubert_handle_release(x);
+  cubert_client_release(a);
+  cubert_client_release(b);
+}
+
+/* A CPU kernel that spins until the test opens the gate (30 s at most, so a broken test fails
+   rather than hangs), with `spinning` set while it does. */
+static atomic_int gate, spinning;
+static void spin_cpu(const cubert_cpu_ctx *ctx) {
+  if (ctx->unit_begin != 0) return;
+  atomic_store(&spinning, 1);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do {
+    sched_yield();
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while (!atomic_load(&gate) && t.tv_sec - t0.tv_sec < 30);
+  atomic_store(&spinning, 0);
+}
+static const cubert_kernel_def spin_kernel = {.name = "spin_until_gate", .cpu = spin_cpu};
+
+/* Issue 25, item 6 (seed-stream-event.rs.txt, StreamPool: ids that share a slot share its stream,
+   with no host sync): on the CPU server, which keeps each command's submitter, a slot changes
+   hands while the previous owner's kernel still runs; the new owner's work runs behind it and
+   each id still gets its own errors, once. */
+Test(errors, a_slot_changes_hands_without_a_host_wait_on_the_cpu_server) {
+  if (!cts_is_cpu()) cr_skip_test("the OpenCL server waits at a hand-over (errors.c says why)");
+  enum { N = 4096 };
+  uint32_t slots = cubert_client_device(cts_client)->max_streams;
+  cubert_client *a = NULL, *b = NULL;
+  ASSERT_OK(cubert_client_with_stream(cts_client, 2001, &a));
+  ASSERT_OK(cubert_client_with_stream(cts_client, 2001 + slots, &b)); /* the same slot */
+  cubert_handle *x = NULL;
+  ASSERT_OK(cubert_client_empty(a, N * 4, &x));
+  ASSERT_OK(cubert_client_sync(a));
+  atomic_store(&gate, 0);
+  atomic_store(&spinning, 0);
+  ASSERT_OK(cubert_client_launch(a, &spin_kernel, cubert_cube_count_new_3d(1, 1, 1),
+                                 cubert_cube_dim_new_3d(1, 1, 1), NULL));
+  ASSERT_OK(cubert_client_launch(a, &failing_kernel, cubert_cube_count_new_3d(1, 1, 1),
+                                 cubert_cube_dim_new_3d(1, 1, 1), NULL));
+  ASSERT_OK(cubert_client_flush(a));
+  /* A worker runs a's kernel (this thread never waits on the stream before the gate opens: a
+     waiting thread helps run kernels and would spin there itself). */
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do {
+    sched_yield();
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while (!atomic_load(&spinning) && t.tv_sec - t0.tv_sec < 10);
+  cr_assert_eq(atomic_load(&spinning), 1, "no worker started a's kernel in 10 s");
+  /* b takes the slot over and queues its fill while a's kernel spins: a host wait for a's work
+     would return only after the gate opened (or 30 s), with the kernel no longer spinning. */
+  ASSERT_OK(fill(b, x, N, 5));
+  ASSERT_OK(cubert_client_flush(b));
+  cr_assert_eq(atomic_load(&spinning), 1, "b's submit waited for a's kernel");
+  atomic_store(&gate, 1);
+  ASSERT_OK(cubert_client_sync(b)); /* b's work ran, behind a's; a's failure is not b's */
+  uint32_t *v = malloc(N * 4);
+  ASSERT_OK(cubert_client_read(b, x, v, N * 4));
+  for (int i = 0; i < N; i += 61) cr_assert_eq(v[i], 5, "element %d: b's fill was skipped", i);
+  free(v);
+  /* a's error went to a, once */
+  ASSERT_CODE(cubert_client_sync(a), CUBERT_CODE_SERVER_UNHEALTHY, "4711");
+  ASSERT_OK(cubert_client_sync(a));
+  ASSERT_OK(cubert_client_sync(b));
   cubert_handle_release(x);
   cubert_client_release(a);
   cubert_client_release(b);

@@ -148,7 +148,7 @@ static void sweep(cubert_dtype dt) {
   for (size_t s = 0; s < sizeof ranks / sizeof ranks[0]; ++s)
     for (int kind = 0; kind < KIND_COUNT; ++kind) {
       int ran = 0;
-      for (int tries = 0; tries < 4 && !ran; ++tries, ++counter)
+      for (int tries = 0; tries < candidate_count() && !ran; ++tries, ++counter)
         ran = run_case(ranks[s], shapes[s], dt, kind,
                        (counter / 4) % 3 == 2 ? -1 : (counter % KIND_COUNT), 5.0, 0.0,
                        counter % candidate_count());
