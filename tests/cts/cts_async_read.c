@@ -128,14 +128,9 @@ Test(async_read, read_many_async_is_one_pending_future_for_all_handles) {
 }
 
 #ifdef CUBERT_WITH_OPENCL
-/* The OpenCL server: the stream's queue is held by a barrier on a user event (cubert/opencl.h
-   rule 1), so a read queued behind it is pending until the test completes the event. */
-Test(async_read, opencl_read_async_is_pending_behind_a_user_event) {
-  if (cts_is_cpu()) cr_skip_test("OpenCL server only");
-  enum { N = 1 << 14 };
-  uint32_t *src = malloc(N * 4), *d1 = calloc(N, 4), *d2 = calloc(N, 4);
-  for (int i = 0; i < N; ++i) src[i] = (uint32_t)i ^ 0x5a5a5a5au;
-  cubert_handle *h = cts_buffer(src, N * 4);
+/* Holds the calling stream's OpenCL queue with a barrier on a new user event (cubert/opencl.h
+   rule 1): what is queued behind it is pending until the test completes the event. */
+static cl_event hold_queue(void) {
   cl_context ctx = NULL;
   cl_command_queue q = NULL;
   ASSERT_OK(cubert_opencl_context(cts_client, &ctx, NULL));
@@ -144,6 +139,18 @@ Test(async_read, opencl_read_async_is_pending_behind_a_user_event) {
   cl_event gate_event = clCreateUserEvent(ctx, &err);
   cr_assert_eq(err, CL_SUCCESS);
   cr_assert_eq(clEnqueueBarrierWithWaitList(q, 1, &gate_event, NULL), CL_SUCCESS);
+  return gate_event;
+}
+
+/* The OpenCL server: a read queued behind the held queue is pending until the test completes
+   the event. */
+Test(async_read, opencl_read_async_is_pending_behind_a_user_event) {
+  if (cts_is_cpu()) cr_skip_test("OpenCL server only");
+  enum { N = 1 << 14 };
+  uint32_t *src = malloc(N * 4), *d1 = calloc(N, 4), *d2 = calloc(N, 4);
+  for (int i = 0; i < N; ++i) src[i] = (uint32_t)i ^ 0x5a5a5a5au;
+  cubert_handle *h = cts_buffer(src, N * 4);
+  cl_event gate_event = hold_queue();
   cubert_future *f = NULL, *g = NULL;
   ASSERT_OK(cubert_client_read_async(cts_client, h, d1, N * 4, &f));
   cubert_handle *hs[2] = {h, h};
@@ -176,14 +183,7 @@ Test(async_read, opencl_read_async_is_pending_behind_a_user_event) {
 /* The sync future behind the same user event: pending until the event completes. */
 Test(async_read, opencl_sync_async_is_pending_behind_a_user_event) {
   if (cts_is_cpu()) cr_skip_test("OpenCL server only");
-  cl_context ctx = NULL;
-  cl_command_queue q = NULL;
-  ASSERT_OK(cubert_opencl_context(cts_client, &ctx, NULL));
-  ASSERT_OK(cubert_opencl_queue(cts_client, &q));
-  cl_int err = CL_SUCCESS;
-  cl_event gate_event = clCreateUserEvent(ctx, &err);
-  cr_assert_eq(err, CL_SUCCESS);
-  cr_assert_eq(clEnqueueBarrierWithWaitList(q, 1, &gate_event, NULL), CL_SUCCESS);
+  cl_event gate_event = hold_queue();
   cubert_future *f = NULL;
   ASSERT_OK(cubert_client_sync_async(cts_client, &f));
   int ready = 1;
