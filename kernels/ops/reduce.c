@@ -271,7 +271,8 @@ static int geometry_valid(const reduce_problem *p, const geometry *g) {
   /* Bounding the search (inner, no split): a cube whose quarter already covers the axis in one
      pass (units / 4 x the loads per unit >= R) only adds idle units and reduction steps, so it
      cannot beat the same geometry with a quarter of the units, which is measured instead. The
-     spans are powers of two, so the rule gives one answer for every R of an anchored key. */
+     spans are powers of two, so the rule gives one answer for every R of a key anchored at the
+     balanced level (a pruned geometry stays correct wherever it runs). */
   if (!g->outer && g->chunk == 0 && g->units >= 256 && span / 4 >= p->R) return 0;
   if (g->chunk == 0) {
     /* One cube per output (block): enough of them, or an axis short enough for one cube. */

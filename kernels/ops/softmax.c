@@ -81,7 +81,8 @@ static const uint32_t unit_choices[] = {32, 64, 128, 256};
    many units already give every element of the row a unit of its own (units / 2 >= C), the
    larger cube only adds idle units and a step to the reduction tree, so it cannot beat the
    smaller one and is not measured (on PoCL each candidate costs a kernel compile, ~0.5 s).
-   Units are powers of two, so the rule gives one answer for every C of an anchored key. */
+   Units are powers of two, so the rule gives one answer for every C of a key anchored at the
+   balanced level (a pruned candidate stays correct wherever it runs; it only is not measured). */
 static int row_units_fit(const softmax_problem *p, uint32_t units) {
   const uint64_t C = p->info[1];
   return units <= p->max_units && (units == unit_choices[0] || units / 2 < C);

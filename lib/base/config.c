@@ -159,6 +159,13 @@ static int parse_flag(const char *name, int fallback) {
   return fallback;
 }
 
+/* CUBERT_AUTOTUNE_LEVEL by name or by the reference's number (CUBECL_AUTOTUNE_LEVEL 0..3). */
+static int parse_tune_level(void) {
+  static const char *const names[] = {"minimal", "balanced", "extensive", "full",
+                                      "0",       "1",        "2",         "3"};
+  return env_choice("CUBERT_AUTOTUNE_LEVEL", names, 8, 1) % 4;
+}
+
 /* Any 32-bit number is a seed, so "unset" is a flag of its own; a bad value leaves the order
    plain rather than shuffling with a seed the user did not ask for. */
 static void parse_validate_seed(void) {
@@ -219,6 +226,7 @@ static void config_load(void) {
   config.autotune = env_choice("CUBERT_AUTOTUNE", autotune_names, 3, CUBERT_AUTOTUNE_FULL);
   config.autotune_cache = parse_flag("CUBERT_AUTOTUNE_CACHE", 1);
   config.autotune_checks = parse_flag("CUBERT_AUTOTUNE_CHECKS", 0);
+  config.autotune_level = parse_tune_level();
   config.sanitizer = parse_flag("CUBERT_SANITIZER", 1);
   static const char *const binary_cache_names[] = {"auto", "off", "on"};
   config.opencl_binary_cache =

@@ -23,6 +23,7 @@ static const char *const all_vars[] = {
     "CUBERT_AUTOTUNE_CACHE",  "CUBERT_OPENCL_BINARY_CACHE",
     "CUBERT_POOLS_EXCLUSIVE", "CUBERT_VALIDATE_SEED",
     "CUBERT_DRY_RUN",         "CUBERT_AUTOTUNE_CHECKS",
+    "CUBERT_AUTOTUNE_LEVEL",
 };
 
 static void clear_env(void) {

@@ -1426,3 +1426,40 @@ Test(tune, check_comparison_rules) {
   cubert_tune_output i32 = {NULL, 0, 3, CUBERT_DTYPE_I32, 0.5};
   cr_expect_eq(cubert_tune_first_difference(&i32, iref, igot), 2, "integers are exact");
 }
+
+/* The reference's anchor() at each autotune level (cubecl-architecture.md, "anchor": the
+   examples for x = 1, 3, 100, 1000, 4096, 5000), and CUBERT_AUTOTUNE_LEVEL choosing the level of
+   cubert_tune_key_add_anchored. */
+Test(tune, anchor_levels_match_the_reference) {
+  const uint64_t in[] = {1, 3, 100, 1000, 4096, 5000};
+  const uint64_t want[4][6] = {{1, 7, 245, 1526, 9537, 9537},
+                               {1, 4, 128, 1024, 4096, 8192},
+                               {1, 4, 130, 1478, 4988, 7482},
+                               {1, 3, 100, 1000, 4096, 5000}};
+  for (int level = 0; level < 4; ++level)
+    for (size_t i = 0; i < 6; ++i)
+      cr_expect_eq(
+          cubert_tune_anchor_level(in[i], 0, 1, 2, (cubert_tune_level)level), want[level][i],
+          "level %d, x %llu: %llu", level, (unsigned long long)in[i],
+          (unsigned long long)cubert_tune_anchor_level(in[i], 0, 1, 2, (cubert_tune_level)level));
+  cr_expect_eq(cubert_tune_anchor_level(5000, 4096, 1, 2, CUBERT_TUNE_LEVEL_MINIMAL), 4096);
+  cr_expect_eq(cubert_tune_anchor_level(3, 0, 64, 2, CUBERT_TUNE_LEVEL_FULL), 64);
+  cr_expect_eq(cubert_tune_anchor_level(UINT64_MAX, 0, 1, 2, CUBERT_TUNE_LEVEL_MINIMAL),
+               UINT64_MAX);
+  cr_expect_eq(cubert_tune_anchor_level(1000, 0, 1, 2, (cubert_tune_level)9), 1024);
+  const char *const names[] = {"minimal", "balanced", "extensive", "full"};
+  for (int level = 0; level < 4; ++level) {
+    setenv("CUBERT_AUTOTUNE_LEVEL", names[level], 1);
+    cubert_config_reload_for_tests();
+    cr_expect_eq(cubert_config_get()->autotune_level, level);
+    cr_expect_eq(key1(1000).fields[0], want[level][3], "CUBERT_AUTOTUNE_LEVEL=%s", names[level]);
+  }
+  setenv("CUBERT_AUTOTUNE_LEVEL", "2", 1);
+  cubert_config_reload_for_tests();
+  cr_expect_eq(cubert_config_get()->autotune_level, CUBERT_TUNE_LEVEL_EXTENSIVE);
+  setenv("CUBERT_AUTOTUNE_LEVEL", "coarse", 1);
+  cubert_config_reload_for_tests();
+  cr_expect_eq(cubert_config_get()->autotune_level, CUBERT_TUNE_LEVEL_BALANCED, "bad: the default");
+  unsetenv("CUBERT_AUTOTUNE_LEVEL");
+  cubert_config_reload_for_tests();
+}

@@ -48,6 +48,9 @@ typedef struct cubert_config {
   /** CUBERT_AUTOTUNE_CHECKS=1: tuning compares each measured candidate's result with the
      default candidate's and excludes those that disagree (cubert_tune_set.output). */
   int autotune_checks;
+  /** CUBERT_AUTOTUNE_LEVEL: minimal|balanced (default)|extensive|full, or 0..3: the anchor
+     granularity of cubert_tune_key_add_anchored (cubert_tune_level). */
+  int autotune_level;
 } cubert_config;
 /** Values of cubert_config.opencl_binary_cache. */
 enum {

@@ -14,6 +14,8 @@
      cached; minimal: the known-good default for the device family when the kernel
      library's table has one for the set (nothing measured), else only the priority-0
      candidates are measured; full (default): every valid candidate.
+   - CUBERT_AUTOTUNE_LEVEL=minimal|balanced|extensive|full (or 0..3): how coarsely
+     cubert_tune_key_add_anchored rounds sizes (cubert_tune_level); balanced by default.
    - CUBERT_AUTOTUNE_CACHE=0: ignore the disk cache (memory only).
    - CUBERT_AUTOTUNE_CHECKS=1: compare every measured candidate's result with the default
      candidate's, for sets that say where their result is (cubert_tune_set.output); a candidate
@@ -119,9 +121,27 @@ typedef struct cubert_tune_set {
    Pure; never fails. */
 CUBERT_API uint64_t cubert_tune_anchor(uint64_t x, uint64_t max, uint64_t min, uint64_t base);
 
+/** Anchor granularity (CUBERT_AUTOTUNE_LEVEL, the reference's autotune level): how coarsely
+   sizes are rounded into keys, so how many sizes share one tuning. */
+typedef enum cubert_tune_level {
+  CUBERT_TUNE_LEVEL_MINIMAL = 0,   /**< coarser: powers of 1.25 x base (2.5): fewer tunings */
+  CUBERT_TUNE_LEVEL_BALANCED = 1,  /**< powers of base (2), the default */
+  CUBERT_TUNE_LEVEL_EXTENSIVE = 2, /**< finer: powers of 0.75 x base (1.5) */
+  CUBERT_TUNE_LEVEL_FULL = 3,      /**< no rounding: every size is its own key */
+} cubert_tune_level;
+
+/** cubert_tune_anchor at a level, as the reference's anchor(): FULL returns x (clamped);
+   BALANCED is cubert_tune_anchor; MINIMAL and EXTENSIVE round x up to ceil(b^k), the smallest
+   such value >= x, with b = max(base x 1.25 or x 0.75, 1.1) (base 0 means 2). With base 2:
+   1, 3, 100, 1000, 4096, 5000 give 1, 7, 245, 1526, 9537, 9537 (minimal) and 1, 4, 130, 1478,
+   4988, 7482 (extensive). Pure; never fails; a level out of the enum counts as BALANCED. */
+CUBERT_API uint64_t cubert_tune_anchor_level(uint64_t x, uint64_t max, uint64_t min, uint64_t base,
+                                             cubert_tune_level level);
+
 /** @{ */
-/** Appends `value` unchanged / anchored with cubert_tune_anchor(value, 0, 1, 2) (the usual
-   treatment of sizes). INVALID_ARGUMENT when key is NULL or already full. */
+/** Appends `value` unchanged / anchored with cubert_tune_anchor_level(value, 0, 1, 2, level),
+   level from CUBERT_AUTOTUNE_LEVEL (default balanced: powers of 2; the usual treatment of
+   sizes). INVALID_ARGUMENT when key is NULL or already full. */
 CUBERT_API cubert_status cubert_tune_key_add(cubert_tune_key *key, uint64_t value);
 CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint64_t value);
 /** @} */
