@@ -13,8 +13,9 @@
    keeps everything under the device lock.
 
    Asynchronous errors: a negative event status is pushed into the stream's error queue
-   (server.h), as is an error returned by clFinish. Waits on other events (other streams, user
-   events) always carry an event, so a failed dependency is always seen. A command without an
+   (server.h), as is an error returned by clFinish. A wait on another event (another stream's,
+   a user event) puts that event, or on PoCL the wait's own barrier event, into the FIFO, so a
+   failed dependency is always seen. A command without an
    event that fails by itself is seen through a later evented command enqueued before the
    failure (a batch marker, any command with an event: in an in-order queue it fails too), or
    through the marker that sync enqueues when such commands are left unobserved
@@ -367,29 +368,59 @@ cubert_status cubert_ocl_event_record(cubert_server *base, cubert_server_stream 
                              "clEnqueueMarkerWithWaitList on OpenCL device '%s'",
                              base->properties.name);
   }
-  /* The marker also closes the open batch: its commands complete before it. */
-  if (!batch_empty(stream)) {
-    clRetainEvent(handle->event);
-    CUBERT_RETURN_IF_ERROR(
-        cubert_ocl_track(stream, handle->event, stream->batch_what, NULL, 0, NULL, 0, 0));
-  } else {
-    cubert_ocl_poll(stream);
-  }
+  /* The marker is not tracked here: it would close the open batch (its commands complete
+     before it), but releasing those pins would cost a status query of the completed marker at
+     a later poll, 1.5 us on NVIDIA (tools/gpu/event_probe.c), on every cross-stream wait of a
+     producer that never syncs; the stream that waits for the marker queries it already. The
+     batch stays open until this stream's next sync, flush or evented command, or its size
+     bound (BATCH_MAX_PINS). */
+  cubert_ocl_poll(stream);
   *out = handle;
   return NULL;
 }
 
+/* A wait whose barrier has no event of its own (every driver but PoCL): the awaited event,
+   retained, goes into the FIFO instead, so that its failure is this stream's failed dependency.
+   It carries no pins and observes none of the stream's own commands (they may still run when
+   it completes), so the open batch and unobserved_what stay as they are. The FIFO stays in
+   completion order: everything queued after it runs behind the barrier. Against a barrier with
+   an event, on NVIDIA: no new event (+0.1 us) and no status query of the barrier right after
+   it was queued (+0.2 us; tools/gpu/event_probe.c). The status query of the completed awaited
+   event at the next poll or sync (1.5 us) stays: it is how a failed dependency is seen.
+   0 when out of memory. */
+static int awaited_push(cubert_server_stream *stream, cl_event event, const char *what) {
+  if (stream->count == stream->capacity && !pending_grow(stream)) return 0;
+  cubert_ocl_pending *e = &stream->pending[(stream->head + stream->count) % stream->capacity];
+  stream->count++;
+  memset(e, 0, sizeof(*e));
+  e->event = event;
+  e->what = what;
+  return 1;
+}
+
 cubert_status cubert_ocl_wait_cl_event(cubert_server_stream *stream, cl_event event,
                                        const char *what) {
+  if (!stream->server->events_behind_waits) {
+    cl_int err = clEnqueueBarrierWithWaitList(stream->queue, 1, &event, NULL);
+    if (err != CL_SUCCESS)
+      return cubert_ocl_status(err, CUBERT_CODE_EXECUTION, "clEnqueueBarrierWithWaitList (%s)",
+                               what);
+    clRetainEvent(event);
+    if (!awaited_push(stream, event, what)) {
+      clReleaseEvent(event);
+      cubert_ocl_finish(stream); /* no memory to remember it: wait for it now */
+    }
+    return NULL;
+  }
   cl_event barrier = NULL;
   cl_int err = clEnqueueBarrierWithWaitList(stream->queue, 1, &event, &barrier);
   if (err != CL_SUCCESS)
     return cubert_ocl_status(err, CUBERT_CODE_EXECUTION, "clEnqueueBarrierWithWaitList (%s)", what);
-  /* Always with an event: a failed dependency must be seen (and PoCL 3.1 aborts when an event
-     without a handle fails through a user event). On PoCL, commands behind it carry events
-     until it completed (server->events_behind_waits): its failure would otherwise propagate
-     through two commands without events, which aborts PoCL 3.1. The cost, an event per command
-     while a wait is unresolved, is paid only there. */
+  /* PoCL: the barrier with an event, since PoCL 3.1 aborts when an event without a handle
+     fails through a user event. Commands behind it carry events until it completed
+     (server->events_behind_waits): its failure would otherwise propagate through two commands
+     without events, which aborts PoCL 3.1. The cost, an event per command while a wait is
+     unresolved, is paid only there. */
   return track(stream, barrier, what, NULL, 0, NULL, 0, 0, stream->server->events_behind_waits);
 }
 

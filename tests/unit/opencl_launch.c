@@ -3,6 +3,8 @@
    (plain and staged), events between streams, profiling, pinning of bindings until their
    command completed, and asynchronous errors landing in the stream's error queue, including
    the failure of a command that has no event. */
+#include <time.h>
+
 #include "cubert/server/profiler.h"
 #include "cubert/server/transfers.h"
 #include "opencl/device.h"
@@ -428,7 +430,14 @@ Test(opencl_launch, pins_are_released_without_sync) {
   OCL_OK(server->vtable->event_record(server, f.st.stream, &event));
   OCL_OK(server->vtable->event_sync(server, event));
   server->vtable->event_release(server, event);
+  /* The work completed, but the last pins are in the open batch (a recorded event does not
+     close it): a flush closes it with a marker, and a flush after that marker completed
+     releases them. */
   OCL_OK(server->vtable->flush(server, f.st.stream));
+  for (int i = 0; i < 200 && atomic_load(&f.out.slice.refcount) > 1; ++i) {
+    nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    OCL_OK(server->vtable->flush(server, f.st.stream));
+  }
   cr_expect_eq(atomic_load(&f.out.slice.refcount), 1, "%u pins left after the work completed",
                (unsigned)atomic_load(&f.out.slice.refcount));
   cr_expect_not(cubert_stream_errors_pending(f.st.errors));
@@ -575,6 +584,47 @@ Test(opencl_launch, failed_wait_followed_by_many_launches) {
   cr_expect_not_null(f.st.stream->unobserved_what,
                      "a launch after the resolved wait carries no event");
   OCL_OK(server->vtable->sync(server, f.st.stream));
+  cr_expect_not(cubert_stream_errors_pending(f.st.errors));
+  expect_iota_64(&f);
+  clReleaseEvent(gate);
+  ocl_test_fixture_free(&f);
+}
+
+static cl_uint event_refcount(cl_event event) {
+  cl_uint count = 0;
+  cr_assert_eq(clGetEventInfo(event, CL_EVENT_REFERENCE_COUNT, sizeof(count), &count, NULL),
+               CL_SUCCESS);
+  return count;
+}
+
+/* A wait's barrier carries an event only on PoCL (whose 3.1 aborts when a failure propagates
+   through commands without events); on every other driver the stream holds the awaited event
+   itself, which costs no new event and reports a failed dependency the same way (the tests
+   above; they run on Oclgrind as unit_oclgrind_waits). Either way the stream lets go of every
+   event once the wait completed, and the launch behind it ran. */
+Test(opencl_launch, a_wait_holds_the_awaited_event_or_its_barriers_event) {
+  cubert_server *server = ocl_test_server();
+  const int barrier_event = cubert_ocl_server_of(server)->events_behind_waits;
+  ocl_test_fixture f;
+  cl_event gate = gated_iota_fixture(&f, server);
+  cubert_server_stream *st = f.st.stream;
+  cr_assert_eq(st->count, 1, "the wait is in the stream's FIFO");
+  const cubert_ocl_pending *wait = &st->pending[(st->head + st->count - 1) % st->capacity];
+  if (barrier_event) {
+    cr_expect_neq(wait->event, gate, "PoCL: the barrier's own event");
+    cr_expect(wait->fallible, "PoCL: launches behind the unresolved wait carry events");
+  } else {
+    cr_expect_eq(wait->event, gate, "the awaited event itself, no barrier event");
+    cr_expect_not(wait->fallible);
+    cr_expect_eq(wait->pins.slice_count, 0, "the awaited event releases no pins");
+    /* The caller's, the stream's, and any the driver's barrier keeps (Oclgrind: one). */
+    cr_expect_geq(event_refcount(gate), 2, "the stream holds a reference");
+  }
+  OCL_OK(server->vtable->launch(server, st, &f.launch));
+  cr_assert_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+  OCL_OK(server->vtable->sync(server, st));
+  cr_expect_eq(st->count, 0, "nothing left in flight after sync");
+  cr_expect_eq(event_refcount(gate), 1, "the stream released the awaited event");
   cr_expect_not(cubert_stream_errors_pending(f.st.errors));
   expect_iota_64(&f);
   clReleaseEvent(gate);

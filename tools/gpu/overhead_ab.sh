@@ -4,8 +4,8 @@
 # kernel sanitizer) left checked and unchecked launches as fast as before.
 # Before the call, export the older tree into the carried folder:
 #   rm -rf .gpu/old && mkdir -p .gpu/old && git archive <commit> | tar -x -C .gpu/old
-# Then: device run `bash tools/gpu/overhead_ab.sh [cpu_server|matmul|reduce|opencl_server ...]` with carry
-# [".gpu"]; reports in $OUT (default: all three benchmarks; ROUNDS=n alternations, default 3).
+# Then: device run `bash tools/gpu/overhead_ab.sh [cpu_server|matmul|reduce|opencl_server|streams ...]` with carry
+# [".gpu"]; reports in $OUT (default: the first three; ROUNDS=n alternations, default 3).
 . .gpu/setup.sh
 OLD=${OLD:-.gpu/old}
 OUT=${OUT:-/tmp/out}
@@ -25,6 +25,7 @@ args_cpu_server="--only=123 --n=16777216"
 args_matmul="--sizes=512,1024,2048 --reps=5 --no-peer"
 args_reduce="--n=4096 --m=4096 --reps=5"
 args_opencl_server="--device=opencl:gpu --only=13"
+args_streams="--device=opencl:gpu --only=1"
 for i in $(seq 1 "${ROUNDS:-3}"); do
   for w in $WHICH; do
     for v in old new; do
