@@ -4,7 +4,7 @@
 # (issue 23: bench_cpu_server, bench_opencl_server, bench_matmul within 2% of the previous
 # commit). tools/gpu/overhead_ab.sh is the same on the GPU machine.
 #   git archive <commit> | tar -x -C /tmp/ab-old      # the older tree, once
-#   OLD=/tmp/ab-old ROUNDS=5 bash tools/ab.sh [cpu_server opencl_server matmul]
+#   OLD=/tmp/ab-old ROUNDS=5 bash tools/ab.sh [cpu_server opencl_server matmul tune_cold]
 # Builds both (Release, benchmarks only) into /tmp/ab-b-old and /tmp/ab-b-new, then runs each
 # benchmark ROUNDS times per build, old and new alternating, reports in $OUT (default /tmp/ab).
 set -u
@@ -27,6 +27,7 @@ uptime
 args_cpu_server=${ARGS_cpu_server:---only=123 --n=16777216}
 args_matmul=${ARGS_matmul:---sizes=256,512,1024 --reps=5 --no-peer}
 args_opencl_server=${ARGS_opencl_server:---only=13}
+args_tune_cold=${ARGS_tune_cold:-opencl 1}
 for i in $(seq 1 "${ROUNDS:-3}"); do
   for w in $WHICH; do
     for v in old new; do

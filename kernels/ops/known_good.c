@@ -8,8 +8,11 @@
    refines the table per key. An entry is a candidate name, found by name in the set (a renamed
    or removed candidate simply makes the entry inert), and must stay a choice that full tuning
    makes or comes within a few percent of: the entries below are the winners of full tuning on
-   PoCL 3.1 (AVX-512 host) at the sizes of examples/mlp.c. Families without measured entries
-   have none: minimal then measures the set's group 0 as before. */
+   PoCL 3.1 (AVX-512 host) at the sizes of examples/mlp.c. A set may have several entries per
+   family, in order of preference: the first one valid for the key is taken (vec8x32 for the
+   MLP's first product; simple for its second, 61 x 128 x 10, where vec8x32 is not valid and
+   full tuning picks simple over tile32x32). Families without measured entries have none:
+   minimal then measures the set's group 0 as before. */
 #include "ops/known_good.h"
 
 #include <string.h>
@@ -30,6 +33,7 @@ static const known_good_entry table[] = {
     {"ops.softmax", FAMILY_POCL, "online_d32"},
     {"ops.reduce_axis", FAMILY_POCL, "inner_x8_d64"},
     {"matmul_f32", FAMILY_POCL, "vec8x32"},
+    {"matmul_f32", FAMILY_POCL, "simple"},
 };
 
 static family family_of(const cubert_client *client) {
@@ -41,12 +45,13 @@ static family family_of(const cubert_client *client) {
   return FAMILY_OTHER;
 }
 
-uint32_t cubert_ops_known_good(const cubert_client *client, const cubert_tune_set *set) {
+uint32_t cubert_ops_known_good(const cubert_client *client, const cubert_tune_set *set,
+                               const uint8_t *eligible) {
   const family f = family_of(client);
   for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
     if (table[i].family != f || strcmp(table[i].set_name, set->name) != 0) continue;
     for (uint32_t c = 0; c < set->candidate_count; ++c)
-      if (strcmp(set->candidates[c].name, table[i].candidate) == 0) return c;
+      if (eligible[c] && strcmp(set->candidates[c].name, table[i].candidate) == 0) return c;
   }
   return UINT32_MAX;
 }

@@ -8,8 +8,10 @@
 #include "cubert/client.h"
 #include "cubert/tune.h"
 
-/* The known-good candidate of `set` for the device family of `client`, or UINT32_MAX (a
-   cubert_tune_known_good_fn for cubert_tune_execute_known, lib/tune/tuner.h). */
-uint32_t cubert_ops_known_good(const cubert_client *client, const cubert_tune_set *set);
+/* The first known-good candidate of `set` for the device family of `client` that `eligible`
+   marks (valid for the key), or UINT32_MAX (a cubert_tune_known_good_fn for
+   cubert_tune_execute_known, lib/tune/tuner.h). */
+uint32_t cubert_ops_known_good(const cubert_client *client, const cubert_tune_set *set,
+                               const uint8_t *eligible);
 
 #endif /* CUBERT_OPS_KNOWN_GOOD_H */

@@ -395,7 +395,7 @@ static uint32_t choose_eligible(cubert_client *client, const cubert_tune_set *se
     ++eligible_count;
     priority_count += set->candidates[i].priority == 0;
   }
-  uint32_t known = minimal && known_good ? known_good(client, set) : UINT32_MAX;
+  uint32_t known = minimal && known_good ? known_good(client, set, eligible) : UINT32_MAX;
   if (known < set->candidate_count && eligible[known]) {
     memset(eligible, 0, set->candidate_count);
     eligible[known] = 1;

@@ -15,10 +15,11 @@
 typedef struct cubert_tuner cubert_tuner;
 void cubert_tuner_destroy(cubert_tuner *tuner);
 
-/* Returns the index of the candidate of `set` known to be good on `client`'s device family, or
+/* Returns the index of the candidate of `set` known to be good on `client`'s device family
+   among those marked in `eligible` (one byte per candidate: valid for the key being tuned), or
    UINT32_MAX (kernels/ops/known_good.c, say). */
 typedef uint32_t (*cubert_tune_known_good_fn)(const cubert_client *client,
-                                              const cubert_tune_set *set);
+                                              const cubert_tune_set *set, const uint8_t *eligible);
 /* cubert_tune_execute with a table of known-good defaults: under CUBERT_AUTOTUNE=minimal, a
    known-good candidate that is valid for the key is taken without measurement (else minimal
    measures group 0 as usual); full ignores it. Called only when a key is tuned, never on the

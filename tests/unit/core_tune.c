@@ -343,9 +343,17 @@ Test(tune, a_lone_candidate_is_not_measured) {
   cubert_client_release(client);
 }
 
-static uint32_t known_spin2(const cubert_client *client, const cubert_tune_set *set) {
-  (void)client, (void)set;
+static uint32_t known_spin2(const cubert_client *client, const cubert_tune_set *set,
+                            const uint8_t *eligible) {
+  (void)client, (void)set, (void)eligible;
   return 2;
+}
+
+/* A table with two entries: spin2, else spin1 (the first one valid for the key). */
+static uint32_t known_spin2_then_1(const cubert_client *client, const cubert_tune_set *set,
+                                   const uint8_t *eligible) {
+  (void)client, (void)set;
+  return eligible[2] ? 2 : eligible[1] ? 1 : UINT32_MAX;
 }
 
 /* A table of known-good defaults (cubert_tune_execute_known): minimal takes its candidate
@@ -364,6 +372,14 @@ Test(tune, minimal_takes_the_known_good_default_unmeasured) {
   cubert_tune_key big = key1(5000);
   expect_ok(cubert_tune_execute_known(client, &set_valid, &big, &args, known_spin2));
   cr_expect_eq(stats_of(client).candidates_measured, 2);
+  /* A second entry valid for the key is taken unmeasured instead (another anchored key: the
+     one above is remembered). */
+  spin_args second = {.spin_ns = {1000, 1000, 1000}};
+  cubert_tune_key bigger = key1(20000);
+  expect_ok(cubert_tune_execute_known(client, &set_valid, &bigger, &second, known_spin2_then_1));
+  cr_expect_eq(atomic_load(&second.calls[1]), 1, "the second entry, launched once");
+  cr_expect_eq(atomic_load(&second.calls[0]) + atomic_load(&second.calls[2]), 0);
+  cr_expect_eq(stats_of(client).candidates_measured, 2, "nothing more measured");
   cubert_client_release(client);
   env_setup(NULL);
   client = open_client("cpu");

@@ -834,12 +834,16 @@ Test(opencl_program, binary_cache_policy_follows_the_environment) {
 }
 
 /* A kernel-language kernel is built alone (backends/opencl/kernel_source.c): the other entry
-   points of its file are blanked with spaces, newlines kept, so only its wrapper remains. */
+   points of its file and their body functions are blanked with spaces, newlines kept, so only
+   its wrapper, its body, the prototypes and the helpers remain. */
 Test(opencl_program, kernel_only_source_blanks_the_other_entry_points) {
   static const char text[] =
       "#line 1 \"k.cube.c\"\nstatic inline void a_body_(int x);\n"
       "__kernel void a(__global int *o) { __local int s; { a_body_(o[0]); } }\n"
+      "static inline void a_body_(int x) {\n  if (x) { x = '}'; }\n}\n"
+      "static inline void helper_body_(int y) { (void)y; }\n"
       "__kernel void ab(__global int *o) {\n  o[0] = 2;\n}\n"
+      "static inline void ab_body_(int x) { (void)x; }\n"
       "__kernel void b(__global int *o) { o[0] = 3; }\n";
   char *only = cubert_ocl_kernel_only_source(text, "ab");
   cr_assert_not_null(only);
@@ -847,7 +851,12 @@ Test(opencl_program, kernel_only_source_blanks_the_other_entry_points) {
   cr_expect_not_null(strstr(only, "__kernel void ab("), "%s", only);
   cr_expect_null(strstr(only, "__kernel void a("), "%s", only);
   cr_expect_null(strstr(only, "__kernel void b("), "%s", only);
-  cr_expect_not_null(strstr(only, "static inline void a_body_(int x);"), "bodies stay");
+  cr_expect_not_null(strstr(only, "static inline void a_body_(int x);"), "prototypes stay");
+  cr_expect_null(strstr(only, "static inline void a_body_(int x) {"), "%s", only);
+  cr_expect_null(strstr(only, "x = '}'"), "the whole body, past a brace in a literal: %s", only);
+  cr_expect_not_null(strstr(only, "static inline void ab_body_(int x) { (void)x; }"), "%s", only);
+  cr_expect_not_null(strstr(only, "static inline void helper_body_(int y) { (void)y; }"),
+                     "not a kernel's body: %s", only);
   int lines_in = 0, lines_out = 0;
   for (const char *p = text; *p; ++p) lines_in += *p == '\n';
   for (const char *p = only; *p; ++p) lines_out += *p == '\n';
