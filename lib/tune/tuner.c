@@ -358,9 +358,13 @@ static int disk_lookup(cubert_tuner *t, const cubert_tune_set *set, uint64_t che
    slower, so a candidate's fastest run is a lower bound of its median, and the fastest run of
    all is the best estimate of what the winner can do. A candidate 1.5x behind that cannot end
    within the 5% that separates contenders, so its remaining samples would only cost time. The
-   contenders keep the median of their samples; a lone contender stops being sampled. */
+   contenders keep the median of their samples; a lone contender stops being sampled. The bound
+   holds only once load is unlikely to have stretched every run of a candidate: one preempted
+   sample of the fastest candidate would drop it (a 2-core machine under load shows 10x
+   stretches), so nothing is eliminated before ELIMINATE_AFTER timed rounds. */
 #define ELIMINATE_NUM 3u
 #define ELIMINATE_DEN 2u
+#define ELIMINATE_AFTER 2
 
 /* Counts of one measurement, added to the tuner's stats under its lock. */
 typedef struct measure_counts {
@@ -551,7 +555,7 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
     uint64_t round_best = UINT64_MAX;
     uint32_t contenders = run_round(client, &m, args, round, &round_best);
     rounds = round + 1;
-    if (round >= 0) contenders -= eliminate_slow(&m, round, round_best);
+    if (round + 1 >= ELIMINATE_AFTER) contenders -= eliminate_slow(&m, round, round_best);
     if (contenders <= 1) break;
   }
   uint64_t best_ns = UINT64_MAX;

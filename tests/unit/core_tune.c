@@ -197,18 +197,18 @@ Test(tune, picks_the_fastest_then_runs_it_from_memory) {
     cubert_tune_stats st = stats_of(client);
     cr_expect_eq(st.tunings, 1, "%s", selectors[d]);
     cr_expect_eq(st.candidates_measured, 3);
-    /* Warm-up + one sample each: spin0 and spin2 are 24x and 10x behind spin1, so both are
-       eliminated after the first round, which leaves spin1 alone (no more samples); then one
-       more run of the winner. */
-    cr_expect_eq(st.samples, 3, "%s", selectors[d]);
+    /* Warm-up + two samples each: spin0 and spin2 are 24x and 10x behind spin1, so both are
+       eliminated after the second round (the first to eliminate), which leaves spin1 alone (no
+       more samples); then one more run of the winner. */
+    cr_expect_eq(st.samples, 6, "%s", selectors[d]);
     cr_expect_eq(st.candidates_eliminated, 2, "%s", selectors[d]);
-    cr_expect_eq(atomic_load(&args.calls[0]), 2);
-    cr_expect_eq(atomic_load(&args.calls[2]), 2);
-    cr_expect_eq(atomic_load(&args.calls[1]), 3, "%s: winner spin1", selectors[d]);
+    cr_expect_eq(atomic_load(&args.calls[0]), 3);
+    cr_expect_eq(atomic_load(&args.calls[2]), 3);
+    cr_expect_eq(atomic_load(&args.calls[1]), 4, "%s: winner spin1", selectors[d]);
     /* 1024 anchors like 1000: no new tuning; the winner runs. */
     cubert_tune_key same = key1(1024);
     expect_ok(cubert_tune_execute(client, &set3, &same, &args));
-    cr_expect_eq(atomic_load(&args.calls[1]), 4);
+    cr_expect_eq(atomic_load(&args.calls[1]), 5);
     st = stats_of(client);
     cr_expect_eq(st.tunings, 1);
     cr_expect_eq(st.memory_hits, 1);
@@ -234,8 +234,10 @@ Test(tune, failing_candidate_is_skipped) {
     cr_expect_eq(st.candidates_measured, 3);
     cr_expect_eq(st.candidates_failed, 1);
     cr_expect_eq(atomic_load(&args.calls[0]), 1, "the failing warm-up stops it");
-    /* spin1 is 10x behind: eliminated after one sample, spin2 is left alone. */
-    cr_expect_eq(atomic_load(&args.calls[2]), 3, "%s: winner spin2", selectors[d]);
+    /* spin1 is 10x behind: eliminated after two samples, spin2 is left alone (warm-up, two
+       samples, the caller's launch). */
+    cr_expect_eq(atomic_load(&args.calls[1]), 3, "%s", selectors[d]);
+    cr_expect_eq(atomic_load(&args.calls[2]), 4, "%s: winner spin2", selectors[d]);
     args_done(&args);
     cubert_client_release(client);
   }
@@ -281,7 +283,8 @@ Test(tune, cached_winner_that_fails_is_evicted_and_replaced) {
     cubert_tune_stats st = stats_of(client);
     cr_expect_eq(st.evictions, 1);
     cr_expect_eq(st.tunings, 2);
-    cr_expect_eq(atomic_load(&args.calls[2]) - before2, 3, "%s: spin2 wins the retuning",
+    /* Warm-up, two samples (spin0 is then eliminated), the caller's launch. */
+    cr_expect_eq(atomic_load(&args.calls[2]) - before2, 4, "%s: spin2 wins the retuning",
                  selectors[d]);
     /* The disk entry names the new winner. */
     char path[4096];
@@ -412,7 +415,7 @@ Test(tune, a_failing_lone_candidate_is_not_cached) {
 }
 
 /* Early elimination keeps sampling the contenders that are close (here two equal candidates,
-   and one 8x slower that is dropped after its first sample). */
+   and one 8x slower that is dropped after its second sample). */
 Test(tune, early_elimination_keeps_close_contenders) {
   static const cubert_tune_candidate close[] = {
       {"slow", c0, NULL, 0}, {"a", c1, NULL, 0}, {"b", c2, NULL, 0}};
@@ -424,15 +427,15 @@ Test(tune, early_elimination_keeps_close_contenders) {
   cubert_tune_key key = key1(5);
   expect_ok(cubert_tune_execute(client, &close_set, &key, &args));
   cubert_tune_stats st = stats_of(client);
-  cr_expect_eq(atomic_load(&args.calls[0]), 2, "slow: warm-up and one sample");
+  cr_expect_eq(atomic_load(&args.calls[0]), 3, "slow: warm-up and two samples");
   cr_expect_geq(st.candidates_eliminated, 1);
   cr_expect_leq(st.candidates_eliminated, 2);
   /* a and b are within 1.5x of each other on a quiet machine: both take every sample, unless
      load stretched one of them past 1.5x, in which case it was eliminated too. */
   int ab = atomic_load(&args.calls[1]) + atomic_load(&args.calls[2]);
-  cr_expect(st.samples == 1 + 2 * CUBERT_TUNE_SAMPLES || st.candidates_eliminated == 2,
+  cr_expect(st.samples == 2 + 2 * CUBERT_TUNE_SAMPLES || st.candidates_eliminated == 2,
             "samples %llu", (unsigned long long)st.samples);
-  cr_expect(ab >= 5, "%d", ab);
+  cr_expect(ab >= 7, "%d", ab); /* two warm-ups, two samples each, the caller's launch */
   cubert_client_release(client);
 }
 
@@ -818,8 +821,8 @@ Test(tune, two_threads_tune_one_key_once) {
     cr_expect_eq(st.tunings, 1, "%s", selectors[d]);
     cr_expect_eq(st.candidates_measured, 3);
     cr_expect_eq(st.memory_hits, 1, "the other thread waited and ran the winner");
-    cr_expect_eq(atomic_load(&args.calls[0]), 2, "eliminated after one sample");
-    cr_expect_eq(atomic_load(&args.calls[1]), 4, "warm-up, one sample, two launches");
+    cr_expect_eq(atomic_load(&args.calls[0]), 3, "eliminated after two samples");
+    cr_expect_eq(atomic_load(&args.calls[1]), 5, "warm-up, two samples, two launches");
     args_done(&args);
     cubert_client_release(client);
   }
