@@ -55,16 +55,21 @@ static void blank(char *from, const char *to) {
     if (*from != '\n') *from = ' ';
 }
 
-/* The names of the wrappers blanked so far (pointers into the text, not terminated). */
+/* The name of a blanked wrapper: a pointer into the text, not terminated. */
+typedef struct blanked_name {
+  const char *text;
+  size_t len;
+} blanked_name;
+
+/* The names of the wrappers blanked so far. */
 typedef struct blanked {
-  const char **names;
-  size_t *lens;
-  size_t count;
+  blanked_name *names;
+  size_t count, capacity;
 } blanked;
 
 static int was_blanked(const blanked *b, const char *name, size_t len) {
   for (size_t i = 0; i < b->count; ++i)
-    if (b->lens[i] == len && memcmp(b->names[i], name, len) == 0) return 1;
+    if (b->names[i].len == len && memcmp(b->names[i].text, name, len) == 0) return 1;
   return 0;
 }
 
@@ -92,7 +97,6 @@ char *cubert_ocl_kernel_only_source(const char *source, const char *entry) {
   const size_t len = strlen(source), entry_len = strlen(entry);
   char *out = malloc(len + 1);
   blanked b = {0};
-  size_t cap = 0;
   if (!out) return NULL;
   memcpy(out, source, len + 1);
   int found = 0, complete = 1;
@@ -106,24 +110,22 @@ char *cubert_ocl_kernel_only_source(const char *source, const char *entry) {
     }
     const char *end = wrapper_end(at);
     if (!end) break;
-    if (complete && b.count == cap) {
-      cap = cap ? 2 * cap : 16;
-      const char **names = realloc(b.names, cap * sizeof(*names));
-      size_t *lens = names ? realloc(b.lens, cap * sizeof(*lens)) : NULL;
-      if (names) b.names = names;
-      if (lens) b.lens = lens;
-      complete = names && lens; /* without memory, the bodies stay (still correct) */
+    if (complete && b.count == b.capacity) {
+      const size_t capacity = b.capacity ? 2 * b.capacity : 16;
+      blanked_name *names = realloc(b.names, capacity * sizeof(*names));
+      if (names) {
+        b.names = names;
+        b.capacity = capacity;
+      }
+      complete = names != NULL; /* without memory, the bodies stay (still correct) */
     }
-    if (complete) { /* the name's text in `source`: `out` is about to be blanked */
-      b.names[b.count] = source + (name - out);
-      b.lens[b.count++] = name_len;
-    }
+    if (complete) /* the name's text in `source`: `out` is about to be blanked */
+      b.names[b.count++] = (blanked_name){source + (name - out), name_len};
     blank(at, end);
     at += end - at;
   }
   if (found && complete) blank_bodies(out, &b);
   free(b.names);
-  free(b.lens);
   if (!found) {
     free(out);
     return NULL;

@@ -194,15 +194,24 @@ cubert_status cubert_ocl_finish(cubert_server_stream *stream) {
   return NULL;
 }
 
+/* A zeroed entry at the FIFO's tail holding `event` (owned); NULL when out of memory. */
+static cubert_ocl_pending *pending_append(cubert_server_stream *stream, cl_event event,
+                                          const char *what) {
+  if (stream->count == stream->capacity && !pending_grow(stream)) return NULL;
+  cubert_ocl_pending *e = &stream->pending[(stream->head + stream->count) % stream->capacity];
+  stream->count++;
+  memset(e, 0, sizeof(*e));
+  e->event = event;
+  e->what = what;
+  return e;
+}
+
 /* Appends `event` (owned) with the open batch's pins to the FIFO. `fallible`: a wait that
    counts in fallible_waits until it completed. 0 when out of memory. */
 static int pending_push(cubert_server_stream *stream, cl_event event, const char *what, int batch,
                         int fallible) {
-  if (stream->count == stream->capacity && !pending_grow(stream)) return 0;
-  cubert_ocl_pending *e = &stream->pending[(stream->head + stream->count) % stream->capacity];
-  stream->count++;
-  e->event = event;
-  e->what = what;
+  cubert_ocl_pending *e = pending_append(stream, event, what);
+  if (!e) return 0;
   e->batch = batch;
   e->fallible = fallible;
   if (fallible) stream->fallible_waits++;
@@ -379,25 +388,15 @@ cubert_status cubert_ocl_event_record(cubert_server *base, cubert_server_stream 
   return NULL;
 }
 
-/* A wait whose barrier has no event of its own (every driver but PoCL): the awaited event,
-   retained, goes into the FIFO instead, so that its failure is this stream's failed dependency.
-   It carries no pins and observes none of the stream's own commands (they may still run when
-   it completes), so the open batch and unobserved_what stay as they are. The FIFO stays in
-   completion order: everything queued after it runs behind the barrier. Against a barrier with
-   an event, on NVIDIA: no new event (+0.1 us) and no status query of the barrier right after
-   it was queued (+0.2 us; tools/gpu/event_probe.c). The status query of the completed awaited
-   event at the next poll or sync (1.5 us) stays: it is how a failed dependency is seen.
-   0 when out of memory. */
-static int awaited_push(cubert_server_stream *stream, cl_event event, const char *what) {
-  if (stream->count == stream->capacity && !pending_grow(stream)) return 0;
-  cubert_ocl_pending *e = &stream->pending[(stream->head + stream->count) % stream->capacity];
-  stream->count++;
-  memset(e, 0, sizeof(*e));
-  e->event = event;
-  e->what = what;
-  return 1;
-}
-
+/* Waits on `event` (the caller keeps its reference). A wait whose barrier has no event of its
+   own (every driver but PoCL): the awaited event, retained, goes into the FIFO instead, so that its
+   failure is this stream's failed dependency. It carries no pins and observes none of the stream's
+   own commands (they may still run when it completes), so the open batch and unobserved_what stay
+   as they are. The FIFO stays in completion order: everything queued after it runs behind the
+   barrier. Against a barrier with an event, on NVIDIA: no new event (+0.1 us) and no status query
+   of the barrier right after it was queued (+0.2 us; tools/gpu/event_probe.c). The status query of
+   the completed awaited event at the next poll or sync (1.5 us) stays: it is how a failed
+   dependency is seen. */
 cubert_status cubert_ocl_wait_cl_event(cubert_server_stream *stream, cl_event event,
                                        const char *what) {
   if (!stream->server->events_behind_waits) {
@@ -406,7 +405,7 @@ cubert_status cubert_ocl_wait_cl_event(cubert_server_stream *stream, cl_event ev
       return cubert_ocl_status(err, CUBERT_CODE_EXECUTION, "clEnqueueBarrierWithWaitList (%s)",
                                what);
     clRetainEvent(event);
-    if (!awaited_push(stream, event, what)) {
+    if (!pending_append(stream, event, what)) {
       clReleaseEvent(event);
       cubert_ocl_finish(stream); /* no memory to remember it: wait for it now */
     }
