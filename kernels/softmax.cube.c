@@ -42,4 +42,5 @@ CUBE_FN float softmax_expf_(float x) {
 #define SM_ONLINE_SHARED softmax_online_f32_shared
 #define SM_ROWS_NAME softmax_rows_f32
 #define SM_ROWS_SHARED softmax_rows_f32_shared
+#define SM_UNITS_NAME softmax_units_f32
 #include "softmax_body.h"

@@ -366,6 +366,43 @@ SM_KERNEL_(SM_ONLINE_NAME, (SM_ONLINE_SHARED, sh), (const SM_T, in), (SM_T, out)
 #undef SM_RESCALE
 #endif /* SM_ONLINE_NAME */
 
+/* Whether the row starting at bi / bo ends inside in and out (no wrap past 2^64). */
+#define SM_ROW_FITS(bi, bo)                                                                  \
+  (!((si && C - 1 > (UINT64_MAX - (bi)) / si) || (so && C - 1 > (UINT64_MAX - (bo)) / so) || \
+     (bi) + (C - 1) * si >= LEN(in) || (bo) + (C - 1) * so >= LEN(out)))
+
+/* SM_UNITS_NAME (optional): one unit per row, alone through the three passes, with no shared
+   memory and no barriers. For short rows (a classifier's ten classes) the cube forms spend a
+   cube, two trees and their barriers on a row that one unit reads in a few loads; here the
+   units of a cube take neighbouring rows. On PoCL a kernel without barriers also compiles in a
+   fraction of the time (no work-group loops around barrier regions): what a cold first run
+   pays. cubert_op_softmax offers it for rows of at most CUBERT_KERNEL_SOFTMAX_UNIT_ROW_MAX
+   elements (a long row would serialise on one unit). -inf and NaN: as the three-pass kernel. */
+#ifdef SM_UNITS_NAME
+#define SM_UNIT_KERNEL_(name, ...) UNIT_KERNEL(name, __VA_ARGS__)
+SM_UNIT_KERNEL_(SM_UNITS_NAME, INFO_U64(6), (const SM_T, in), (SM_T, out)) {
+  const uint32_t kr = INFO_U32(0);
+  const uint64_t C = INFO_U64(1), si = INFO_U64(2), so = INFO_U64(3);
+  if (C == 0 || kr > SM_MAX_KEPT) return;
+  uint64_t bi, bo;
+  SM_ROW_BASES(UNIT_ID, bi, bo);
+  if (!SM_ROW_FITS(bi, bo)) {
+    (void)LOAD(in, bi + (C - 1) * si); /* reported in validate mode */
+    return;
+  }
+  SM_T row_max = -INFINITY;
+  for (uint64_t j = 0; j < C; ++j) row_max = SM_MAXNAN(row_max, in[bi + j * si]);
+  SM_T sum = 0;
+  for (uint64_t j = 0; j < C; ++j) {
+    const SM_T e = SM_EXP(in[bi + j * si] - row_max);
+    out[bo + j * so] = e;
+    sum += e;
+  }
+  const SM_T scale = (SM_T)1 / sum;
+  for (uint64_t j = 0; j < C; ++j) out[bo + j * so] *= scale;
+}
+#endif /* SM_UNITS_NAME */
+
 /* SM_ROWS_NAME (optional): the three-pass softmax over several consecutive rows per cube
    (ceil(rows / CUBE_COUNT) of them), pipelined so that one pass reads memory, not two:
      0. (the cube's first row only) the row's maximum, as pass 1 above;
@@ -382,10 +419,6 @@ typedef struct SM_ROWS_SHARED {
   SM_T sum[2][2 * SM_MAX_UNITS], max[2][2 * SM_MAX_UNITS];
 } SM_ROWS_SHARED;
 
-/* Whether the row starting at bi / bo ends inside in and out (no wrap past 2^64). */
-#define SM_ROW_FITS(bi, bo)                                                                  \
-  (!((si && C - 1 > (UINT64_MAX - (bi)) / si) || (so && C - 1 > (UINT64_MAX - (bo)) / so) || \
-     (bi) + (C - 1) * si >= LEN(in) || (bo) + (C - 1) * so >= LEN(out)))
 /* Column j of pass 2 of the row at bi / bo, and of pass 1 of the row at bn; SI, SO: the
    column strides (1, or si and so). */
 #define SM_ROWS_STEP(j, SI, SO)                              \

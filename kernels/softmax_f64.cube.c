@@ -9,4 +9,5 @@
 #define SM_SHARED softmax_f64_shared
 #define SM_ONLINE_NAME softmax_online_f64
 #define SM_ONLINE_SHARED softmax_online_f64_shared
+#define SM_UNITS_NAME softmax_units_f64
 #include "softmax_body.h"

@@ -30,7 +30,9 @@ typedef struct known_good_entry {
 } known_good_entry;
 
 static const known_good_entry table[] = {
+    {"ops.softmax", FAMILY_POCL, "units_d64"},
     {"ops.softmax", FAMILY_POCL, "online_d32"},
+    {"ops.reduce_axis", FAMILY_POCL, "rowwise_d64"},
     {"ops.reduce_axis", FAMILY_POCL, "inner_x8_d64"},
     {"matmul_f32", FAMILY_POCL, "vec8x32"},
     {"matmul_f32", FAMILY_POCL, "simple"},

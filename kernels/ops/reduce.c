@@ -172,7 +172,16 @@ typedef struct geometry {
   /* outer: 1 reduce_outer_wide (8 outputs per unit), 2 the same with eight rows per step (flags
      bit 3); inner: 1 eight loads per unit and phase */
   uint8_t wide;
+  /* reduce_outer (a unit per output, no barriers) on reduce_inner's layout, for short axes only
+     (ROWWISE_MAX_R): an argmax over a classifier's ten classes reads ten elements per output,
+     which one unit does in ten loads while a cube per output pays a tree and its barriers (61 x
+     10 argmax on PoCL: 5 us against 135); on PoCL a kernel without barriers also compiles in a
+     fraction of the time, which is what a cold first run pays. */
+  bool rowwise;
 } geometry;
+
+/* The longest reduced axis a rowwise geometry takes (one unit walks it). */
+#define ROWWISE_MAX_R 128
 
 static cubert_status run(cubert_client *client, const reduce_problem *p, const geometry *g) {
   const family *f = p->fam;
@@ -240,30 +249,32 @@ static cubert_status run(cubert_client *client, const reduce_problem *p, const g
    inner_x8: reduce_inner with eight loads per unit and phase (GPUs); more outer splits around
    outer_d256_c256, the H200's choice for 8192² column sums (at 78-81% of copy there). */
 static const geometry geometries[] = {
-    {false, 64, 0, false, false},       {false, 256, 0, false, false},
-    {false, 256, 4096, false, false},   {false, 256, 16384, false, false},
-    {false, 256, 65536, false, false},  {false, 16, 16384, false, false},
-    {false, 16, 65536, false, false},   {false, 16, 262144, false, false},
-    {false, 64, 65536, false, false},   {false, 64, 262144, false, false},
-    {false, 64, 1048576, false, false}, {true, 64, 0, false, false},
-    {true, 256, 0, false, false},       {true, 1024, 0, false, false},
-    {true, 64, 1024, false, false},     {true, 256, 1024, false, false},
-    {true, 256, 256, false, false},     {true, 64, 0, true, false},
-    {true, 256, 0, true, false},        {true, 1024, 0, true, false},
-    {true, 256, 1024, true, false},     {true, 128, 0, false, true},
-    {true, 256, 0, false, true},        {true, 256, 0, true, true},
-    {false, 64, 0, false, true},        {false, 256, 0, false, true},
-    {false, 256, 65536, false, true},   {false, 64, 262144, false, true},
-    {true, 256, 128, false, false},     {true, 128, 256, false, false},
-    {true, 256, 512, false, false},     {true, 1024, 2048, false, true},
-    {true, 1024, 1024, false, true},    {true, 512, 1024, false, true},
-    {true, 1024, 1024, false, 2},       {true, 1024, 512, false, 2},
-    {true, 1024, 2048, false, 2},       {true, 512, 1024, false, 2},
+    {false, 64, 0, false, false, false},       {false, 256, 0, false, false, false},
+    {false, 256, 4096, false, false, false},   {false, 256, 16384, false, false, false},
+    {false, 256, 65536, false, false, false},  {false, 16, 16384, false, false, false},
+    {false, 16, 65536, false, false, false},   {false, 16, 262144, false, false, false},
+    {false, 64, 65536, false, false, false},   {false, 64, 262144, false, false, false},
+    {false, 64, 1048576, false, false, false}, {true, 64, 0, false, false, false},
+    {true, 256, 0, false, false, false},       {true, 1024, 0, false, false, false},
+    {true, 64, 1024, false, false, false},     {true, 256, 1024, false, false, false},
+    {true, 256, 256, false, false, false},     {true, 64, 0, true, false, false},
+    {true, 256, 0, true, false, false},        {true, 1024, 0, true, false, false},
+    {true, 256, 1024, true, false, false},     {true, 128, 0, false, true, false},
+    {true, 256, 0, false, true, false},        {true, 256, 0, true, true, false},
+    {false, 64, 0, false, true, false},        {false, 256, 0, false, true, false},
+    {false, 256, 65536, false, true, false},   {false, 64, 262144, false, true, false},
+    {true, 256, 128, false, false, false},     {true, 128, 256, false, false, false},
+    {true, 256, 512, false, false, false},     {true, 1024, 2048, false, true, false},
+    {true, 1024, 1024, false, true, false},    {true, 512, 1024, false, true, false},
+    {true, 1024, 1024, false, 2, false},       {true, 1024, 512, false, 2, false},
+    {true, 1024, 2048, false, 2, false},       {true, 512, 1024, false, 2, false},
+    {true, 64, 0, false, false, true},
 };
 #define GEOMETRY_COUNT (sizeof(geometries) / sizeof(geometries[0]))
 
 static int geometry_valid(const reduce_problem *p, const geometry *g) {
   if (g->units > p->max_units) return 0;
+  if (g->rowwise) return p->inner_fav && p->R <= ROWWISE_MAX_R;
   if (!g->outer && g->units > CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS) return 0;
   if (g->outer == p->inner_fav) return 0;
   const uint64_t spread = 2 * (uint64_t)(p->compute_units ? p->compute_units : 1);
@@ -330,6 +341,7 @@ CANDIDATE(34)
 CANDIDATE(35)
 CANDIDATE(36)
 CANDIDATE(37)
+CANDIDATE(38)
 
 /* Group 0 (CUBERT_AUTOTUNE=minimal): one per family. */
 static const cubert_tune_candidate candidates[] = {
@@ -371,15 +383,17 @@ static const cubert_tune_candidate candidates[] = {
     {"outer_rows8_d1024_c512", launch_35, valid_35, 1},
     {"outer_rows8_d1024_c2048", launch_36, valid_36, 1},
     {"outer_rows8_d512_c1024", launch_37, valid_37, 1},
+    {"rowwise_d64", launch_38, valid_38, 0},
 };
 _Static_assert(sizeof(candidates) / sizeof(candidates[0]) == GEOMETRY_COUNT, "one per geometry");
-/* source_checksum: bump when the kernels change in ways that move the winner (1: rows8). */
+/* source_checksum: bump when the kernels change in ways that move the winner (1: rows8, 2:
+   rowwise). */
 static int reduce_output(const void *args, cubert_tune_output *out) {
   *out = ((const reduce_problem *)args)->result;
   return 1;
 }
 
-static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 1,
+static const cubert_tune_set reduce_set = {"ops.reduce_axis", candidates, GEOMETRY_COUNT, 2,
                                            reduce_output};
 
 const cubert_tune_set *cubert_ops_reduce_tune_set(void) {

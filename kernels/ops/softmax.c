@@ -23,14 +23,16 @@
    CPU server's softmax is bound by exp, which the wider builds evaluate 2-4x as many at once. */
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
 extern const cubert_kernel_def cubert_kernel_x86v3_softmax_f32,
-    cubert_kernel_x86v3_softmax_online_f32, cubert_kernel_x86v3_softmax_rows_f32;
+    cubert_kernel_x86v3_softmax_online_f32, cubert_kernel_x86v3_softmax_rows_f32,
+    cubert_kernel_x86v3_softmax_units_f32;
 #define SM_X86V3(name) (&cubert_kernel_x86v3_##name)
 #else
 #define SM_X86V3(name) NULL
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
 extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32,
-    cubert_kernel_x86v4_softmax_online_f32, cubert_kernel_x86v4_softmax_rows_f32;
+    cubert_kernel_x86v4_softmax_online_f32, cubert_kernel_x86v4_softmax_rows_f32,
+    cubert_kernel_x86v4_softmax_units_f32;
 #define SM_X86V4(name) (&cubert_kernel_x86v4_##name)
 #else
 #define SM_X86V4(name) NULL
@@ -40,8 +42,8 @@ extern const cubert_kernel_def cubert_kernel_x86v4_softmax_f32,
 
 typedef struct softmax_problem {
   /* [0] three passes over the row, [1] two (the running maximum and sum), [2] three passes over
-     several rows per cube, pipelined (f32 only; softmax_body.h). */
-  const cubert_kernel_def *kernel[3];
+     several rows per cube, pipelined (f32 only), [3] one unit per row (softmax_body.h). */
+  const cubert_kernel_def *kernel[4];
   cubert_handle *in, *out;
   uint64_t info[CUBERT_KERNEL_SOFTMAX_INFO(CUBERT_MAX_RANK - 1)];
   uint32_t info_count, max_units;
@@ -54,9 +56,11 @@ typedef struct softmax_problem {
   cubert_tune_output result; /* out's region (CUBERT_AUTOTUNE_CHECKS) */
 } softmax_problem;
 
-/* Launches kernel[form] with `units` per cube and `per` rows per cube (1 but for form 2). */
+/* Launches kernel[form] with `units` per cube and `per` rows per cube (1 but for form 2; form
+   3 takes one row per unit, so `units` rows per cube). */
 static cubert_status run(cubert_client *client, const softmax_problem *p, uint32_t units, int form,
                          uint64_t per) {
+  if (form == 3) per = units;
   const uint64_t cubes = p->rows / per + (p->rows % per != 0);
   if (cubes > UINT32_MAX)
     return cubert_status_make(CUBERT_CODE_TOO_MANY_RESOURCES,
@@ -120,7 +124,21 @@ ROWS_CANDIDATE(8, 128, 16)
 ROWS_CANDIDATE(9, 128, 32)
 ROWS_CANDIDATE(10, 256, 32)
 
-#define CANDIDATE_COUNT 11
+/* Candidate i >= 11: one unit per row, `units` rows per cube, for rows up to
+   CUBERT_KERNEL_SOFTMAX_UNIT_ROW_MAX elements (bounding the search: a longer row on one unit
+   cannot beat a cube sharing it, so it is not measured; forced, it is refused). */
+#define UNITS_CANDIDATE(i, units)                                                                \
+  static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
+    return run(client, args, units, 3, 1);                                                       \
+  }                                                                                              \
+  static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
+    (void)client, (void)key;                                                                     \
+    const softmax_problem *p = a;                                                                \
+    return p->info[1] <= CUBERT_KERNEL_SOFTMAX_UNIT_ROW_MAX && (units) <= p->max_units;          \
+  }
+UNITS_CANDIDATE(11, 64)
+
+#define CANDIDATE_COUNT 12
 static const cubert_tune_candidate candidates[CANDIDATE_COUNT] = {
     {"d32", launch_0, valid_0, 1},
     {"d64", launch_1, valid_1, 0},
@@ -133,8 +151,10 @@ static const cubert_tune_candidate candidates[CANDIDATE_COUNT] = {
     {"rows_d128_r16", launch_8, valid_8, 1},
     {"rows_d128_r32", launch_9, valid_9, 1},
     {"rows_d256_r32", launch_10, valid_10, 1},
+    {"units_d64", launch_11, valid_11, 0},
 };
-/* source_checksum: bump when the kernels change in ways that move the winner (1: the rows form). */
+/* source_checksum: bump when the kernels change in ways that move the winner (1: the rows form,
+   2: the units form). */
 /* The result the candidates wrote: out's region, in the scratch copy while tuning in place. */
 static int softmax_output(const void *args, cubert_tune_output *out) {
   const softmax_problem *p = args;
@@ -143,7 +163,7 @@ static int softmax_output(const void *args, cubert_tune_output *out) {
   return out->handle != NULL;
 }
 
-static const cubert_tune_set softmax_set = {"ops.softmax", candidates, CANDIDATE_COUNT, 1,
+static const cubert_tune_set softmax_set = {"ops.softmax", candidates, CANDIDATE_COUNT, 2,
                                             softmax_output};
 
 const cubert_tune_set *cubert_ops_softmax_tune_set(void) {
@@ -192,6 +212,7 @@ static void problem_fill(cubert_client *client, const cubert_device_properties *
   if (in->dtype == CUBERT_DTYPE_F64) {
     p->kernel[0] = &cubert_kernel_softmax_f64;
     p->kernel[1] = &cubert_kernel_softmax_online_f64;
+    p->kernel[3] = &cubert_kernel_softmax_units_f64;
   } else {
     p->kernel[0] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_f32, SM_X86V3(softmax_f32),
                                        SM_X86V4(softmax_f32));
@@ -199,6 +220,8 @@ static void problem_fill(cubert_client *client, const cubert_device_properties *
                                        SM_X86V3(softmax_online_f32), SM_X86V4(softmax_online_f32));
     p->kernel[2] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_rows_f32,
                                        SM_X86V3(softmax_rows_f32), SM_X86V4(softmax_rows_f32));
+    p->kernel[3] = cubert_ops_cpu_pick(client, &cubert_kernel_softmax_units_f32,
+                                       SM_X86V3(softmax_units_f32), SM_X86V4(softmax_units_f32));
   }
   p->in = in->handle;
   p->out = out->handle;

@@ -187,13 +187,20 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_wide_sync_s
    softmax_online_*: the same in two passes over the row (a running maximum and sum, then the
    output), the same buffers and info; cubert_op_softmax tunes between the two forms.
    softmax_rows_f32: the three passes over ceil(rows / cube count) consecutive rows per cube,
-   each row's exps overlapping the next row's maximum (for CPUs); the same buffers and info. */
+   each row's exps overlapping the next row's maximum (for CPUs); the same buffers and info.
+   softmax_units_*: one unit per row (a unit kernel: any cube dim, units past the rows idle),
+   no shared memory or barriers, for short rows; the same buffers and info. */
 CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_f32, cubert_kernel_softmax_f64;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_online_f32,
     cubert_kernel_softmax_online_f64, cubert_kernel_softmax_rows_f32;
+CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_units_f32,
+    cubert_kernel_softmax_units_f64;
 /** @} */
 /** The most units of a softmax cube. */
 #define CUBERT_KERNEL_SOFTMAX_MAX_UNITS 256
+/** The longest row cubert_op_softmax gives softmax_units_* (one unit reads the row three times:
+    beyond a few hundred elements the cube forms, which share a row among units, are faster). */
+#define CUBERT_KERNEL_SOFTMAX_UNIT_ROW_MAX 128
 /** Info words of a softmax with `kr` kept axes. */
 #define CUBERT_KERNEL_SOFTMAX_INFO(kr) (7 + 3 * (kr))
 

@@ -396,6 +396,55 @@ Test(ops_reduce, argmax_ties_and_nan_resolve_to_the_lowest_index) {
   drop(&nan_in);
 }
 
+/* A classifier's argmax: 61 rows of 10, reduced along the contiguous axis, through every
+   candidate that fits; the rowwise form (a unit per row) must be one of them. Ties give the
+   lowest index, the first NaN wins. */
+Test(ops_reduce, short_rows_argmax_on_every_candidate) {
+  enum { ROWS = 61, C = 10 };
+  const uint64_t shape[2] = {ROWS, C};
+  const cubert_tune_set *set = cubert_ops_reduce_tune_set();
+  view in = make_view(2, shape, CUBERT_DTYPE_F32, ROW_MAJOR);
+  float *x = in.host;
+  for (int r = 0; r < ROWS; ++r)
+    for (int j = 0; j < C; ++j) x[r * C + j] = (float)((r * 7 + j * 3) % C);
+  x[4 * C + 2] = x[4 * C + 8] = 50.0f; /* row 4: a tie, argmax 2 */
+  x[9 * C + 6] = NAN;                  /* row 9: NaN wins, 6 */
+  x[9 * C + 7] = NAN;
+  upload(&in);
+  int rowwise_ran = 0;
+  for (uint32_t c = 0; c < candidate_count(); ++c) {
+    const uint64_t oshape[1] = {ROWS};
+    view out = make_view(1, oshape, CUBERT_DTYPE_I32, ROW_MAJOR);
+    upload(&out);
+    cubert_ops_reduce_force_candidate((int)c);
+    cubert_status st = cubert_op_reduce(cts_client, CUBERT_REDUCE_ARGMAX, &in.t, 1, 0, &out.t);
+    cubert_ops_reduce_force_candidate(-1);
+    if (st) {
+      cr_assert_eq(cubert_status_code(st), CUBERT_CODE_UNAVAILABLE, "%s",
+                   cubert_status_message(st));
+      cubert_status_free(st);
+      drop(&out);
+      continue;
+    }
+    rowwise_ran += strncmp(set->candidates[c].name, "rowwise_", 8) == 0;
+    int32_t got[ROWS];
+    cts_read(out.t.handle, got, sizeof got);
+    for (int r = 0; r < ROWS; ++r) {
+      int32_t want = 0;
+      for (int j = 1; j < C; ++j)
+        if (!isnan(x[r * C + want]) && (isnan(x[r * C + j]) || x[r * C + j] > x[r * C + want]))
+          want = j;
+      cr_assert_eq(got[r], want, "candidate %s, row %d: %d, expected %d", set->candidates[c].name,
+                   r, got[r], want);
+    }
+    cr_assert_eq(got[4], 2, "the tie");
+    cr_assert_eq(got[9], 6, "the first NaN");
+    drop(&out);
+  }
+  cr_assert_eq(rowwise_ran, 1, "the rowwise form ran");
+  drop(&in);
+}
+
 Test(ops_reduce, nan_in_rows_and_columns) {
   const uint64_t shape[2] = {33, 65};
   view in = make_view(2, shape, CUBERT_DTYPE_F32, ROW_MAJOR);

@@ -3,6 +3,7 @@
    ulp, a sum of up to a few thousand terms in a tree, one division: a few 1e-7 in practice),
    f64 within 1e-12 relative + 1e-300 absolute. */
 #include <math.h>
+#include <string.h>
 
 #include "cts.h"
 #include "cubert/tune.h"
@@ -244,49 +245,69 @@ Test(ops_softmax, special_rows_empty_shapes_and_errors) {
   cubert_handle_release(t.handle);
 }
 
-/* Special values through every candidate (both kernels, every cube size), with rows long
-   enough for the four-block loops: a row that starts with -inf (exact: the two-pass kernel's
-   running sum must not turn exp(-inf - -inf) into NaN), a row of -inf (NaN), a row with a NaN
-   (NaN) and a row with +inf (NaN: inf - inf). */
-Test(ops_softmax, special_values_on_every_candidate) {
-  enum { C = 1500, ROWS = 4 };
+/* Special values through every candidate that takes rows of C elements, the first `neg` of
+   them -inf in row 0: a row that starts with -inf (exact: the two-pass kernel's running sum
+   must not turn exp(-inf - -inf) into NaN), a row of -inf (NaN), a row with a NaN (NaN) and a
+   row with +inf (NaN: inf - inf). Returns the candidates that ran, one bit each. */
+static uint32_t special_values(int C, int neg) {
+  enum { ROWS = 4 };
   float *x = malloc(sizeof(float) * C * ROWS), *y = malloc(sizeof(float) * C * ROWS);
+  uint32_t ran = 0;
   for (int c = 0; c < candidate_count(); ++c) {
     for (int j = 0; j < C; ++j) {
-      x[j] = j < 1100 ? -INFINITY : (float)((j * 37) % 101) / 17.0f - 3.0f;
+      x[j] = j < neg ? -INFINITY : (float)((j * 37) % 101) / 17.0f - 3.0f;
       x[C + j] = -INFINITY;
-      x[2 * C + j] = j == 1234 ? NAN : (float)(j % 7);
+      x[2 * C + j] = j == C - 7 ? NAN : (float)(j % 7);
       x[3 * C + j] = j == 3 ? INFINITY : (float)(j % 5);
     }
     cubert_tensor t = {.rank = 2,
-                       .shape = {ROWS, C},
-                       .strides = {C, 1},
+                       .shape = {ROWS, (uint64_t)C},
+                       .strides = {(uint64_t)C, 1},
                        .elem_size = 4,
                        .dtype = CUBERT_DTYPE_F32};
     t.handle = cts_buffer(x, sizeof(float) * C * ROWS);
     cubert_ops_softmax_force_candidate(c);
     cubert_status st = cubert_op_softmax(cts_client, &t, &t);
     cubert_ops_softmax_force_candidate(-1);
-    if (st && cubert_status_code(st) == CUBERT_CODE_UNAVAILABLE) { /* too many units here */
+    if (st && cubert_status_code(st) == CUBERT_CODE_UNAVAILABLE) { /* does not fit here */
       cubert_status_free(st);
       cubert_handle_release(t.handle);
       continue;
     }
     cr_assert(st == NULL, "candidate %d: %s", c, cubert_status_message(st));
+    ran |= 1u << c;
     cts_read(t.handle, y, sizeof(float) * C * ROWS);
     double mx = -INFINITY, sum = 0;
-    for (int j = 1100; j < C; ++j) mx = fmax(mx, x[j]);
-    for (int j = 1100; j < C; ++j) sum += exp(x[j] - mx);
+    for (int j = neg; j < C; ++j) mx = fmax(mx, x[j]);
+    for (int j = neg; j < C; ++j) sum += exp(x[j] - mx);
     for (int j = 0; j < C; ++j) {
-      const double want = j < 1100 ? 0.0 : exp(x[j] - mx) / sum;
+      const double want = j < neg ? 0.0 : exp(x[j] - mx) / sum;
       cr_assert(fabs(y[j] - want) <= 4e-6 * want + 1e-9,
-                "candidate %d, row 0 col %d: %.9g, expected %.9g", c, j, y[j], want);
-      cr_assert(isnan(y[C + j]), "candidate %d, row of -inf col %d: %g", c, j, y[C + j]);
-      cr_assert(isnan(y[2 * C + j]), "candidate %d, row with NaN col %d: %g", c, j, y[2 * C + j]);
-      cr_assert(isnan(y[3 * C + j]), "candidate %d, row with +inf col %d: %g", c, j, y[3 * C + j]);
+                "C %d candidate %d, row 0 col %d: %.9g, expected %.9g", C, c, j, y[j], want);
+      cr_assert(isnan(y[C + j]), "C %d candidate %d, row of -inf col %d: %g", C, c, j, y[C + j]);
+      cr_assert(isnan(y[2 * C + j]), "C %d candidate %d, row with NaN col %d: %g", C, c, j,
+                y[2 * C + j]);
+      cr_assert(isnan(y[3 * C + j]), "C %d candidate %d, row with +inf col %d: %g", C, c, j,
+                y[3 * C + j]);
     }
     cubert_handle_release(t.handle);
   }
   free(x);
   free(y);
+  return ran;
+}
+
+/* Long rows (every kernel's four-block loops) and short ones (the units form too). */
+Test(ops_softmax, special_values_on_every_candidate) {
+  const cubert_tune_set *set = cubert_ops_softmax_tune_set();
+  uint32_t units = 0;
+  for (uint32_t c = 0; c < set->candidate_count; ++c)
+    if (strncmp(set->candidates[c].name, "units_", 6) == 0) units |= 1u << c;
+  cr_assert_neq(units, 0, "the set has a units form");
+  const uint32_t long_rows = special_values(1500, 1100), short_rows = special_values(40, 25);
+  cr_expect_eq(long_rows & units, 0, "rows of 1500 are too long for the units form");
+  cr_expect_geq(__builtin_popcount(long_rows), 6, "long rows: the cube forms (%#x)", long_rows);
+  cr_expect_eq(short_rows & units, units, "short rows: the units form ran (%#x)", short_rows);
+  cr_expect_geq(__builtin_popcount(short_rows), 6, "short rows: the cube forms too (%#x)",
+                short_rows);
 }
