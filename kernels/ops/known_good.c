@@ -11,8 +11,11 @@
    PoCL 3.1 (AVX-512 host) at the sizes of examples/mlp.c. A set may have several entries per
    family, in order of preference: the first one valid for the key is taken (vec8x32 for the
    MLP's first product; simple for its second, 61 x 128 x 10, where vec8x32 is not valid and
-   full tuning picks simple over tile32x32). Families without measured entries have none:
-   minimal then measures the set's group 0 as before. */
+   full tuning picks simple over tile32x32). The unit-per-row forms lead their sets: they are
+   valid only for rows of at most 128 elements (the MLP's softmax and argmax over 10 classes,
+   where full tuning picks them), and longer rows take the cube forms after them, the MLP's
+   winners before those forms existed. Families without measured entries have none: minimal
+   then measures the set's group 0 as before. */
 #include "ops/known_good.h"
 
 #include <string.h>
