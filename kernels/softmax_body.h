@@ -376,8 +376,8 @@ SM_KERNEL_(SM_ONLINE_NAME, (SM_ONLINE_SHARED, sh), (const SM_T, in), (SM_T, out)
    cube, two trees and their barriers on a row that one unit reads in a few loads; here the
    units of a cube take neighbouring rows. On PoCL a kernel without barriers also compiles in a
    fraction of the time (no work-group loops around barrier regions): what a cold first run
-   pays. cubert_op_softmax offers it for rows of at most CUBERT_KERNEL_SOFTMAX_UNIT_ROW_MAX
-   elements (a long row would serialise on one unit). -inf and NaN: as the three-pass kernel. */
+   pays. cubert_op_softmax offers it for short rows only (kernels/ops/softmax.c: a long row
+   would serialise on one unit). -inf and NaN: as the three-pass kernel. */
 #ifdef SM_UNITS_NAME
 #define SM_UNIT_KERNEL_(name, ...) UNIT_KERNEL(name, __VA_ARGS__)
 SM_UNIT_KERNEL_(SM_UNITS_NAME, INFO_U64(6), (const SM_T, in), (SM_T, out)) {

@@ -124,9 +124,12 @@ ROWS_CANDIDATE(8, 128, 16)
 ROWS_CANDIDATE(9, 128, 32)
 ROWS_CANDIDATE(10, 256, 32)
 
-/* Candidate i >= 11: one unit per row, `units` rows per cube, for rows up to
-   CUBERT_KERNEL_SOFTMAX_UNIT_ROW_MAX elements (bounding the search: a longer row on one unit
-   cannot beat a cube sharing it, so it is not measured; forced, it is refused). */
+/* The longest row the units form takes: one unit reads it three times, and a longer row is
+   faster shared among the units of a cube (bounding the search: the units form is not
+   measured beyond it; forced, it is refused). */
+#define UNITS_MAX_C 128
+
+/* Candidate i >= 11: one unit per row, `units` rows per cube, for rows of up to UNITS_MAX_C. */
 #define UNITS_CANDIDATE(i, units)                                                                \
   static cubert_status launch_##i(cubert_client *client, const void *args) {                     \
     return run(client, args, units, 3, 1);                                                       \
@@ -134,7 +137,7 @@ ROWS_CANDIDATE(10, 256, 32)
   static int valid_##i(const cubert_client *client, const cubert_tune_key *key, const void *a) { \
     (void)client, (void)key;                                                                     \
     const softmax_problem *p = a;                                                                \
-    return p->info[1] <= CUBERT_KERNEL_SOFTMAX_UNIT_ROW_MAX && (units) <= p->max_units;          \
+    return p->info[1] <= UNITS_MAX_C && (units) <= p->max_units;                                 \
   }
 UNITS_CANDIDATE(11, 64)
 

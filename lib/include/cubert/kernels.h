@@ -198,9 +198,6 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_units_f32,
 /** @} */
 /** The most units of a softmax cube. */
 #define CUBERT_KERNEL_SOFTMAX_MAX_UNITS 256
-/** The longest row cubert_op_softmax gives softmax_units_* (one unit reads the row three times:
-    beyond a few hundred elements the cube forms, which share a row among units, are faster). */
-#define CUBERT_KERNEL_SOFTMAX_UNIT_ROW_MAX 128
 /** Info words of a softmax with `kr` kept axes. */
 #define CUBERT_KERNEL_SOFTMAX_INFO(kr) (7 + 3 * (kr))
 
