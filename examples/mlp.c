@@ -15,7 +15,7 @@
    The first run on a device tunes each operation (measuring its candidates; the choices are
    cached on disk for the next runs). With CUBERT_AUTOTUNE=minimal the library takes its
    known-good choice where it has one for the device family, without measuring: on PoCL the
-   whole cold first run then takes under 3 s on a 2-core VM instead of about 8 s, for the same
+   whole cold first run then takes about 2.8 s on a 2-core VM instead of about 8 s, for the same
    choices at these sizes (docs/TUNING.md, docs/BENCHMARKS.md).
 
    Accuracy: the probabilities must be within 1e-4 (absolute) of the host's, a bound far above
