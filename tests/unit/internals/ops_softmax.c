@@ -307,6 +307,21 @@ static uint32_t units_forms(void) {
   return units;
 }
 
+/* The units form in every layout, in place and not, f32 and (where the device has it) f64,
+   with a row count that is no multiple of its 64 rows per cube. */
+Test(ops_softmax, units_form_in_every_layout) {
+  const uint32_t units = units_forms();
+  const uint64_t shape[2] = {97, 17};
+  for (int c = 0; c < candidate_count(); ++c) {
+    if (!(units & 1u << c)) continue;
+    for (int kind = 0; kind < KIND_COUNT; ++kind) {
+      cr_assert(run_case(2, shape, CUBERT_DTYPE_F32, kind, (kind + 1) % KIND_COUNT, 6.0, 0.0, c));
+      cr_assert(run_case(2, shape, CUBERT_DTYPE_F32, kind, -1, 6.0, 0.0, c)); /* in place */
+      if (has_fp64()) cr_assert(run_case(2, shape, CUBERT_DTYPE_F64, kind, kind, 6.0, 1e3, c));
+    }
+  }
+}
+
 /* Long rows: every cube form's four-block loops; too long for the units form. */
 Test(ops_softmax, special_values_in_long_rows) {
   const uint32_t ran = special_values(1500, 1100);
