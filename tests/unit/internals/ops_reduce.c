@@ -445,6 +445,32 @@ Test(ops_reduce, short_rows_argmax_on_every_candidate) {
   drop(&in);
 }
 
+/* The rowwise form for every op, f32 and i32 (ties, wrapping sums), in the layouts that keep
+   the reduced axis the fastest moving one (the transposed one does not: not its key), with
+   61 rows (no multiple of its 64 units) and rows of 1, 10 and 128 elements (its limit). */
+Test(ops_reduce, rowwise_form_for_every_op_and_layout) {
+  const cubert_tune_set *set = cubert_ops_reduce_tune_set();
+  int rowwise = -1;
+  for (uint32_t c = 0; c < candidate_count(); ++c)
+    if (strncmp(set->candidates[c].name, "rowwise_", 8) == 0) rowwise = (int)c;
+  cr_assert_geq(rowwise, 0, "the set has a rowwise form");
+  static const uint64_t lengths[] = {1, 10, 128};
+  static const int kinds[] = {ROW_MAJOR, PITCHED, OFFSET, STRIDED};
+  for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; ++l)
+    for (int dti = 0; dti < 2; ++dti)
+      for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+        const uint64_t shape[2] = {61, lengths[l]};
+        view in = make_view(2, shape, dti ? CUBERT_DTYPE_I32 : CUBERT_DTYPE_F32, kinds[k]);
+        fill(&in, dti ? 2 : 1);
+        upload(&in);
+        for (int op = 0; op < CUBERT_REDUCE_COUNT_; ++op)
+          cr_assert(check_case((cubert_reduce_op)op, &in, 1, 0, ROW_MAJOR, rowwise),
+                    "%s, op %d, rows of %llu: the rowwise form ran", kind_names[kinds[k]], op,
+                    (unsigned long long)lengths[l]);
+        drop(&in);
+      }
+}
+
 Test(ops_reduce, nan_in_rows_and_columns) {
   const uint64_t shape[2] = {33, 65};
   view in = make_view(2, shape, CUBERT_DTYPE_F32, ROW_MAJOR);
