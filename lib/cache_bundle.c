@@ -213,9 +213,9 @@ static void export_folder(buffer *b, kind k, cubert_cache_bundle_counts *counts)
     int missing = 0;
     unsigned char *data = NULL;
     if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path)
-      data = cubert_cache_file_read(path, 1,
-                                    k == KIND_TUNE ? MAX_TUNE_FILE_BYTES : MAX_PROGRAM_FILE_BYTES,
-                                    &size, &reason, &missing);
+      data = cubert_cache_file_read_trusted(
+          path, kind_folders[k], 1, k == KIND_TUNE ? MAX_TUNE_FILE_BYTES : MAX_PROGRAM_FILE_BYTES,
+          &size, &reason, &missing);
     file_facts f;
     if (!data || file_facts_of(k, data, size, &f) || strcmp(f.name, names[i]) != 0 ||
         (k == KIND_TUNE && strcmp(f.version, CUBERT_VERSION_STRING) == 0 &&
@@ -339,7 +339,7 @@ static int import_program(const unsigned char *data, size_t size, const file_fac
   *out_present = 0;
   char *dir = cubert_cache_dir("opencl");
   if (!dir) return ENOMEM;
-  int error = cubert_cache_make_dirs(dir);
+  int error = cubert_cache_make_dirs(dir, "opencl");
   char path[4096];
   if (!error && snprintf(path, sizeof path, "%s/%s", dir, f->name) >= (int)sizeof path)
     error = ENAMETOOLONG;
@@ -405,7 +405,7 @@ static cubert_status import_entry(const entry_label *label, const unsigned char 
                                : import_program(copy, bytes, &f, &present);
     if (error)
       s = cubert_status_make(CUBERT_CODE_EXECUTION, "cannot import '%s' into the %s cache: %s",
-                             label->name, kind_folders[k], strerror(error));
+                             label->name, kind_folders[k], cubert_cache_error_text(error));
     else if (present)
       counts->present++;
     else if (k == KIND_TUNE)
@@ -417,48 +417,107 @@ static cubert_status import_entry(const entry_label *label, const unsigned char 
   return s;
 }
 
+/* One entry of a bundle as its two lines give it, and where its file's bytes are. */
+typedef struct bundle_entry {
+  char kind[16], name[64], version[128], device[LINE_BYTES];
+  const unsigned char *file;
+  size_t bytes;
+} bundle_entry;
+
+/* Parses every entry of the bundle's body [p, end) into *out_entries (malloc'd) before anything
+   is imported, so that a malformed entry anywhere imports nothing. */
+static cubert_status parse_entries(const char *path, const char *p, const char *end,
+                                   bundle_entry **out_entries, size_t *out_count) {
+  *out_entries = NULL;
+  *out_count = 0;
+  char line[LINE_BYTES];
+  if (!next_line(&p, end, line, sizeof line) || strncmp(line, "cubert ", 7) != 0)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "'%s' is not a cubert cache bundle: no cubert line; nothing was "
+                              "imported",
+                              path);
+  bundle_entry *entries = NULL;
+  size_t count = 0, capacity = 0;
+  while (p < end) {
+    if (count == capacity) {
+      bundle_entry *grown =
+          realloc(entries, (capacity = capacity ? 2 * capacity : 16) * sizeof *grown);
+      if (!grown) {
+        free(entries);
+        return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
+      }
+      entries = grown;
+    }
+    bundle_entry *e = &entries[count];
+    unsigned long long bytes = 0;
+    int n = 0;
+    if (!next_line(&p, end, line, sizeof line) ||
+        sscanf(line, "entry %15s %63s %127s %llu%n", e->kind, e->name, e->version, &bytes, &n) !=
+            4 ||
+        line[n] != 0 || !next_line(&p, end, e->device, sizeof e->device) ||
+        strncmp(e->device, "device ", 7) != 0 || bytes > (unsigned long long)(end - p)) {
+      /* The frame's checksum held, so this is a bundle this code did not write. */
+      free(entries);
+      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                                "'%s': entry %zu is malformed (not \"entry <kind> <name> "
+                                "<version> <bytes>\" and \"device <identity>\" lines followed "
+                                "by that many bytes); nothing was imported",
+                                path, count + 1);
+    }
+    e->file = (const unsigned char *)p;
+    e->bytes = (size_t)bytes;
+    p += bytes;
+    ++count;
+  }
+  *out_entries = entries;
+  *out_count = count;
+  return NULL;
+}
+
+/* Reads the bundle file the caller named; the error says which path failed and why. */
+static cubert_status read_bundle(const char *path, char **out_data, size_t *out_size) {
+  const char *reason = NULL;
+  int missing = 0;
+  *out_data =
+      (char *)cubert_cache_file_read(path, 1, MAX_BUNDLE_BYTES, out_size, &reason, &missing);
+  if (*out_data) return NULL;
+  if (strcmp(reason, "cannot stat") == 0 || strcmp(reason, "cannot open") == 0)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "bundle file '%s' cannot be opened: %s (check the path)", path,
+                              strerror(errno));
+  return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                            "bundle file '%s' cannot be read: %s (give the path of a file that "
+                            "cubert_cache_bundle_export wrote)",
+                            path, strcmp(reason, "truncated header") == 0 ? "it is empty" : reason);
+}
+
 cubert_status cubert_cache_bundle_import(const char *path, cubert_cache_bundle_counts *out_counts) {
   cubert_cache_bundle_counts counts = {0};
   CUBERT_RETURN_IF_ERROR(bundle_begin(path, out_counts));
   size_t size = 0;
-  const char *reason = NULL;
-  int missing = 0;
-  char *data = (char *)cubert_cache_file_read(path, 1, MAX_BUNDLE_BYTES, &size, &reason, &missing);
-  if (!data)
-    return cubert_status_make(missing ? CUBERT_CODE_NOT_FOUND : CUBERT_CODE_INVALID_ARGUMENT,
-                              "cannot read the bundle '%s': %s", path, reason);
+  char *data = NULL;
+  CUBERT_RETURN_IF_ERROR(read_bundle(path, &data, &size));
   const char *end = bundle_frame(data, size);
   if (!end) {
     free(data);
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                              "'%s' is not a complete cubert cache bundle (bad header or checksum)",
+                              "'%s' is not a complete cubert cache bundle (bad header or "
+                              "checksum); nothing was imported",
                               path);
   }
+  bundle_entry *entries = NULL;
+  size_t count = 0;
+  cubert_status s = parse_entries(path, data + strlen(BUNDLE_MAGIC), end, &entries, &count);
   size_t id_count = 0;
-  char **ids = local_identities(&id_count);
-  const char *p = data + strlen(BUNDLE_MAGIC);
-  char line[LINE_BYTES], device[LINE_BYTES];
-  cubert_status s = NULL;
-  if (!next_line(&p, end, line, sizeof line) || strncmp(line, "cubert ", 7) != 0)
-    s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "'%s': no cubert line", path);
-  while (!s && p < end) {
-    char kind_name[16], name[64], version[128];
-    unsigned long long bytes = 0;
-    int n = 0;
-    if (!next_line(&p, end, line, sizeof line) ||
-        sscanf(line, "entry %15s %63s %127s %llu%n", kind_name, name, version, &bytes, &n) != 4 ||
-        line[n] != 0 || !next_line(&p, end, device, sizeof device) ||
-        strncmp(device, "device ", 7) != 0 || bytes > (unsigned long long)(end - p)) {
-      /* The frame's checksum held, so this is a bundle this code did not write: stop. */
-      s = cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "'%s': malformed entry", path);
-      break;
-    }
-    const entry_label label = {kind_name, name, version, device + 7};
-    s = import_entry(&label, (const unsigned char *)p, (size_t)bytes, ids, id_count, &counts);
-    p += bytes;
+  char **ids = s ? NULL : local_identities(&id_count);
+  for (size_t i = 0; !s && i < count; ++i) {
+    const bundle_entry *e = &entries[i];
+    const entry_label label = {e->kind, e->name, e->version, e->device + 7};
+    s = import_entry(&label, e->file, e->bytes, ids, id_count, &counts);
   }
   for (size_t i = 0; i < id_count; ++i) free(ids[i]);
   free(ids);
+  free(entries);
   free(data);
   if (out_counts) *out_counts = counts;
   return s;

@@ -17,7 +17,9 @@
    a half-written file; a reader validates everything and then clBuildProgram must accept the
    binary. Anything wrong makes the file a miss: the program is built from source and the file
    replaced. The cache is an optimisation: no failure here is ever an error to the user; an
-   unwritable folder is reported once per process (CUBERT_LOG=warn). On PoCL the cache is off
+   unwritable folder is reported once per process (CUBERT_LOG=warn). A binary runs in the
+   user's context (on PoCL it carries host code), so a file or folder that another user owns
+   or can write is never loaded nor written (cache_file.c, "Trust"). On PoCL the cache is off
    unless CUBERT_OPENCL_BINARY_CACHE=on (server.c says why).
 
    When the file is written. Some drivers compile part of the code only at the first launch
@@ -164,8 +166,8 @@ cl_program cubert_ocl_disk_load(cubert_ocl_server *server, const char *key, cons
   size_t file_size = 0, offset = 0, size = 0;
   const char *reason = NULL;
   int missing = 0;
-  unsigned char *data = cubert_cache_file_read(path, HEADER_BYTES, CUBERT_OCL_DISK_MAX_FILE_BYTES,
-                                               &file_size, &reason, &missing);
+  unsigned char *data = cubert_cache_file_read_trusted(
+      path, "opencl", HEADER_BYTES, CUBERT_OCL_DISK_MAX_FILE_BYTES, &file_size, &reason, &missing);
   if (data) reason = cubert_ocl_disk_parse(data, file_size, key, &offset, &size);
   if (reason) {
     free(data);
@@ -216,9 +218,10 @@ void cubert_ocl_disk_refresh(cubert_ocl_server *server, cubert_ocl_program *prog
     free(binary);
     return;
   }
-  int error = cubert_cache_make_dirs(server->cache_dir);
+  int error = cubert_cache_make_dirs(server->cache_dir, "opencl");
   if (error) {
-    warn_once(server->cache_dir, "mkdir", error);
+    /* A folder that others can write was reported by the trust check already. */
+    if (error != CUBERT_CACHE_UNTRUSTED) warn_once(server->cache_dir, "mkdir", error);
     free(binary);
     return;
   }

@@ -12,12 +12,15 @@
 #include "opencl/server.h"
 
 /* Disk cache of program binaries. The key text names the program and the device
-   (cubert_ocl_disk_key). load: a built program from a valid file, NULL when missing or
-   damaged (a damaged file counts in stats.disk_rejected and is replaced by the next refresh);
+   (cubert_ocl_disk_key). load: a built program from a valid file, NULL when missing,
+   damaged or not trusted (owned by another user or writable by group or others, it or its
+   folder: one warning per path); a damaged or untrusted file counts in stats.disk_rejected and
+   is replaced by the next refresh;
    *out_size is the binary's size. refresh: reads the program's binary size back and, when it
    differs from program->disk_size (nothing stored yet, or the driver added compiled code),
-   writes the binary through a temporary file and rename and updates disk_size; an unwritable
-   folder logs one warning per process and is otherwise ignored. Clears program->refresh. */
+   writes the binary through a temporary file and rename (mode 0600, folders 0700) and updates
+   disk_size; an unwritable folder logs one warning per process and is otherwise ignored, an
+   untrusted one is never written. Clears program->refresh. */
 char *cubert_ocl_disk_key(const cubert_ocl_server *server, uint64_t source_hash, size_t source_len,
                           const char *options);
 /* Path of the cache file for `key` into out[0..capacity); 0 when the cache is disabled or the

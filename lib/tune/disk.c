@@ -25,6 +25,10 @@
    winner stays in memory. When the lock file cannot be opened the update goes ahead unlocked:
    an entry may then be lost to a concurrent writer, never corrupted.
 
+   Trust. Winners decide which code runs, so a file or folder that another user owns or can
+   write is not read (cache_file.c, "Trust"): the set is tuned afresh, and the next update
+   replaces such a file with one of this user's (0600) or, in such a folder, writes nothing.
+
    Size. A file holds at most MAX_RECORDS (65,536) entries. An update that would exceed it
    evicts the oldest entries (records are kept in the order they were written, a replaced one
    moving to the end), so a full file keeps recording new winners. */
@@ -38,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/cache_file.h"
@@ -220,7 +225,8 @@ const char *cubert_tune_disk_load(const char *path, const char *identity,
   size_t size = 0;
   const char *reason = NULL;
   int missing = 0;
-  unsigned char *data = cubert_cache_file_read(path, 1, MAX_FILE_BYTES, &size, &reason, &missing);
+  unsigned char *data =
+      cubert_cache_file_read_trusted(path, "tune", 1, MAX_FILE_BYTES, &size, &reason, &missing);
   if (!data) return missing ? NULL : reason;
   reason = cubert_tune_disk_parse((const char *)data, size, identity, out_records, out_count);
   free(data);
@@ -269,12 +275,13 @@ int cubert_tune_disk_update(const char *dir, const char *path, const char *ident
   if (out_records) *out_records = NULL;
   if (out_count) *out_count = 0;
   if (out_rejected) *out_rejected = NULL;
-  int error = cubert_cache_make_dirs(dir);
+  int error = cubert_cache_make_dirs(dir, "tune");
   if (error) return error;
   char lock_path[4200];
   snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
-  int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (lock_fd >= 0) {
+    (void)fchmod(lock_fd, 0600); /* whatever the umask; fails harmlessly on another's file */
     error = lock_with_timeout(lock_fd);
     if (error == ETIMEDOUT) {
       close(lock_fd);

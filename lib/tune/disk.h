@@ -35,7 +35,9 @@ char *cubert_tune_disk_path(const char *dir, const char *identity);
 const char *cubert_tune_disk_parse(const char *text, size_t size, const char *identity,
                                    cubert_tune_record **out_records, size_t *out_count);
 /* Reads and parses `path`. Returns NULL (with zero records when there is no file) or the
-   reason the file was rejected (and zero records). */
+   reason the file was rejected (and zero records): CUBERT_CACHE_UNTRUSTED_REASON
+   (base/cache_file.h) when it or its folder is owned by another user or writable by group or
+   others, after one warning per path. */
 const char *cubert_tune_disk_load(const char *path, const char *identity,
                                   cubert_tune_record **out_records, size_t *out_count);
 /* How long an update waits for the file lock before giving up with ETIMEDOUT, in ms (10 s;
@@ -44,8 +46,10 @@ extern _Atomic uint32_t cubert_tune_disk_lock_timeout_ms;
 /* Under an advisory lock on the file (other processes and threads wait): reads the current
    file (a rejected one counts as empty), replaces or adds `put` (same set name and key) and/or
    drops `drop` (same set name, checksum and key), evicting the oldest entries when the file
-   holds 65,536, and rewrites it by temp + rename. Returns 0 or an errno value (ETIMEDOUT when
-   the lock stayed taken for cubert_tune_disk_lock_timeout_ms); on success *out_records and
+   holds 65,536, and rewrites it by temp + rename (file and lock file 0600, folders 0700).
+   Returns 0 or an errno value (ETIMEDOUT when the lock stayed taken for
+   cubert_tune_disk_lock_timeout_ms), or CUBERT_CACHE_UNTRUSTED when the folder fails the trust
+   check (nothing is written; its warning was logged); on success *out_records and
    *out_count (when non-NULL) get the merged contents and *out_rejected the reason an old file was
    discarded (or NULL). */
 int cubert_tune_disk_update(const char *dir, const char *path, const char *identity,

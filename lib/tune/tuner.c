@@ -293,8 +293,10 @@ static void disk_update(cubert_tuner *t, const cubert_tune_record *put,
   pthread_mutex_lock(&t->lock);
   if (rejected) {
     t->stats.disk_rejected++;
-    cubert_log(CUBERT_LOG_WARN, "tune", "autotune cache file '%s' ignored (%s); rewritten", path,
-               rejected);
+    /* An untrusted file had its own warning (once) from the trust check. */
+    if (strcmp(rejected, CUBERT_CACHE_UNTRUSTED_REASON) != 0)
+      cubert_log(CUBERT_LOG_WARN, "tune", "autotune cache file '%s' ignored (%s); rewritten", path,
+                 rejected);
   }
   if (error == ETIMEDOUT) {
     /* Another process holds the file lock (stopped, or holding it on purpose): this change
@@ -304,7 +306,8 @@ static void disk_update(cubert_tuner *t, const cubert_tune_record *put,
                "kept in memory only",
                path, (unsigned)atomic_load(&cubert_tune_disk_lock_timeout_ms));
   } else if (error) {
-    if (!t->disk_warned)
+    /* A folder that fails the trust check had its own warning. */
+    if (!t->disk_warned && error != CUBERT_CACHE_UNTRUSTED)
       cubert_log(CUBERT_LOG_WARN, "tune",
                  "the autotune cache folder '%s' is not usable (%s); tuning results are kept in "
                  "memory only (set CUBERT_CACHE_DIR to a writable folder)",
@@ -335,9 +338,10 @@ static int disk_lookup(cubert_tuner *t, const cubert_tune_set *set, uint64_t che
     const char *reason = cubert_tune_disk_load(t->path, t->identity, &t->records, &t->record_count);
     if (reason) {
       t->stats.disk_rejected++;
-      cubert_log(CUBERT_LOG_WARN, "tune",
-                 "autotune cache file '%s' ignored (%s); it is rewritten at the next tuning",
-                 t->path, reason);
+      if (strcmp(reason, CUBERT_CACHE_UNTRUSTED_REASON) != 0)
+        cubert_log(CUBERT_LOG_WARN, "tune",
+                   "autotune cache file '%s' ignored (%s); it is rewritten at the next tuning",
+                   t->path, reason);
     }
   }
   for (size_t i = 0; i < t->record_count; ++i) {
@@ -813,7 +817,7 @@ cubert_status cubert_tune_cache_foreach(cubert_client *client,
   cubert_tune_record *records = NULL;
   size_t count = 0;
   const char *reason = cubert_tune_disk_load(path, t->identity, &records, &count);
-  if (reason)
+  if (reason && strcmp(reason, CUBERT_CACHE_UNTRUSTED_REASON) != 0)
     cubert_log(CUBERT_LOG_WARN, "tune", "autotune cache file '%s' ignored (%s)", path, reason);
   for (size_t i = 0; fn && i < count; ++i) {
     const cubert_tune_record *r = &records[i];

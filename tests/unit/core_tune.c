@@ -1482,3 +1482,184 @@ Test(tune, anchor_levels_match_the_reference) {
   unsetenv("CUBERT_AUTOTUNE_LEVEL");
   cubert_config_reload_for_tests();
 }
+
+/* ---- trust: caches that other users cannot poison (issue 35) ------------------------------ */
+
+/* The mode bits of `path` (permissions only). */
+static unsigned mode_of(const char *path) {
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0, "stat(%s)", path);
+  return (unsigned)st.st_mode & 07777u;
+}
+
+/* Tunes in a child while capturing what it logs (the child inherits the captured stderr). */
+static int tune_in_child_logged(const char *selector, uint64_t n, char *log, size_t capacity) {
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  int measured = tune_in_child(selector, &set3, n);
+  snprintf(log, capacity, "%s", core_capture_end(&cap));
+  return measured;
+}
+
+/* How many times `needle` occurs in `text`. */
+static int occurrences(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) ++n;
+  return n;
+}
+
+/* A child tunes afresh (all 3 candidates) because the tune file at `path` is not trusted, and
+   logs one warning: "the cache file '<path>' <why>", with the fix. */
+static void expect_retuned_with_one_warning(const char *selector, const char *path,
+                                            const char *why) {
+  char log[16384], text[4400];
+  cr_expect_eq(tune_in_child_logged(selector, 100, log, sizeof log), 3,
+               "%s: an untrusted tune file (%s) was used", selector, why);
+  snprintf(text, sizeof text, "the cache file '%s' %s", path, why);
+  cr_expect_eq(occurrences(log, text), 1, "%s: one warning naming the file: %s", selector, log);
+  cr_expect(strstr(log, "(fix: remove it (rm '"), "the fix: %s", log);
+}
+
+/* Under umask 000 the folders a cache write creates are 0700 and its files 0600 (they were
+   0755 and 0666: world-writable tuning winners). */
+Test(tune, cache_files_are_private_whatever_the_umask) {
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    mode_t old = umask(0);
+    int measured = tune_in_child(selectors[d], &set3, 100);
+    umask(old);
+    if (measured == 100) continue;
+    char path[4096], lock[4200], dir[1100];
+    cr_assert_eq(probe_cache(selectors[d], path, sizeof(path), NULL), 0);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    snprintf(dir, sizeof dir, "%s/tune", cache_root);
+    cr_expect_eq(mode_of(dir), 0700u, "%s: folder mode %04o", selectors[d], mode_of(dir));
+    cr_expect_eq(mode_of(path), 0600u, "%s: file mode %04o", selectors[d], mode_of(path));
+    cr_expect_eq(mode_of(lock), 0600u, "%s: lock file mode %04o", selectors[d], mode_of(lock));
+  }
+}
+
+/* A tune file others can write (0666), or in a folder others can write, is not used: the set
+   is tuned afresh and one warning names the path, the mode and the fix. The file is then
+   replaced by this user's own; into the folder nothing is written until it is fixed. */
+Test(tune, a_tune_file_or_folder_others_can_write_is_not_used) {
+  setenv("CUBERT_LOG", "warn", 1);
+  for (size_t d = 0; d < 2; ++d) {
+    env_setup(NULL);
+    if (tune_in_child(selectors[d], &set3, 100) == 100) continue;
+    char path[4096], dir[1100], log[16384];
+    cr_assert_eq(probe_cache(selectors[d], path, sizeof(path), NULL), 0);
+    snprintf(dir, sizeof dir, "%s/tune", cache_root);
+
+    cr_assert_eq(chmod(path, 0666), 0);
+    expect_retuned_with_one_warning(selectors[d], path, "has mode 0666");
+    cr_expect_eq(mode_of(path), 0600u, "%s: the file was replaced by this user's", selectors[d]);
+    cr_expect_eq(tune_in_child(selectors[d], &set3, 100), 0, "%s: the replacement is used",
+                 selectors[d]);
+
+    size_t before_size = 0, after_size = 0;
+    const char *reason = NULL;
+    int missing = 0;
+    unsigned char *before =
+        cubert_cache_file_read(path, 1, 1 << 20, &before_size, &reason, &missing);
+    cr_assert_not_null(before, "%s", reason);
+    cr_assert_eq(chmod(dir, 0775), 0);
+    cr_expect_eq(tune_in_child_logged(selectors[d], 100, log, sizeof log), 3,
+                 "%s: a tune file in a group-writable folder was used", selectors[d]);
+    char folder_text[1200];
+    snprintf(folder_text, sizeof folder_text, "the cache folder '%s' has mode 0775", dir);
+    cr_expect_eq(occurrences(log, folder_text), 1, "%s: one warning: %s", selectors[d], log);
+    cr_expect(strstr(log, "chmod go-w '"), "the fix: %s", log);
+    unsigned char *after = cubert_cache_file_read(path, 1, 1 << 20, &after_size, &reason, &missing);
+    cr_assert_not_null(after, "%s", reason);
+    cr_expect(after_size == before_size && memcmp(before, after, after_size) == 0,
+              "%s: the file in the untrusted folder was written", selectors[d]);
+    free(before);
+    free(after);
+    cr_assert_eq(chmod(dir, 0700), 0);
+    cr_expect_eq(tune_in_child(selectors[d], &set3, 100), 0, "%s: usable again once fixed",
+                 selectors[d]);
+  }
+  unsetenv("CUBERT_LOG");
+}
+
+/* A tune file that another user owns is not used, even by root. */
+Test(tune, a_tune_file_of_another_user_is_not_used) {
+  if (geteuid() != 0)
+    cr_skip_test("chown to uid 65534 needs root; this case runs where the tests run as root (CI)");
+  setenv("CUBERT_LOG", "warn", 1);
+  for (size_t d = 0; d < 2; ++d) {
+    env_setup(NULL);
+    if (tune_in_child(selectors[d], &set3, 100) == 100) continue;
+    char path[4096];
+    cr_assert_eq(probe_cache(selectors[d], path, sizeof(path), NULL), 0);
+    cr_assert_eq(chown(path, 65534, 65534), 0);
+    expect_retuned_with_one_warning(selectors[d], path,
+                                    "is owned by uid 65534, not by you (uid 0)");
+  }
+  unsetenv("CUBERT_LOG");
+}
+
+/* A bundle whose first entry is good and whose second is malformed (its frame checksum
+   intact) imports nothing: the header promises it, and the first entry used to be imported. */
+Test(tune, cache_bundle_with_a_malformed_entry_imports_nothing) {
+  env_setup(NULL);
+  size_t devices = 0;
+  for (size_t d = 0; d < 2; ++d)
+    if (tune_in_child(selectors[d], &set3, 3000) != 100) devices++;
+  cr_assert_geq(devices, 1);
+  char bundle[1100];
+  snprintf(bundle, sizeof bundle, "%s.bundle", cache_root);
+  cubert_cache_bundle_counts c;
+  cr_assert_eq(bundle_in_child(0, bundle, &c), CUBERT_CODE_OK);
+  size_t size = 0;
+  const char *reason = NULL;
+  int missing = 0;
+  unsigned char *data = cubert_cache_file_read(bundle, 1, 1u << 30, &size, &reason, &missing);
+  cr_assert_not_null(data, "%s", reason);
+  /* Drop the "end" line, add an entry line with no byte count, checksum it all again. */
+  const char *bad = "entry tune 0000000000000000.tune 1.0\ndevice cpu|x|y|z\n";
+  size_t body = size - 21, bad_len = strlen(bad);
+  char *edited = malloc(body + bad_len + 32);
+  cr_assert_not_null(edited);
+  memcpy(edited, data, body);
+  memcpy(edited + body, bad, bad_len);
+  size_t n = body + bad_len;
+  n += (size_t)snprintf(edited + n, 32, "end %016llx\n",
+                        (unsigned long long)cubert_fnv1a64(CUBERT_FNV1A64_SEED, edited, n));
+  write_file(bundle, edited, n);
+  free(edited);
+  free(data);
+
+  env_setup(NULL); /* an empty cache folder */
+  cr_expect_eq(bundle_in_child(1, bundle, &c), CUBERT_CODE_INVALID_ARGUMENT);
+  cr_expect_eq(c.tune_files, 0, "%u files imported", c.tune_files);
+  for (size_t d = 0; d < 2; ++d) {
+    int measured = tune_in_child(selectors[d], &set3, 3000);
+    if (measured != 100) cr_expect_eq(measured, 3, "%s: an entry was imported", selectors[d]);
+  }
+  unlink(bundle);
+}
+
+/* A mistyped bundle path: INVALID_ARGUMENT naming the path and the reason (it was NOT_FOUND,
+   "Couldn't find resource for that handle: ... cannot stat"); a folder given as the bundle
+   says it is not a file. No device is touched before the file is read. */
+Test(tune, cache_bundle_import_of_a_bad_path_names_it) {
+  env_setup(NULL);
+  char path[1200];
+  snprintf(path, sizeof path, "%s/no-such-folder/caches.bundle", cache_root);
+  cubert_cache_bundle_counts c;
+  cubert_status s = cubert_cache_bundle_import(path, &c);
+  cr_assert_not_null(s);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  char want[1400];
+  snprintf(want, sizeof want, "bundle file '%s' cannot be opened: No such file or directory", path);
+  cr_expect(strstr(cubert_status_message(s), want), "%s", cubert_status_message(s));
+  cubert_status_free(s);
+  s = cubert_cache_bundle_import(cache_root, &c);
+  cr_assert_not_null(s);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  snprintf(want, sizeof want, "bundle file '%s' cannot be read: not a regular file", cache_root);
+  cr_expect(strstr(cubert_status_message(s), want), "%s", cubert_status_message(s));
+  cubert_status_free(s);
+}

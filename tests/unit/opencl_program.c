@@ -1,8 +1,10 @@
 /* The OpenCL server's programs: build options, the in-memory cache, the disk cache of program
    binaries (hits, every kind of damage, an unwritable folder, the write after the first
-   launches and the refresh after launches at new local sizes), compilation errors with the
+   launches and the refresh after launches at new local sizes), binaries another user could
+   have planted (never loaded), the modes of what the cache writes, compilation errors with the
    build log, required features, and kernels without OpenCL source. */
 #include "base/config.h"
+#include "core_capture.h"
 #include "cubert/kernels.h"
 #include "opencl/build_log.h"
 #include "opencl/device.h"
@@ -531,6 +533,134 @@ Test(opencl_program, unwritable_cache_folder_warns_once_and_still_builds) {
   cr_expect_eq(st.builds_from_source, 2);
   cr_expect_eq(st.disk_writes, 0);
   run_fill(server, &a);
+  ocl_test_server_destroy(server);
+}
+
+/* The mode bits of `path` (permissions only). */
+static unsigned mode_of(const char *path) {
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0, "stat(%s)", path);
+  return (unsigned)st.st_mode & 07777u;
+}
+
+/* How many times `needle` occurs in `text`. */
+static int occurrences(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) ++n;
+  return n;
+}
+
+/* Looks `def` up as a new process would (nothing in memory) and returns what was logged. */
+static const char *fresh_lookup_logged(cubert_server *server, const cubert_kernel_def *def,
+                                       core_capture *cap) {
+  cubert_ocl_kernel *k = NULL;
+  cubert_ocl_server_clear_program_cache(server);
+  cr_assert(core_capture_begin(cap));
+  cubert_status st =
+      cubert_ocl_kernel_get(cubert_ocl_server_of(server), def, CUBERT_EXECUTION_CHECKED, &k);
+  const char *text = core_capture_end(cap);
+  OCL_OK(st);
+  return text;
+}
+
+/* A program binary is code in the user's context (a PoCL binary carries host code): one that
+   others can write (0666), or in a folder others can write, is never loaded. The program is
+   built from source and one warning names the path, the mode and the fix; a bad file is then
+   replaced by this user's own (0600), while nothing is written into a bad folder. */
+Test(opencl_program, binaries_others_can_write_are_not_loaded) {
+  setenv("CUBERT_LOG", "warn", 1);
+  cubert_config_reload_for_tests();
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  cubert_kernel_def def = fill_def();
+  cubert_ocl_kernel *k = NULL;
+  OCL_OK(cubert_ocl_kernel_get(s, &def, CUBERT_EXECUTION_CHECKED, &k));
+  cubert_ocl_server_clear_program_cache(server); /* writes the file */
+  char path[4096], text[4300];
+  cache_path(server, &def, CUBERT_EXECUTION_CHECKED, path, sizeof(path));
+  cr_assert(file_exists(path));
+
+  cr_assert_eq(chmod(path, 0666), 0);
+  cubert_ocl_cache_stats before = cubert_ocl_server_cache_stats(server);
+  core_capture cap;
+  const char *log = fresh_lookup_logged(server, &def, &cap);
+  cubert_ocl_cache_stats after = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(after.disk_hits, before.disk_hits, "a 0666 binary was loaded");
+  cr_expect_eq(after.builds_from_source, before.builds_from_source + 1);
+  cr_expect_eq(after.disk_rejected, before.disk_rejected + 1);
+  snprintf(text, sizeof text, "the cache file '%s' has mode 0666", path);
+  cr_expect_eq(occurrences(log, text), 1, "one warning naming the file: %s", log);
+  cr_expect(strstr(log, "rm '"), "the fix: %s", log);
+  cubert_ocl_server_clear_program_cache(server); /* writes the rebuilt program */
+  cr_expect_eq(mode_of(path), 0600u, "the file was replaced by this user's");
+  fresh_lookup_logged(server, &def, &cap);
+  cr_expect_eq(cubert_ocl_server_cache_stats(server).disk_hits, after.disk_hits + 1);
+
+  cr_assert_eq(chmod(s->cache_dir, 0777), 0);
+  before = cubert_ocl_server_cache_stats(server);
+  log = fresh_lookup_logged(server, &def, &cap);
+  cubert_ocl_server_clear_program_cache(server); /* would write the file */
+  after = cubert_ocl_server_cache_stats(server);
+  cr_expect_eq(after.disk_hits, before.disk_hits, "a binary in a 0777 folder was loaded");
+  cr_expect_eq(after.disk_writes, before.disk_writes, "written into a 0777 folder");
+  snprintf(text, sizeof text, "the cache folder '%s' has mode 0777", s->cache_dir);
+  cr_expect_eq(occurrences(log, text), 1, "one warning naming the folder: %s", log);
+  cr_expect(strstr(log, "chmod go-w '"), "the fix: %s", log);
+  cr_assert_eq(chmod(s->cache_dir, 0700), 0);
+  fresh_lookup_logged(server, &def, &cap);
+  cr_expect_eq(cubert_ocl_server_cache_stats(server).disk_hits, after.disk_hits + 1,
+               "the folder is used again once fixed");
+  run_fill(server, &def);
+  ocl_test_server_destroy(server);
+  unsetenv("CUBERT_LOG");
+}
+
+/* A program binary that another user owns is never loaded, even by root. */
+Test(opencl_program, a_binary_of_another_user_is_not_loaded) {
+  if (geteuid() != 0)
+    cr_skip_test("chown to uid 65534 needs root; this case runs where the tests run as root (CI)");
+  setenv("CUBERT_LOG", "warn", 1);
+  cubert_config_reload_for_tests();
+  cubert_server *server = ocl_test_server();
+  cubert_kernel_def def = fill_def();
+  cubert_ocl_kernel *k = NULL;
+  OCL_OK(cubert_ocl_kernel_get(cubert_ocl_server_of(server), &def, CUBERT_EXECUTION_CHECKED, &k));
+  cubert_ocl_server_clear_program_cache(server); /* writes the file */
+  char path[4096], text[4300];
+  cache_path(server, &def, CUBERT_EXECUTION_CHECKED, path, sizeof(path));
+  cr_assert_eq(chown(path, 65534, 65534), 0);
+  cubert_ocl_cache_stats before = cubert_ocl_server_cache_stats(server);
+  core_capture cap;
+  const char *log = fresh_lookup_logged(server, &def, &cap);
+  cr_expect_eq(cubert_ocl_server_cache_stats(server).disk_hits, before.disk_hits,
+               "another user's binary was loaded");
+  snprintf(text, sizeof text, "the cache file '%s' is owned by uid 65534, not by you (uid 0)",
+           path);
+  cr_expect_eq(occurrences(log, text), 1, "%s", log);
+  ocl_test_server_destroy(server);
+  unsetenv("CUBERT_LOG");
+}
+
+/* Under umask 000 the folders the cache creates are 0700 and its files 0600 (they were 0755
+   and 0666: binaries any user could replace). */
+Test(opencl_program, cache_files_are_private_whatever_the_umask) {
+  cubert_server *server = ocl_test_server();
+  cubert_ocl_server *s = cubert_ocl_server_of(server);
+  char top[4200], dir[4300];
+  snprintf(top, sizeof top, "%s/a", s->cache_dir);
+  snprintf(dir, sizeof dir, "%s/opencl", top);
+  OCL_OK(cubert_ocl_server_set_cache_dir(server, dir));
+  cubert_kernel_def def = fill_def();
+  cubert_ocl_kernel *k = NULL;
+  mode_t old = umask(0);
+  OCL_OK(cubert_ocl_kernel_get(s, &def, CUBERT_EXECUTION_CHECKED, &k));
+  cubert_ocl_server_clear_program_cache(server); /* writes the file */
+  umask(old);
+  char path[4096];
+  cache_path(server, &def, CUBERT_EXECUTION_CHECKED, path, sizeof(path));
+  cr_expect_eq(mode_of(top), 0700u, "folder mode %04o", mode_of(top));
+  cr_expect_eq(mode_of(dir), 0700u, "folder mode %04o", mode_of(dir));
+  cr_expect_eq(mode_of(path), 0600u, "file mode %04o", mode_of(path));
   ocl_test_server_destroy(server);
 }
 
