@@ -212,7 +212,8 @@ typedef struct cubert_tune_stats {
   uint64_t candidates_failed;     /**< of those, the ones that failed */
   uint64_t evictions;             /**< cached winners that failed at launch */
   uint64_t disk_writes;           /**< cache files written */
-  uint64_t disk_rejected;         /**< cache files ignored (truncated, garbage, foreign) */
+  uint64_t disk_rejected;         /**< cache files ignored (truncated, garbage, foreign, or
+                                       owned or writable by another user) */
   uint64_t samples;               /**< timed runs taken (warm-up runs not included) */
   uint64_t candidates_eliminated; /**< candidates dropped before their last sample: too slow
                                      to win (see cubert_tune_execute) */
