@@ -28,8 +28,8 @@
 #define CUBERT_COMM_DEPTH 4
 /* Bytes of one member's staged chunk (default; CUBERT_COMM_CHUNK_BYTES overrides it). On two
    H200s the device combination moved 256 MiB at 25 GB/s in 4 MiB chunks, 35 GB/s in 8 MiB and
-   33 GB/s in 16 MiB (docs/BENCHMARKS.md): per-chunk costs (meetings, command latencies) are
-   paid 32 times per 256 MiB instead of 64. */
+   33 GB/s in 16 MiB (docs/benchmarks-history.md, "Collectives in one process"): per-chunk costs
+   (meetings, command latencies) are paid 32 times per 256 MiB instead of 64. */
 #define CUBERT_COMM_CHUNK_BYTES (8u << 20)
 /* At most this many threads combine one member's part (CUBERT_COMM_THREADS may ask for up to
    this many); chunks below CUBERT_COMM_SPLIT_MIN bytes are combined by the member thread alone
