@@ -21,6 +21,7 @@
 #include "cubert/comm.h"
 #include "cubert/server.h"
 #include "cubert/server/gates.h"
+#include "cubert/stream.h"
 #include "device.h"
 
 /* Chunks in flight per member: the stage-out of chunk k+1.. overlaps the combine and the
@@ -71,6 +72,11 @@ typedef struct comm_leg {
   int has_src, has_dst;
   cubert_event *ready; /* on the caller's stream, before the gate: src/dst's earlier users */
   cubert_gate *gate;   /* on the caller's stream */
+  /* The caller's stream: its slot's error queue and its id. A failure of the stream's work
+     queued before the job (pushed there, tagged with the id) fails the job before any byte of
+     it moves (member.c). */
+  cubert_stream_errors *errors;
+  cubert_stream_id stream;
   /* progress, in chunks (comm->mu) */
   size_t out_done, part_done, in_done;
 } comm_leg;

@@ -403,9 +403,10 @@ CUBERT_API cubert_status cubert_client_launch_mode(cubert_client *client,
      is not in the cache a dry run writes.
    - buffers: create_buffer, empty, write, the tensor forms, to_client, the collectives of
      cubert/comm.h and the memory calls work as usual, so later launches are checked against
-     real handles. A buffer's content after a
-     launch in dry run is what it was before; to_client's new handle holds a copy within one
-     device instance, and may hold zeros between devices (such copies read through the host).
+     real handles, and every byte they write lands: write_tensor through a strided, permuted
+     or pitched region runs its device copy (part of the write, not a launch of the caller's),
+     and to_client copies between device instances too (its reads of src are part of the
+     copy). A buffer's content after a launch in dry run is what it was before.
    - reads (read, read_range, read_tensor and every asynchronous form): the arguments are
      checked as usual (same errors), then `dst` is filled with zeros (nothing ran whose result
      could be read; zeros keep loops over results finite); no wait, and a future is complete at

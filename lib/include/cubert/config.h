@@ -43,7 +43,8 @@ typedef struct cubert_config {
      caches' keys, so programs built with other options are not reused. */
   const char *opencl_options;
   /** CUBERT_DRY_RUN=1: every client starts in dry run (cubert_client_set_dry_run): launches are
-     checked and their kernels compiled and cached, nothing runs, reads return zeros. */
+     checked and their kernels compiled and cached, nothing runs, reads return zeros, writes
+     land. */
   int dry_run;
   /** CUBERT_AUTOTUNE_CHECKS=1: tuning compares each measured candidate's result with the
      default candidate's and excludes those that disagree (cubert_tune_set.output). */
