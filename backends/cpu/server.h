@@ -25,8 +25,8 @@
 enum {
   CUBERT_CPU_LINE = 64, /* cache line bytes: claim counters sit alone on one */
   /* Publication slots: every stream slot the core may make (CUBERT_MAX_STREAMS, at most
-     CUBERT_MAX_STREAMS_LIMIT) plus as many again for the communicators' private streams (three
-     per member on this device). 64 KiB of pointers each for slots[] and streams[]. */
+     CUBERT_MAX_STREAMS_LIMIT) plus as many again for the communicators' private streams (up to
+     three per member on this device). 64 KiB of pointers each for slots[] and streams[]. */
   CUBERT_CPU_MAX_STREAMS = 2 * CUBERT_MAX_STREAMS_LIMIT,
   CUBERT_CPU_MASK_WORDS = CUBERT_CPU_MAX_STREAMS / 64,
   CUBERT_CPU_CHUNKS_PER_PARTICIPANT = 8,

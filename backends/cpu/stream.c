@@ -49,8 +49,8 @@ cubert_status cubert_cpu_stream_create(cubert_server *server, cubert_stream_erro
     return cubert_status_set_limits(
         cubert_status_make(CUBERT_CODE_UNAVAILABLE,
                            "the CPU server has %u streams open, its maximum: one per stream slot "
-                           "in use (CUBERT_MAX_STREAMS, now %u, at most %u) and three per "
-                           "communicator member on this device; release communicators or "
+                           "in use (CUBERT_MAX_STREAMS, now %u, at most %u) and up to three "
+                           "per communicator member on this device; release communicators or "
                            "lower CUBERT_MAX_STREAMS",
                            (unsigned)CUBERT_CPU_MAX_STREAMS,
                            (unsigned)cubert_config_get()->max_streams,

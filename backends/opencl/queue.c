@@ -313,8 +313,9 @@ cubert_status cubert_ocl_stream_create(cubert_server *base, cubert_stream_errors
     for (const cubert_server_stream *s = server->streams; s; s = s->next) ++open;
     return cubert_ocl_status(err, CUBERT_CODE_GENERIC,
                              "clCreateCommandQueue on '%s' with %zu queues open (one per stream "
-                             "slot in use, CUBERT_MAX_STREAMS=%u, and three per communicator "
-                             "member): the driver's limit; lower CUBERT_MAX_STREAMS",
+                             "slot in use, CUBERT_MAX_STREAMS=%u, and up to three per "
+                             "communicator member): the driver refused one more; lower "
+                             "CUBERT_MAX_STREAMS",
                              base->properties.name, open,
                              (unsigned)cubert_config_get()->max_streams);
   }

@@ -4,8 +4,8 @@
    and cursor of the last command that used it (any bound buffer may be written). Before a
    command on slot C uses a slice last used on slot O != C, C must wait for O up to that
    cursor: unless C already waited for O at or past it (last_synced[O], made at C's first such
-   wait), the core records an
-   event on O and makes C wait for it on the device, then notes last_synced[O] = O.cursor.
+   wait), the core records an event on O and makes C wait for it on the device, then notes
+   last_synced[O] = O.cursor.
    Nor when the host already saw O finish past that cursor (a sync of O returned: O.finished),
    so a producer that reuses a buffer after its consumer synced does not wait on the device for
    work known to be done, as a hand-written OpenCL program would not.
