@@ -32,7 +32,7 @@
 enum {
   DEFAULT_LOG_LEVEL = CUBERT_LOG_WARN,
   DEFAULT_MAX_STREAMS = 128, /* the reference's; slots are made at first use */
-  MAX_STREAMS_LIMIT = 4096,
+  MAX_STREAMS_LIMIT = CUBERT_MAX_STREAMS_LIMIT,
   CPU_THREADS_LIMIT = 4096,
   /* Cache files are <dir>/<kind>/<name> and paths are limited to PATH_MAX (4096) bytes. */
   CACHE_DIR_MAX_BYTES = 4000,

@@ -10,6 +10,10 @@
 
 CUBERT_EXTERN_C_BEGIN
 
+/** The largest valid CUBERT_MAX_STREAMS: every server holds this many stream slots per device
+   (plus the communicators' own streams). */
+#define CUBERT_MAX_STREAMS_LIMIT 4096u
+
 /** Configuration read once from the environment (config.c). */
 typedef struct cubert_config {
   const char *device;     /**< CUBERT_DEVICE or NULL */
@@ -20,7 +24,7 @@ typedef struct cubert_config {
   int profile_level;      /**< CUBERT_PROFILE: 0 off, 1 minimal, 2 basic, 3 medium, 4 full */
   const char *trace_path; /**< CUBERT_TRACE or NULL */
   int check_mode;         /**< CUBERT_CHECK_MODE: 0 auto, 1 enforce, 2 validate */
-  uint32_t max_streams;   /**< CUBERT_MAX_STREAMS, default 128 */
+  uint32_t max_streams;   /**< CUBERT_MAX_STREAMS, 1..CUBERT_MAX_STREAMS_LIMIT, default 128 */
   int backtrace;          /**< CUBERT_BACKTRACE=1 */
   int autotune;           /**< CUBERT_AUTOTUNE: CUBERT_AUTOTUNE_OFF|MINIMAL|FULL (default) */
   int autotune_cache;     /**< CUBERT_AUTOTUNE_CACHE: 1 (default) use the disk cache, 0 not */
