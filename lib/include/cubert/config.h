@@ -20,7 +20,7 @@ typedef struct cubert_config {
   uint32_t cpu_threads;   /**< CUBERT_CPU_THREADS, 0: from hwloc */
   const char *cache_dir;  /**< CUBERT_CACHE_DIR or NULL */
   int log_level;          /**< CUBERT_LOG: 0 error, 1 warn, 2 info, 3 debug */
-  const char *log_path;   /**< CUBERT_LOG_FILE: where log lines go (appended); NULL: stderr */
+  const char *log_path;   /**< CUBERT_LOG_FILE: a regular file (else stderr); NULL: stderr */
   int profile_level;      /**< CUBERT_PROFILE: 0 off, 1 minimal, 2 basic, 3 medium, 4 full */
   const char *trace_path; /**< CUBERT_TRACE or NULL */
   int check_mode;         /**< CUBERT_CHECK_MODE: 0 auto, 1 enforce, 2 validate */
