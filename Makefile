@@ -14,30 +14,51 @@ all: build
 deps:
 	@sh tools/install-deps.sh
 
-$(BUILD)/CMakeCache.txt:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+# A build folder is configured once, for what its first command needs: `make run` for the quick
+# start (this CPU's kernel build only, no kernel sanitizer: QUICK_FLAGS), every other target for
+# the whole library (FULL_FLAGS), and a quick-start folder is widened by the first command that
+# needs more (docs/development.md, "Where the build's time goes").
+QUICK_FLAGS = -DCUBERT_KERNEL_CPU_VARIANTS=host -DCUBERT_KERNEL_SANITIZER=OFF
+FULL_FLAGS = -DCUBERT_KERNEL_CPU_VARIANTS=all -DCUBERT_KERNEL_SANITIZER=ON
+CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+IS_FULL = grep -qx 'CUBERT_KERNEL_CPU_VARIANTS:STRING=all' $(BUILD)/CMakeCache.txt && \
+  grep -qE '^CUBERT_KERNEL_SANITIZER:[A-Z]+=ON$$' $(BUILD)/CMakeCache.txt
 
-configure: deps $(BUILD)/CMakeCache.txt
+$(BUILD)/CMakeCache.txt:
+	@$(CONFIGURE) $(FULL_FLAGS) >/dev/null
+
+configure: deps
+	@if [ ! -f $(BUILD)/CMakeCache.txt ] || ! { $(IS_FULL); }; then $(CONFIGURE) $(FULL_FLAGS) >/dev/null; fi
 
 build: configure
+	@echo "cubert: building the library (every CPU variant, the kernel sanitizer), the tests," \
+	  "examples and benchmarks: from a fresh clone about BUILD_ALL_TIME on 2 cores"
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# `make run` builds only what it runs: the library, the quick start and cubert-info (a full
-# build, tests and benchmarks included, is `make build` or `make test`). The quick start exits
-# non-zero unless both results verify, which fails `make run`.
-run: configure
+# `make run` builds only what it runs: the library for this CPU, the quick start and cubert-info
+# (a full build, tests and benchmarks included, is `make build` or `make test`). The quick start
+# exits non-zero unless both results verify, which fails `make run`.
+run: deps
+	@[ -f $(BUILD)/CMakeCache.txt ] || $(CONFIGURE) $(QUICK_FLAGS) >/dev/null
+	@echo "cubert: building the library, the quick start and cubert-info: from a fresh clone" \
+	  "about RUN_TIME on 2 cores"
 	@cmake --build $(BUILD) -j $(JOBS) --target quickstart cubert-info
+	@echo "cubert: running the quick start (saxpy and a sum over 16M floats on the CPU server)"
 	./$(BUILD)/examples/quickstart
+	@echo "cubert: listing the devices"
 	./$(BUILD)/cubert-info
 
 test: build
+	@echo "cubert: running every test (about TEST_TIME on 2 cores; ctest prints each as it ends)"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer. (The sanitizer builds skip
-# the build-time OpenCL check of kernel files, CUBERT_CHECK_KERNELS: `make test` has done it.)
+# the build-time OpenCL check of kernel files, CUBERT_CHECK_KERNELS, which `make test` has done,
+# and the kernels' x86-64-v3/v4 copies, which are the baseline's source for another ISA.)
 test-asan: deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DCUBERT_SANITIZE=address,undefined \
-	  -DCUBERT_BUILD_BENCH=OFF -DCUBERT_CHECK_KERNELS=OFF $(CMAKE_FLAGS) >/dev/null
+	  -DCUBERT_BUILD_BENCH=OFF -DCUBERT_CHECK_KERNELS=OFF -DCUBERT_KERNEL_CPU_VARIANTS=none \
+	  $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
@@ -49,11 +70,12 @@ test-asan: deps
 test-oclgrind: build
 	cd $(BUILD) && CUBERT_OCLGRIND_TESTS=1 ctest --output-on-failure -L oclgrind $(CTEST_FLAGS)
 
-# The stress programs under ThreadSanitizer (Criterion does not run under TSan).
+# The stress programs under ThreadSanitizer (Criterion does not run under TSan): only they are built.
 test-tsan: deps
 	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBERT_SANITIZE=thread \
-	  -DCUBERT_BUILD_BENCH=OFF -DCUBERT_CHECK_KERNELS=OFF $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD)-tsan -j $(JOBS)
+	  -DCUBERT_BUILD_BENCH=OFF -DCUBERT_CHECK_KERNELS=OFF -DCUBERT_KERNEL_CPU_VARIANTS=none \
+	  $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)-tsan -j $(JOBS) --target stress_programs
 	cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/tests/tsan.supp \
 	  ctest --output-on-failure -L stress $(CTEST_FLAGS)
 

@@ -15,6 +15,17 @@ include(CMakePackageConfigHelpers)
 
 set(CUBERT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/cubert)
 
+# An installed or packaged library has every capability: a build folder configured for the quick
+# start (`make run`: the host's CPU variant only, no kernel sanitizer) refuses to install.
+if(NOT CUBERT_KERNEL_CPU_VARIANTS STREQUAL "all" OR
+   (NOT CUBERT_KERNEL_SANITIZER AND CMAKE_C_COMPILER_ID STREQUAL "GNU"))
+  install(CODE "message(FATAL_ERROR \"cubert: this build folder was configured for the quick \
+start (CUBERT_KERNEL_CPU_VARIANTS=${CUBERT_KERNEL_CPU_VARIANTS}, CUBERT_KERNEL_SANITIZER=\
+${CUBERT_KERNEL_SANITIZER}) and lacks parts of the library; reconfigure it with \
+-DCUBERT_KERNEL_CPU_VARIANTS=all -DCUBERT_KERNEL_SANITIZER=ON (make build does) and build \
+again before installing\")" ALL_COMPONENTS)
+endif()
+
 # libcubert.so.0.1.0, SONAME libcubert.so.0 (the ABI is the major version).
 set_target_properties(cubert PROPERTIES VERSION ${PROJECT_VERSION}
                                         SOVERSION ${PROJECT_VERSION_MAJOR})

@@ -37,6 +37,17 @@ static void storage_slice_cache_release(void *ctx, cubert_slice *slice) {
   server->vtable->slice_cache_release(server, slice);
 }
 
+/* Another slot's idle pages, freed when a reservation found the storage full (slots.c). */
+static uint64_t storage_reclaim(void *ctx, const cubert_memory_manager *self) {
+  cubert_device *device = ctx;
+  uint64_t freed = cubert_slots_reclaim(device, self);
+  cubert_log(CUBERT_LOG_INFO, "memory",
+             "the storage of '%s' refused a page: freed %llu bytes of idle pages held by other "
+             "stream slots before retrying",
+             device->server->properties.name, (unsigned long long)freed);
+  return freed;
+}
+
 static void device_destroy(cubert_device *device) {
   if (!device) return;
   if (device->server) cubert_slots_destroy(device); /* waits for the streams' work */
@@ -107,6 +118,7 @@ cubert_status cubert_device_create(const cubert_device_key *key, cubert_device *
       .alloc = storage_alloc,
       .free = storage_free,
       .slice_cache_release = storage_slice_cache_release,
+      .reclaim = storage_reclaim,
       .alignment = p->memory.alignment ? p->memory.alignment : 1,
       .max_page_size = p->memory.max_page_size,
   };

@@ -1,7 +1,8 @@
 /* cubert — dry run: switching a client in and out of it, and the server's part of a dry-run
    launch (dry_run.h). The checks a dry-run launch shares with a real one are launch.c's; reads
-   (client.c, future.c) test the mode where they differ, and autotune (tune/tuner.c) measures in a
-   real-run scope. */
+   (client.c, future.c) test the mode where they differ; autotune (tune/tuner.c) measures, and
+   the writes that move data through launches or reads (tensor.c's strided write, transfer.c)
+   run, in a real-run scope. */
 #include "dry_run.h"
 
 #include "base/status.h"

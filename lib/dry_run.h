@@ -11,7 +11,9 @@
 #include "cubert/server.h"
 
 /* Real-run scopes of the calling thread (the reference's RealRun guard): inside one, a client
-   in dry run launches and reads for real. They nest; autotune measures inside one. */
+   in dry run launches and reads for real. They nest. Autotune measures inside one, and the
+   calls that write buffers run their own launches and reads inside one (write_tensor's copy,
+   to_client's reads), so that their writes land in dry run. */
 void cubert_dry_run_real_begin(void);
 void cubert_dry_run_real_end(void);
 /* Whether the calling thread is inside a real-run scope. */

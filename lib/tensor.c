@@ -1,6 +1,7 @@
 /* cubert — tensor variants of the client: allocation through layout plans (several tensors in
-   one allocation, pitched rows where the device prefers them) and strided reads through the
-   library's copy kernels (launch_1d.h's tuned launch picks their cube dim; strided_copy.h). */
+   one allocation, pitched rows where the device prefers them) and strided reads and writes
+   through the library's copy kernels (launch_1d.h's tuned launch picks their cube dim;
+   strided_copy.h). A strided write's copy runs in dry run too (dry_run.h's real-run scope). */
 #include "tensor.h"
 
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "client.h"
 #include "cubert/kernels.h"
 #include "device.h"
+#include "dry_run.h"
 #include "handle.h"
 #include "launch_1d.h"
 #include "strided_copy.h"
@@ -216,7 +218,12 @@ static cubert_status write_strided(cubert_client *client, const cubert_copy_desc
                                    const void *src, size_t src_size) {
   cubert_handle *scratch = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_client_create_buffer(client, src, src_size, &scratch));
+  /* The copy kernel is part of the write, not a launch of the caller's: it runs in dry run too
+     (writes land there as usual, cubert_client_set_dry_run), whether or not its cube dim's
+     tuning is cached. */
+  cubert_dry_run_real_begin();
   cubert_status s = copy_region(client, desc, scratch, 1);
+  cubert_dry_run_real_end();
   /* The scratch buffer stays alive until the queued copy finished (bindings hold it). */
   cubert_handle_release(scratch);
   return s;

@@ -31,6 +31,7 @@
 #include "cubert/server/pinned.h"
 #include "cubert/server/transfers.h"
 #include "device.h"
+#include "dry_run.h"
 #include "handle.h"
 #include "stream/resolve.h"
 #include "stream/slots.h"
@@ -299,7 +300,11 @@ cubert_status cubert_client_to_client_range(cubert_client *src_client, cubert_ha
                            from, to, (unsigned long long)size, (unsigned long long)offset,
                            (unsigned long long)h->size);
   } else {
+    /* The new handle is written as any buffer is, dry run or not (cubert_client_set_dry_run):
+       the reads of src that the paths between device instances make are part of the copy. */
+    cubert_dry_run_real_begin();
     s = transfer(src_client, sc->device, src, h, offset, size, dst_client, dc->device, out);
+    cubert_dry_run_real_end();
     if (s)
       s = cubert_status_wrap(cubert_status_code(s), s,
                              "to_client from %s to %s, %llu bytes at offset %llu of src (%llu "

@@ -19,11 +19,15 @@
 #include "cpu/fiber.h"
 #include "cpu/topology.h"
 #include "cpu/undefined.h"
+#include "cubert/config.h"
 #include "cubert/server.h"
 
 enum {
-  CUBERT_CPU_LINE = 64,          /* cache line bytes: claim counters sit alone on one */
-  CUBERT_CPU_MAX_STREAMS = 1024, /* publication slots (the core uses CUBERT_MAX_STREAMS) */
+  CUBERT_CPU_LINE = 64, /* cache line bytes: claim counters sit alone on one */
+  /* Publication slots: every stream slot the core may make (CUBERT_MAX_STREAMS, at most
+     CUBERT_MAX_STREAMS_LIMIT) plus as many again for the communicators' private streams (up to
+     three per member on this device). 64 KiB of pointers each for slots[] and streams[]. */
+  CUBERT_CPU_MAX_STREAMS = 2 * CUBERT_MAX_STREAMS_LIMIT,
   CUBERT_CPU_MASK_WORDS = CUBERT_CPU_MAX_STREAMS / 64,
   CUBERT_CPU_CHUNKS_PER_PARTICIPANT = 8,
   CUBERT_CPU_TAIL_SPLIT = 4, /* the last round of chunks is cut this much finer (scheduler.c) */

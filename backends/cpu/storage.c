@@ -4,7 +4,10 @@
    mappings: page aligned, returned to the system on free, and zero-filled lazily by the kernel,
    so a large allocation costs nothing until it is touched (pages are never touched or zeroed
    here). Pages of CUBERT_CPU_HUGE_BYTES and more are aligned to 2 MiB and advised for
-   transparent huge pages, which saves TLB misses in bandwidth-bound kernels on big buffers. A
+   transparent huge pages, which saves TLB misses in bandwidth-bound kernels on big buffers.
+   The 8 MiB pages of the smallest sliced pool (buffers up to 2 MiB) are not advised: there the
+   first touch of a small buffer would fault and zero 2 MiB, and every stream slot that used
+   one small buffer would hold 2 MiB (8 GiB at 4,096 slots; 4 KiB pages: 8 KiB a slot). A
    refused allocation is OUT_OF_MEMORY with the size; nothing aborts. */
 #include "cpu/storage.h"
 
@@ -17,7 +20,7 @@
 #include "cubert/config.h"
 
 #define CUBERT_CPU_MAP_BYTES (256u * 1024u)
-#define CUBERT_CPU_HUGE_BYTES (8u * 1024u * 1024u)
+#define CUBERT_CPU_HUGE_BYTES (16u * 1024u * 1024u)
 #define CUBERT_CPU_HUGE_ALIGN (2u * 1024u * 1024u)
 
 static uint64_t page_bytes(void) {

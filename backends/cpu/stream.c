@@ -48,8 +48,13 @@ cubert_status cubert_cpu_stream_create(cubert_server *server, cubert_stream_erro
     free(s);
     return cubert_status_set_limits(
         cubert_status_make(CUBERT_CODE_UNAVAILABLE,
-                           "the CPU server has %u streams open, its maximum",
-                           (unsigned)CUBERT_CPU_MAX_STREAMS),
+                           "the CPU server has %u streams open, its maximum: one per stream slot "
+                           "in use (CUBERT_MAX_STREAMS, now %u, at most %u) and up to three "
+                           "per communicator member on this device; release communicators or "
+                           "lower CUBERT_MAX_STREAMS",
+                           (unsigned)CUBERT_CPU_MAX_STREAMS,
+                           (unsigned)cubert_config_get()->max_streams,
+                           (unsigned)CUBERT_MAX_STREAMS_LIMIT),
         CUBERT_CPU_MAX_STREAMS + 1u, CUBERT_CPU_MAX_STREAMS);
   }
   s->slot = slot;

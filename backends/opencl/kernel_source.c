@@ -11,7 +11,7 @@
    other kernels' body functions (`static inline void <name>_body_(...) { ... }`) are blanked
    too: nothing calls them any more, and although a compiler emits no code for them it still
    parses them, which was most of a program's build on PoCL for the large files (the reduce
-   file's 1.1 MB: docs/BENCHMARKS.md, "Tuning in seconds"). Their prototypes, the files'
+   file's 1.1 MB: docs/benchmarks-history.md, "Tuning in seconds"). Their prototypes, the files'
    helpers and types stay. Blanking keeps every newline, so the #line directives and the
    build log's line numbers still match the kernel file. Hand-written OpenCL C is built whole:
    its kernels may call each other. */

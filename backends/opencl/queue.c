@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "cubert/config.h"
 #include "opencl/errors.h"
 #include "opencl/interop.h"
 #include "opencl/launch.h"
@@ -306,8 +307,17 @@ cubert_status cubert_ocl_stream_create(cubert_server *base, cubert_stream_errors
   stream->plain_queue = clCreateCommandQueue(server->context, server->device, 0, &err);
   if (err != CL_SUCCESS || !stream->plain_queue) {
     free(stream);
-    return cubert_ocl_status(err, CUBERT_CODE_GENERIC, "clCreateCommandQueue on '%s'",
-                             base->properties.name);
+    /* Drivers may cap the queues of a context (threads or rings per queue): say how many are
+       open and which setting makes fewer. */
+    size_t open = 0;
+    for (const cubert_server_stream *s = server->streams; s; s = s->next) ++open;
+    return cubert_ocl_status(err, CUBERT_CODE_GENERIC,
+                             "clCreateCommandQueue on '%s' with %zu queues open (one per stream "
+                             "slot in use, CUBERT_MAX_STREAMS=%u, and up to three per "
+                             "communicator member): the driver refused one more; lower "
+                             "CUBERT_MAX_STREAMS",
+                             base->properties.name, open,
+                             (unsigned)cubert_config_get()->max_streams);
   }
   stream->queue = stream->plain_queue;
   stream->server = server;

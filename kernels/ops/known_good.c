@@ -3,8 +3,8 @@
 
    Why a table: on PoCL every (kernel, local size) pair is compiled on its first launch, so the
    warm-up of each candidate costs 0.2–2 s of LLVM time while its timed runs cost microseconds
-   (docs/BENCHMARKS.md, "Tuning in seconds"). CUBERT_AUTOTUNE=minimal takes the entry for the
-   device family without running anything else; full still measures every candidate and so
+   (docs/benchmarks-history.md, "Tuning in seconds"). CUBERT_AUTOTUNE=minimal takes the entry for
+   the device family without running anything else; full still measures every candidate and so
    refines the table per key. An entry is a candidate name, found by name in the set (a renamed
    or removed candidate simply makes the entry inert), and must stay a choice that full tuning
    makes or comes within a few percent of: the entries below are the winners of full tuning on

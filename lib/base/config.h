@@ -16,8 +16,8 @@ void cubert_config_reload_for_tests(void);
    belong to one of them (errors and warnings are never filtered by category). */
 int cubert_config_log_wants(int level, const char *category);
 
-/* The warnings produced by the last reading of the environment (one per bad variable), for
-   tests. Strings are owned by the configuration. */
+/* The warnings produced by the last reading of the environment (one per bad value; every one
+   is kept, however many), for tests. Strings are owned by the configuration. */
 size_t cubert_config_warning_count(void);
 const char *cubert_config_warning_at(size_t index);
 

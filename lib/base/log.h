@@ -9,7 +9,8 @@
 
 CUBERT_EXTERN_C_BEGIN
 
-/** Logging: the library logs only when CUBERT_LOG asks for it (to stderr). */
+/** Logging: the library logs only when CUBERT_LOG asks for it, to stderr or to the regular file
+   CUBERT_LOG_FILE names. Never blocks on the sink (a FIFO or a device is refused). */
 void cubert_log(int level, const char *category, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /** Log levels of cubert_log. */

@@ -34,6 +34,13 @@ void cubert_comm_job_fail(cubert_comm *comm, comm_job *job, cubert_status error)
 }
 
 void cubert_comm_job_finish(cubert_comm *comm, comm_job *job) {
+  if (job->message && comm->transport->vtable->p2p_release) {
+    /* Before the next job starts: a recv queued behind this send reads how it ended. */
+    pthread_mutex_lock(&comm->mu);
+    comm->transport->vtable->p2p_release(comm->transport, job->kind, job->message, job->error);
+    pthread_mutex_unlock(&comm->mu);
+    job->message = NULL;
+  }
   /* A gate not placed yet (its call is still placing the gates) opens now and lets the later
      gate_wait pass at once, with the error (server.h). */
   for (size_t i = 0; i < comm->local_count; ++i) {
@@ -64,9 +71,6 @@ void cubert_comm_job_put(cubert_comm *comm, comm_job *job) {
     if (leg->has_dst) cubert_slice_release(leg->dst.slice);
     leg->has_src = leg->has_dst = 0;
   }
-  if (job->message && comm->transport->vtable->p2p_release)
-    comm->transport->vtable->p2p_release(comm->transport, job->kind, job->message,
-                                         job->error != NULL);
   cubert_status_free(job->error);
   free(job->legs);
   free(job);

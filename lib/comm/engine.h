@@ -21,6 +21,7 @@
 #include "cubert/comm.h"
 #include "cubert/server.h"
 #include "cubert/server/gates.h"
+#include "cubert/stream.h"
 #include "device.h"
 
 /* Chunks in flight per member: the stage-out of chunk k+1.. overlaps the combine and the
@@ -28,8 +29,8 @@
 #define CUBERT_COMM_DEPTH 4
 /* Bytes of one member's staged chunk (default; CUBERT_COMM_CHUNK_BYTES overrides it). On two
    H200s the device combination moved 256 MiB at 25 GB/s in 4 MiB chunks, 35 GB/s in 8 MiB and
-   33 GB/s in 16 MiB (docs/BENCHMARKS.md): per-chunk costs (meetings, command latencies) are
-   paid 32 times per 256 MiB instead of 64. */
+   33 GB/s in 16 MiB (docs/benchmarks-history.md, "Collectives in one process"): per-chunk costs
+   (meetings, command latencies) are paid 32 times per 256 MiB instead of 64. */
 #define CUBERT_COMM_CHUNK_BYTES (8u << 20)
 /* At most this many threads combine one member's part (CUBERT_COMM_THREADS may ask for up to
    this many); chunks below CUBERT_COMM_SPLIT_MIN bytes are combined by the member thread alone
@@ -71,6 +72,11 @@ typedef struct comm_leg {
   int has_src, has_dst;
   cubert_event *ready; /* on the caller's stream, before the gate: src/dst's earlier users */
   cubert_gate *gate;   /* on the caller's stream */
+  /* The caller's stream: its slot's error queue and its id. A failure of the stream's work
+     queued before the job (pushed there, tagged with the id) fails the job before any byte of
+     it moves (member.c). */
+  cubert_stream_errors *errors;
+  cubert_stream_id stream;
   /* progress, in chunks (comm->mu) */
   size_t out_done, part_done, in_done;
 } comm_leg;

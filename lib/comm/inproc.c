@@ -29,7 +29,10 @@ typedef struct p2p_message {
   size_t count, bytes;
   unsigned char *data;
   _Atomic size_t filled; /* bytes the send's job copied in */
-  _Atomic int send_failed;
+  /* Set when the send's job failed, with its error's text (malloc'd; NULL without memory).
+     Written by the engine's worker before it starts the recv's job, which reads them. */
+  int send_failed;
+  char *send_error;
   _Atomic int refs; /* the send job and (the mailbox until a recv takes it, then) the recv job */
   int claimed;      /* a recv took it (mailbox lock) */
   struct p2p_message *next;
@@ -44,6 +47,7 @@ typedef struct inproc_transport {
 static void message_put(p2p_message *m) {
   if (atomic_fetch_sub(&m->refs, 1) != 1) return;
   free(m->data);
+  free(m->send_error);
   free(m);
 }
 
@@ -136,16 +140,19 @@ static void combine_send(cubert_comm_transport *t, const cubert_comm_chunk *c, s
 }
 
 /* A recv's job: part `part` copies its range of the message into the receiver's output.
-   EXECUTION when the matching send failed or did not fill the message. */
+   EXECUTION, the output untouched, when the matching send failed or did not fill the message
+   (quoting the send's error: a failed command on the sender's stream, say). */
 static cubert_status combine_recv(cubert_comm_transport *t, const cubert_comm_chunk *c, size_t part,
                                   size_t parts) {
   size_t es = c->elem_size, begin = 0, end = 0;
   p2p_message *msg = c->message;
-  if (!msg || atomic_load(&msg->send_failed) || atomic_load(&msg->filled) != msg->bytes)
-    return cubert_status_make(CUBERT_CODE_EXECUTION,
-                              "cubert_comm_recv_at: the matching send from rank %zu to rank "
-                              "%zu (tag %d) failed before its data was complete",
-                              c->peer, c->self, c->tag);
+  if (!msg || msg->send_failed || atomic_load(&msg->filled) != msg->bytes)
+    return cubert_status_make(
+        CUBERT_CODE_EXECUTION,
+        "cubert_comm_recv_at: rank %zu received nothing from rank %zu (tag "
+        "%d) and its buf was not written: the matching send failed (%s)",
+        c->self, c->peer, c->tag,
+        msg && msg->send_error ? msg->send_error : "before its data was complete");
   part_range(c->count, part, parts, &begin, &end);
   if (begin < end)
     memcpy((char *)c->out[c->self - t->rank] + begin * es, msg->data + (c->offset + begin) * es,
@@ -198,7 +205,6 @@ static cubert_status inproc_p2p_post(cubert_comm_transport *base, cubert_comm_ki
     m->count = count;
     m->bytes = count * es;
     atomic_init(&m->filled, 0);
-    atomic_init(&m->send_failed, 0);
     atomic_init(&m->refs, 2);
     pthread_mutex_lock(&t->lock);
     if (t->tail)
@@ -243,10 +249,13 @@ static cubert_status inproc_p2p_post(cubert_comm_transport *base, cubert_comm_ki
 }
 
 static void inproc_p2p_release(cubert_comm_transport *base, cubert_comm_kind kind, void *message,
-                               int failed) {
+                               cubert_status error) {
   (void)base;
   p2p_message *m = message;
-  if (kind == CUBERT_COMM_SEND && failed) atomic_store(&m->send_failed, 1);
+  if (kind == CUBERT_COMM_SEND && error) {
+    m->send_failed = 1;
+    m->send_error = strdup(cubert_status_message(error));
+  }
   message_put(m);
 }
 

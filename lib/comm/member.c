@@ -252,6 +252,19 @@ static void progress(cubert_comm *comm, size_t *field, size_t value) {
   pthread_mutex_unlock(&comm->mu);
 }
 
+/* The job for messages: the send or recv with its ranks and tag, else the collective's
+   sequence number. */
+static void job_label(const comm_job *job, char *buf, size_t size) {
+  if (job->kind == CUBERT_COMM_SEND)
+    snprintf(buf, size, "the send from rank %zu to rank %zu (tag %d, call #%llu)", job->self,
+             job->peer, job->tag, (unsigned long long)job->sequence);
+  else if (job->kind == CUBERT_COMM_RECV)
+    snprintf(buf, size, "the recv at rank %zu from rank %zu (tag %d, call #%llu)", job->self,
+             job->peer, job->tag, (unsigned long long)job->sequence);
+  else
+    snprintf(buf, size, "collective #%llu", (unsigned long long)job->sequence);
+}
+
 /* The start of a member's run: the caller's earlier work on src and dst (its stream, and the
    streams its stream waited for) is done before any byte moves; then the staging copies of
    `depth` slots (`pieces` reads and `pieces_out` writes each). A failure fails the job (the
@@ -264,11 +277,22 @@ static void member_begin(cubert_comm *comm, comm_job *job, size_t m, size_t piec
   cubert_status s = NULL;
   if (leg->ready) {
     s = mem->server->vtable->event_sync(mem->server, leg->ready);
-    if (s)
+    /* A server may complete the event behind a failed command and report the failure only to
+       the stream's error queue (the CPU server does): the queue decides too. The failure stays
+       queued for the stream's next flush, sync or read. */
+    if (!s && cubert_stream_errors_pending_for(leg->errors, leg->stream))
+      s = cubert_status_make(CUBERT_CODE_EXECUTION,
+                             "a command queued before it on stream %llu failed (that stream's "
+                             "next flush, sync or read returns the error)",
+                             (unsigned long long)leg->stream);
+    if (s) {
+      char what[96];
+      job_label(job, what, sizeof what);
       s = cubert_status_wrap(CUBERT_CODE_EXECUTION, s,
-                             "collective #%llu: the work queued before it on member %zu's stream "
-                             "failed",
-                             (unsigned long long)job->sequence, comm->rank + m);
+                             "%s: member %zu's stream had failed before it, so the job moved no "
+                             "data",
+                             what, comm->rank + m);
+    }
   }
   comm_copy *reads = NULL, *writes = NULL;
   if (!s && job->chunks) {

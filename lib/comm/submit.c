@@ -236,6 +236,10 @@ static cubert_status order_leg(cubert_comm *comm, comm_leg *leg, size_t i, int s
   if (step == 0) {
     if (!s) s = cubert_slot_resolve(device, index, b, nb);
     if (!s) s = server->vtable->event_record(server, slot->stream, &leg->ready);
+    if (!s) {
+      leg->errors = slot->errors;
+      leg->stream = slot->owner;
+    }
     if (!s) s = server->gates->create(server, &leg->gate);
   } else {
     if (!s) s = server->gates->wait(server, slot->stream, leg->gate);

@@ -105,10 +105,11 @@ typedef struct cubert_comm_transport_vtable {
   cubert_status (*p2p_post)(cubert_comm_transport *transport, cubert_comm_kind kind, size_t self,
                             size_t peer, int tag, cubert_dtype dtype, size_t count, const char *fn,
                             void **out_message);
-  /* Optional: the send/recv job that p2p_post gave `message` to is done (failed: 1 when it
-     failed). */
+  /* Optional: the send/recv job that p2p_post gave `message` to is done, with `error` (NULL
+     when it succeeded; borrowed). Called by the engine's worker before it starts the next job,
+     so a recv's job sees how the send it matched ended. */
   void (*p2p_release)(cubert_comm_transport *transport, cubert_comm_kind kind, void *message,
-                      int failed);
+                      cubert_status error);
 } cubert_comm_transport_vtable;
 
 /* Transports embed this as their first member. */

@@ -268,6 +268,15 @@ cubert_status cubert_memory_reserve(cubert_memory_manager *mm, uint64_t size, cu
     storage_failed = 0;
     st = reserve_once(mm, size, eff, &b, &storage_failed);
   }
+  /* Other streams' managers may hold the rest as idle pages (a slot keeps its pages after its
+     buffers went): give those back too, as a CUDA caching allocator frees every stream's cached
+     blocks before it reports out of memory. Only here, so that a slot's pages stay with it
+     for reuse while there is room. */
+  if (st && storage_failed && mm->storage.reclaim && mm->storage.reclaim(mm->storage.ctx, mm)) {
+    cubert_status_free(st);
+    storage_failed = 0;
+    st = reserve_once(mm, size, eff, &b, &storage_failed);
+  }
   if (st) return st;
   *out = &b->slice;
   return NULL;

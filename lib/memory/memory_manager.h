@@ -19,6 +19,10 @@ typedef struct cubert_storage_iface {
   void (*free)(void *ctx, cubert_storage *storage);
   /* Optional: frees slice->backend_cache when a slice is split, merged or destroyed. */
   void (*slice_cache_release)(void *ctx, cubert_slice *slice);
+  /* Optional: frees the idle pages (no live slice) of every other manager over the same
+     storage, `self` excepted; returns the bytes given back. Called by reserve when the storage
+     refused a page even after `self`'s own cleanup. */
+  uint64_t (*reclaim)(void *ctx, const cubert_memory_manager *self);
   uint64_t alignment;     /* every slice offset and page size is a multiple of this */
   uint64_t max_page_size; /* device limit for one page */
 } cubert_storage_iface;
@@ -35,7 +39,8 @@ void cubert_memory_manager_destroy(cubert_memory_manager *mm);
 /* Reserves `size` bytes (size 0 is valid). Returns a slice with refcount 1 owned by the
    caller. BUFFER_TOO_BIG when no pool accepts the size, POOL_CAPACITY_EXCEEDED (with
    requested/capacity) when every accepting pool is capped and full, OUT_OF_MEMORY when the
-   storage refuses even after one explicit cleanup and retry. */
+   storage refuses even after an explicit cleanup and a retry, and, when that retry failed too,
+   after the storage's reclaim of other managers' idle pages and one more retry. */
 cubert_status cubert_memory_reserve(cubert_memory_manager *mm, uint64_t size, cubert_slice **out);
 /* Sums usage over the pools. */
 void cubert_memory_usage_get(const cubert_memory_manager *mm, cubert_memory_usage *out);

@@ -3,8 +3,9 @@
    Every slot counts the commands submitted to it (its cursor). Every slice remembers the slot
    and cursor of the last command that used it (any bound buffer may be written). Before a
    command on slot C uses a slice last used on slot O != C, C must wait for O up to that
-   cursor: unless C already waited for O at or past it (last_synced[O]), the core records an
-   event on O and makes C wait for it on the device, then notes last_synced[O] = O.cursor.
+   cursor: unless C already waited for O at or past it (last_synced[O], made at C's first such
+   wait), the core records an event on O and makes C wait for it on the device, then notes
+   last_synced[O] = O.cursor.
    Nor when the host already saw O finish past that cursor (a sync of O returned: O.finished),
    so a producer that reuses a buffer after its consumer synced does not wait on the device for
    work known to be done, as a hand-written OpenCL program would not.
@@ -16,6 +17,8 @@
    the last use fixes that. Pinning: servers retain every slice a queued command uses until the
    command finished, so a slice used by another stream is never reused by its origin early. */
 #include "stream/resolve.h"
+
+#include <stdlib.h>
 
 #include "base/log.h"
 #include "device.h"
@@ -29,7 +32,7 @@ cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
     const cubert_slice *slice = bindings[i].slice;
     uint32_t origin = slice->last_stream;
     if (origin == index || slice->last_cursor == 0) continue;
-    if (current->last_synced[origin] >= slice->last_cursor) continue;
+    if (current->last_synced && current->last_synced[origin] >= slice->last_cursor) continue;
     cubert_stream_slot *from = device->slots[origin];
     /* Never used (nothing to wait for), or the host saw its work finish past the cursor. */
     if (!from || from->finished >= slice->last_cursor) continue;
@@ -41,7 +44,11 @@ cubert_status cubert_slot_resolve(cubert_device *device, uint32_t index,
     cubert_log(CUBERT_LOG_DEBUG, "stream",
                "slot %u waits on the device for slot %u (command %llu), which last used a buffer",
                index, origin, (unsigned long long)slice->last_cursor);
-    current->last_synced[origin] = from->cursor;
+    /* Made at the first wait: most slots never wait for another, and max_streams cursors for
+       each of max_streams slots would be 128 MiB at 4,096 slots. Without it (no host memory)
+       the wait above still stands; a later command merely waits again. */
+    if (!current->last_synced) current->last_synced = calloc(device->max_streams, sizeof(uint64_t));
+    if (current->last_synced) current->last_synced[origin] = from->cursor;
   }
   return NULL;
 }

@@ -134,14 +134,9 @@ cubert_status cubert_slot_get(cubert_device *device, uint32_t index, cubert_stre
   }
   *out = NULL;
   slot = calloc(1, sizeof(*slot));
-  uint64_t *synced = calloc(device->max_streams, sizeof(uint64_t));
-  if (!slot || !synced) {
-    free(slot);
-    free(synced);
+  if (!slot)
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation of stream slot %u failed",
                               index);
-  }
-  slot->last_synced = synced;
   cubert_status s = cubert_stream_errors_create(&slot->errors);
   if (!s) s = cubert_memory_manager_create(&device->storage, device->pool_override, &slot->memory);
   if (!s) s = device->server->vtable->stream_create(device->server, slot->errors, &slot->stream);
@@ -152,6 +147,20 @@ cubert_status cubert_slot_get(cubert_device *device, uint32_t index, cubert_stre
   device->slots[index] = slot;
   *out = slot;
   return NULL;
+}
+
+uint64_t cubert_slots_reclaim(cubert_device *device, const cubert_memory_manager *keep) {
+  uint64_t freed = 0;
+  for (uint32_t i = 0; i < device->max_streams; ++i) {
+    cubert_stream_slot *slot = device->slots[i];
+    if (!slot || slot->memory == keep) continue;
+    cubert_memory_usage before, after;
+    cubert_memory_usage_get(slot->memory, &before);
+    cubert_memory_cleanup(slot->memory, 1);
+    cubert_mem_manager_totals(slot->memory, &after);
+    freed += before.bytes_reserved - after.bytes_reserved;
+  }
+  return freed;
 }
 
 void cubert_slots_destroy(cubert_device *device) {

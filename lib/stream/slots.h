@@ -20,7 +20,8 @@ struct cubert_stream_slot {
   cubert_memory_manager *memory;
   cubert_stream_errors *errors;
   uint64_t cursor;       /* commands submitted on this slot so far */
-  uint64_t *last_synced; /* [max_streams]: origin cursor this slot has waited for */
+  uint64_t *last_synced; /* [max_streams] or NULL until the slot first waits for another:
+                            origin cursor this slot has waited for (resolve.c) */
   uint64_t finished;     /* cursor the host knows finished: the last successful slot sync */
   /* The stream id whose work the slot holds now. Ids share slots (id % max_streams); a slot
      changes owner only after the previous owner's work finished, so every error on its queue
@@ -41,6 +42,10 @@ cubert_status cubert_slot_get(cubert_device *device, uint32_t index, cubert_stre
 /* The server's sync of the slot's stream; on success the slot's commands so far count as
    finished, so other slots no longer wait for them on the device (resolve.c). */
 cubert_status cubert_slot_sync(cubert_device *device, cubert_stream_slot *slot);
+/* Frees the idle pages (no live slice) of every slot's memory but `keep`'s (explicit cleanup,
+   memory/README.md); returns the bytes freed. The device's storage reclaim: a reservation that
+   the storage refused calls it before it reports OUT_OF_MEMORY. */
+uint64_t cubert_slots_reclaim(cubert_device *device, const cubert_memory_manager *keep);
 /* Waits for every slot's work and frees the slots (device destruction). */
 void cubert_slots_destroy(cubert_device *device);
 

@@ -519,6 +519,59 @@ Test(comm, send_recv_in_process_errors) {
   members_close(&m);
 }
 
+/* A send queued behind a failed kernel delivers nothing (issue 35: the receiver's sync returned
+   OK with the data written). The kernel fails on the sender, a CPU client (a validate-mode fill
+   told of more words than its buffer holds: the CPU server reports it as the kernel runs); the
+   receiver is the device under test on a stream of its own (a view pinned to stream 3), so
+   that only the sender's stream failed. The recv fails, naming the sender and its failed
+   stream, and leaves buf as it was; both ends stay usable: the next send arrives. */
+Test(comm, send_behind_a_failed_kernel_is_not_delivered) {
+  cubert_client *clients[2] = {NULL, NULL};
+  ASSERT_OK(cubert_client_create("cpu", &clients[0]));
+  ASSERT_OK(cubert_client_with_stream(cts_client, 3, &clients[1]));
+  cubert_comm *comm = NULL;
+  ASSERT_OK(cubert_comm_create(clients, 2, &comm));
+  enum { COUNT = 64 };
+  int32_t mine[COUNT], theirs[COUNT], got[COUNT];
+  for (int i = 0; i < COUNT; ++i) mine[i] = 1000 + i, theirs[i] = -1 - i;
+  cubert_handle *bad = NULL, *src = NULL, *dst = NULL;
+  ASSERT_OK(cubert_client_empty(clients[0], 16 * 4, &bad));
+  ASSERT_OK(cubert_client_create_buffer(clients[0], mine, sizeof mine, &src));
+  ASSERT_OK(cubert_client_create_buffer(clients[1], theirs, sizeof theirs, &dst));
+  const uint64_t info[2] = {COUNT, 7};
+  cubert_kernel_args args = {&bad, 1, info, 2};
+  ASSERT_OK(cubert_client_launch_mode(
+      clients[0], &cubert_kernel_fill_u32, cubert_cube_count_new_3d(1, 1, 1),
+      cubert_cube_dim_new_3d(COUNT, 1, 1), &args, CUBERT_EXECUTION_VALIDATE));
+  ASSERT_OK(cubert_comm_send_from(comm, 0, src, COUNT, CUBERT_DTYPE_I32, 1, 3));
+  ASSERT_OK(cubert_comm_recv_at(comm, 1, dst, COUNT, CUBERT_DTYPE_I32, 0, 3));
+  cubert_status s = cubert_client_sync(clients[1]);
+  cr_assert_not_null(s, "the recv behind a failed send succeeded");
+  const char *text = cubert_status_message(s);
+  cr_assert(strstr(text, "rank 1 received nothing from rank 0 (tag 3)") &&
+                strstr(text,
+                       "the send from rank 0 to rank 1 (tag 3, call #0): member 0's stream "
+                       "had failed before it"),
+            "the recv's error names the sender and its failed stream: %s", text);
+  cubert_status_free(s);
+  ASSERT_OK(cubert_client_read(clients[1], dst, got, sizeof got));
+  for (int i = 0; i < COUNT; ++i)
+    cr_assert_eq(got[i], theirs[i], "the failed recv wrote element %d: %d", i, got[i]);
+  /* The sender's stream reports its kernel's failure (and the send's). */
+  ASSERT_CODE(cubert_client_sync(clients[0]), CUBERT_CODE_SERVER_UNHEALTHY, "16 elements");
+  ASSERT_OK(cubert_comm_send_from(comm, 0, src, COUNT, CUBERT_DTYPE_I32, 1, 3));
+  ASSERT_OK(cubert_comm_recv_at(comm, 1, dst, COUNT, CUBERT_DTYPE_I32, 0, 3));
+  ASSERT_OK(cubert_client_read(clients[1], dst, got, sizeof got));
+  for (int i = 0; i < COUNT; ++i) cr_assert_eq(got[i], mine[i], "the next send: element %d", i);
+  ASSERT_OK(cubert_client_sync(clients[0]));
+  cubert_handle_release(bad);
+  cubert_handle_release(src);
+  cubert_handle_release(dst);
+  cubert_comm_release(comm);
+  cubert_client_release(clients[1]);
+  cubert_client_release(clients[0]);
+}
+
 Test(comm, stream_order_write_collective_write_read) {
   /* write -> all_reduce -> write src again -> all_reduce -> read, no syncs: each collective
      sees the writes queued before it and none after it. */

@@ -300,3 +300,77 @@ Test(dry_run, autotune_measures_and_the_winner_launch_is_dry) {
   cubert_handle_release(a.out);
   cubert_client_release(dry);
 }
+
+/* Writes the host mirror `mirror` of a handle as write_tensor writes `src` into `desc`'s region
+   (row-major over the shape). */
+static void mirror_write(uint32_t *mirror, const cubert_copy_desc *desc, const uint32_t *src) {
+  uint64_t n = 1;
+  for (uint32_t d = 0; d < desc->rank; ++d) n *= desc->shape[d];
+  for (uint64_t k = 0; k < n; ++k) {
+    uint64_t rest = k, at = desc->offset;
+    for (uint32_t d = desc->rank; d-- > 0;) {
+      at += rest % desc->shape[d] * desc->strides[d];
+      rest /= desc->shape[d];
+    }
+    mirror[at] = src[k];
+  }
+}
+
+/* Writes through strided, permuted and pitched views land in dry run as outside it (issue 35:
+   they returned OK and never landed once the copy kernel's tuning was cached). A real write of
+   each view first caches the tuning of its copy; then two dry-run writes of new values, each
+   checked through a real read of the whole buffer. */
+Test(dry_run, strided_and_permuted_writes_land) {
+  enum { WORDS = 1024 };
+  const cubert_copy_desc views[] = {
+      {.rank = 1, .shape = {20}, .strides = {3}, .elem_size = 4, .offset = 1},
+      {.rank = 1, .shape = {100}, .strides = {3}, .elem_size = 4, .offset = 5},
+      {.rank = 2, .shape = {8, 12}, .strides = {1, 8}, .elem_size = 4, .offset = 2},
+      {.rank = 2, .shape = {4, 64}, .strides = {1, 4}, .elem_size = 4},
+      {.rank = 2, .shape = {3, 70}, .strides = {80, 1}, .elem_size = 4, .offset = 7},
+      {.rank = 3, .shape = {2, 5, 6}, .strides = {1, 12, 2}, .elem_size = 4, .offset = 3},
+  };
+  cubert_client *dry = dry_client();
+  static uint32_t mirror[WORDS], src[WORDS], got[WORDS];
+  for (int i = 0; i < WORDS; ++i) mirror[i] = 0xC0000000u + (uint32_t)i;
+  cubert_handle *h = cts_buffer(mirror, sizeof mirror);
+  for (size_t v = 0; v < sizeof views / sizeof views[0]; ++v) {
+    cubert_copy_desc desc = views[v];
+    desc.handle = h;
+    size_t n = 1;
+    for (uint32_t d = 0; d < desc.rank; ++d) n *= desc.shape[d];
+    for (int round = 0; round < 3; ++round) {
+      for (size_t k = 0; k < n; ++k) src[k] = (uint32_t)((v + 1) * 100000 + round * 1000 + k);
+      ASSERT_OK(cubert_client_write_tensor(round ? dry : cts_client, &desc, src, n * 4));
+      mirror_write(mirror, &desc, src);
+      cts_read(h, got, sizeof got);
+      for (int i = 0; i < WORDS; ++i)
+        cr_assert_eq(got[i], mirror[i], "view %zu, %s write %d: word %d is %u, expected %u", v,
+                     round ? "dry-run" : "real", round, i, got[i], mirror[i]);
+    }
+  }
+  cubert_handle_release(h);
+  cubert_client_release(dry);
+}
+
+/* to_client between two device instances copies in dry run as outside it: its reads of the
+   source are part of the copy, not reads of the caller's (issue 35's audit; they gave zeros
+   where the copy reads through the host). */
+Test(dry_run, to_client_between_instances_copies) {
+  cubert_client *dry = dry_client();
+  cubert_client *other = NULL;
+  ASSERT_OK(cubert_client_create(cts_private_device(), &other));
+  ASSERT_OK(cubert_client_set_dry_run(other, 1));
+  uint32_t v[N], got[N];
+  for (int i = 0; i < N; ++i) v[i] = 5000u + (uint32_t)i * 7u;
+  cubert_handle *src = NULL, *copy = NULL;
+  ASSERT_OK(cubert_client_create_buffer(dry, v, sizeof v, &src));
+  ASSERT_OK(cubert_client_to_client(dry, src, other, &copy));
+  ASSERT_OK(cubert_client_set_dry_run(other, 0));
+  ASSERT_OK(cubert_client_read(other, copy, got, sizeof got));
+  for (int i = 0; i < N; ++i) cr_assert_eq(got[i], v[i], "element %d is %u", i, got[i]);
+  cubert_handle_release(copy);
+  cubert_handle_release(src);
+  cubert_client_release(other);
+  cubert_client_release(dry);
+}

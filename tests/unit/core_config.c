@@ -292,3 +292,73 @@ Test(core_config, validate_seed_takes_any_32_bit_number) {
   cubert_config_reload_for_tests();
   cr_assert_eq(cubert_config_get()->validate_shuffle, 0);
 }
+
+/* An unknown category (a typo) was taken without a word and its lines vanished: it warns,
+   naming it and the valid categories; the known categories still filter as asked. */
+Test(core_config, unknown_log_category_warns_with_the_valid_ones) {
+  const cubert_config *c = with_env("CUBERT_LOG", "debug,memroy,stream");
+  cr_assert_eq(c->log_level, CUBERT_LOG_DEBUG);
+  assert_one_warning("CUBERT_LOG names an unknown category \"memroy\"",
+                     "valid categories are comm|compile|config|memory|opencl|stream|trace|tune",
+                     "its lines are not shown");
+  cr_assert(cubert_config_log_wants(CUBERT_LOG_DEBUG, "stream"));
+  cr_assert_not(cubert_config_log_wants(CUBERT_LOG_DEBUG, "memory"));
+  /* Only unknown names: info and debug lines stay restricted (to none), not all shown. */
+  with_env("CUBERT_LOG", "info,Memroy");
+  cr_assert_not(cubert_config_log_wants(CUBERT_LOG_INFO, "memory"));
+  cr_assert(cubert_config_log_wants(CUBERT_LOG_WARN, "memory"));
+  /* Names are case-insensitive, as the levels are. */
+  with_env("CUBERT_LOG", "info,Memory");
+  cr_assert_eq(cubert_config_warning_count(), 0);
+  cr_assert(cubert_config_log_wants(CUBERT_LOG_INFO, "memory"));
+}
+
+/* A long bad value cut off the end of its warning, which says what is valid: the value is
+   echoed shortened ("..."), the explanation whole, in the warning and in the logged line. */
+Test(core_config, long_value_keeps_the_explanation) {
+  static char value[3000];
+  memset(value, '7', sizeof(value) - 1);
+  value[sizeof(value) - 1] = '\0';
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  with_env("CUBERT_MAX_STREAMS", value);
+  const char *out = core_capture_end(&cap);
+  assert_one_warning("CUBERT_MAX_STREAMS=\"7777", "7777...\" is not valid",
+                     "expected an integer in 1..4096; using 128");
+  cr_assert(strstr(out, "expected an integer in 1..4096; using 128\n"), "%s", out);
+  cr_assert_lt(strlen(cubert_config_warning_at(0)), 200);
+  /* Every other kind of value is echoed the same way. */
+  with_env("CUBERT_PROFILE", value);
+  assert_one_warning("7777...\"", "expected one of off|minimal|basic|medium|full; using off", NULL);
+  with_env("CUBERT_LOG", value);
+  assert_one_warning("7777...\"", "expected error|warn|info|debug", "using warn");
+  value[100] = ',';
+  with_env("CUBERT_LOG", value);
+  cr_assert_eq(cubert_config_warning_count(), 2);
+  cr_assert(strstr(cubert_config_warning_at(1), "7777...\": valid categories are comm|"), "%s",
+            cubert_config_warning_at(1));
+  with_env("CUBERT_BACKTRACE", value);
+  assert_one_warning("7777...\"", "expected 0|1", NULL);
+  with_env("CUBERT_VALIDATE_SEED", value);
+  assert_one_warning("7777...\"", "plain order", NULL);
+}
+
+/* Only 16 warnings were kept, so a bad value after them fell back to its default in silence:
+   every warning is kept and logged. */
+Test(core_config, no_warning_is_dropped) {
+  clear_env();
+  char log[256] = "debug";
+  for (int i = 0; i < 20; ++i) snprintf(log + strlen(log), sizeof(log) - strlen(log), ",bad%d", i);
+  setenv("CUBERT_LOG", log, 1);
+  setenv("CUBERT_MAX_STREAMS", "0", 1);
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  cubert_config_reload_for_tests();
+  cubert_config_get();
+  const char *out = core_capture_end(&cap);
+  cr_assert_eq(cubert_config_warning_count(), 21);
+  cr_assert(strstr(cubert_config_warning_at(19), "\"bad19\""), "%s", cubert_config_warning_at(19));
+  cr_assert(strstr(cubert_config_warning_at(20), "CUBERT_MAX_STREAMS=\"0\""), "%s",
+            cubert_config_warning_at(20));
+  cr_assert(strstr(out, "cubert[warn][config]: CUBERT_MAX_STREAMS=\"0\" is not valid"), "%s", out);
+}

@@ -1,9 +1,13 @@
-/* Unit tests of lib/log.c: line format, level and category filtering, whole lines under
-   concurrency, and the monotonic clock. */
+/* Unit tests of lib/base/log.c: line format, level and category filtering, whole lines under
+   concurrency, the file sink (which never blocks: FIFOs and other non-regular files are
+   refused), and the monotonic clock. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/config.h"
@@ -196,4 +200,99 @@ Test(core_log, pages_and_slot_handovers_are_logged) {
   unsetenv("CUBERT_MAX_STREAMS");
   set_log(NULL);
   unlink(path);
+}
+
+/* Logs two warnings in a forked child that must finish within 10 s (alarm), with stderr
+   captured: a sink that blocks fails the test by SIGALRM instead of hanging the suite. Returns
+   the child's stderr. */
+static const char *log_two_lines_in_child(core_capture *cap) {
+  cr_assert(core_capture_begin(cap));
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    alarm(10);
+    set_log("warn");
+    cubert_log(CUBERT_LOG_WARN, "memory", "first");
+    cubert_log(CUBERT_LOG_WARN, "memory", "second");
+    fflush(stderr);
+    _exit(0);
+  }
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  const char *err = core_capture_end(cap);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "the logging child did not finish (signal %d: the sink blocked)",
+            WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return err;
+}
+
+static int count_of(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) ++n;
+  return n;
+}
+
+/* A FIFO as CUBERT_LOG_FILE blocked the first log line forever without a reader (opening a
+   FIFO for writing waits for one) and every thread that logged after it. Now the sink takes
+   only regular files: a FIFO, with or without a reader, is refused with one warning and the
+   lines stay on stderr; nothing is written into the FIFO. */
+Test(core_log, fifo_file_is_refused_without_blocking) {
+  char dir[] = "/tmp/cubert_log_fifo_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s/log", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  setenv("CUBERT_LOG_FILE", fifo, 1);
+  for (int with_reader = 0; with_reader < 2; ++with_reader) {
+    int reader = with_reader ? open(fifo, O_RDONLY | O_NONBLOCK) : -1;
+    cr_assert(!with_reader || reader >= 0);
+    core_capture cap;
+    const char *err = log_two_lines_in_child(&cap);
+    cr_expect_eq(count_of(err, "is a FIFO, not a regular file"), 1, "reader %d: %s", with_reader,
+                 err);
+    cr_expect(strstr(err, fifo), "the warning names the path: %s", err);
+    cr_expect(strstr(err, "cubert[warn][memory]: first\ncubert[warn][memory]: second\n"), "%s",
+              err);
+    if (with_reader) {
+      char byte;
+      cr_expect_leq(read(reader, &byte, 1), 0, "nothing is written into the FIFO");
+      close(reader);
+    }
+  }
+  unsetenv("CUBERT_LOG_FILE");
+  set_log(NULL);
+  unlink(fifo);
+  rmdir(dir);
+}
+
+/* A folder is refused the same way, naming what it is. */
+Test(core_log, folder_file_is_refused_once) {
+  setenv("CUBERT_LOG_FILE", "/tmp", 1);
+  core_capture cap;
+  const char *err = log_two_lines_in_child(&cap);
+  cr_expect_eq(count_of(err, "CUBERT_LOG_FILE '/tmp' is a folder, not a regular file"), 1, "%s",
+               err);
+  cr_expect_eq(count_of(err, "cubert[warn][memory]: "), 2, "%s", err);
+  unsetenv("CUBERT_LOG_FILE");
+  set_log(NULL);
+}
+
+/* A path longer than the 4,096 bytes the sink used to remember never matched its copy, so the
+   "cannot be opened" line came once per log line; it comes once, with the reason. */
+Test(core_log, overlong_path_warns_once) {
+  static char path[5001];
+  path[0] = '/';
+  memset(path + 1, 'a', sizeof(path) - 2);
+  path[sizeof(path) - 1] = '\0';
+  setenv("CUBERT_LOG_FILE", path, 1);
+  set_log("warn");
+  core_capture cap;
+  cr_assert(core_capture_begin(&cap));
+  for (int i = 0; i < 3; ++i) cubert_log(CUBERT_LOG_WARN, "memory", "line %d", i);
+  const char *err = core_capture_end(&cap);
+  cr_expect_eq(count_of(err, "cannot be opened for appending (File name too long)"), 1, "%.300s",
+               err);
+  cr_expect_eq(count_of(err, "cubert[warn][memory]: line "), 3);
+  unsetenv("CUBERT_LOG_FILE");
+  set_log(NULL);
 }

@@ -218,3 +218,67 @@ Test(memory_faults, capacity_and_size_errors_touch_no_storage) {
   cubert_slice_release(a);
   check_clean(&ts, mm);
 }
+
+/* Two managers over one storage that holds one 8 MiB page; the storage's reclaim cleans the
+   other manager (the device's reclaim cleans every other stream slot). */
+static struct {
+  cubert_memory_manager *other;
+  uint32_t calls;
+} reclaimer;
+
+static uint64_t reclaim_other(void *ctx, const cubert_memory_manager *self) {
+  test_storage *ts = ctx;
+  cr_assert_neq(self, reclaimer.other, "reclaim is asked for the managers other than the caller");
+  reclaimer.calls++;
+  uint64_t before = ts->live_bytes;
+  cubert_memory_cleanup(reclaimer.other, 1);
+  return before - ts->live_bytes;
+}
+
+static void two_managers(test_storage *ts, cubert_memory_manager **a, cubert_memory_manager **b) {
+  ts_init(ts, TS_DUMMY_PAGE, TS_DUMMY_ALIGN);
+  ts->iface.reclaim = reclaim_other;
+  ts->budget = 8 * MIB; /* one page of the smallest sliced pool */
+  cr_assert_null(cubert_memory_manager_create(&ts->iface, NULL, a));
+  cr_assert_null(cubert_memory_manager_create(&ts->iface, NULL, b));
+  reclaimer.other = *a;
+  reclaimer.calls = 0;
+}
+
+/* Order: the caller's own cleanup and retry first; then the reclaim and one more retry. */
+Test(memory_faults, a_full_storage_takes_back_another_managers_idle_page) {
+  test_storage ts;
+  cubert_memory_manager *a = NULL, *b = NULL;
+  two_managers(&ts, &a, &b);
+  cubert_slice *s = NULL;
+  cr_assert_null(cubert_memory_reserve(a, KIB, &s));
+  cubert_slice_release(s); /* a keeps its page, idle */
+  cr_assert_eq(usage(a).bytes_reserved, 8 * MIB);
+  cr_assert_null(cubert_memory_reserve(b, KIB, &s));
+  cr_assert_eq(reclaimer.calls, 1);
+  cr_assert_eq(ts.attempts, 4, "a's page, b's first try, b's retry, b's try after the reclaim");
+  cr_assert_eq(usage(a).bytes_reserved, 0, "a's idle page was freed");
+  cr_assert_eq(usage(b).bytes_reserved, 8 * MIB);
+  cubert_slice_release(s);
+  cubert_memory_manager_destroy(b);
+  check_clean(&ts, a);
+}
+
+/* A page with a live slice stays; a reclaim that freed nothing is not followed by a retry. */
+Test(memory_faults, a_live_page_of_another_manager_is_never_taken) {
+  test_storage ts;
+  cubert_memory_manager *a = NULL, *b = NULL;
+  two_managers(&ts, &a, &b);
+  cubert_slice *live = NULL, *s = (cubert_slice *)1;
+  cr_assert_null(cubert_memory_reserve(a, KIB, &live));
+  cubert_status st = cubert_memory_reserve(b, KIB, &s);
+  cr_assert_eq(cubert_status_code(st), CUBERT_CODE_OUT_OF_MEMORY, "%s", cubert_status_message(st));
+  cubert_status_free(st);
+  cr_assert_null(s);
+  cr_assert_eq(reclaimer.calls, 1);
+  cr_assert_eq(ts.attempts, 3, "no retry after a reclaim that freed nothing");
+  cr_assert_eq(usage(a).bytes_in_use, KIB);
+  cubert_slice_release(live);
+  cubert_memory_manager_destroy(b);
+  check_clean(&ts, a);
+}

@@ -1,6 +1,6 @@
 /* comm_probe — raw OpenCL probe of the communicator engine's per-member pipeline on one GPU,
-   for the question the two-H200 all_reduce left open (docs/BENCHMARKS.md, "Collectives in one
-   process"): the engine moves 256 MiB in 4 MiB chunks at ~6 GB/s where the raw staged copy
+   for the question the two-H200 all_reduce left open (docs/benchmarks-history.md, "Collectives in
+   one process"): the engine moves 256 MiB in 4 MiB chunks at ~6 GB/s where the raw staged copy
    moves ~42 GB/s. The probe runs the same pipeline without cubert: reads of the next four
    chunks into pinned slots (CL_MEM_ALLOC_HOST_PTR, mapped) on queue A, a host copy per chunk
    (the reduction's stand-in), a write of the chunk from a pinned slot on queue B (blocking, as

@@ -104,14 +104,48 @@ typedef struct cubert_tensor {
 /* In C, the calls that take tensors (cubert_copy_desc_from_tensor and the operations of
    cubert/ops.h) are also macros that pass each tensor argument through CUBERT_TENSOR_ARG_:
    a cubert_tensor pointer (or NULL) goes through unchanged, anything else (a cubert_copy_desc
-   above all, which has a similar shape) is a compile error that says so. */
+   above all, which has a similar shape) is a compile error that says so.
+   Every such macro takes its arguments as `...`, so that any expression a function call takes
+   compiles: the preprocessor splits a compound literal such as `(uint32_t[2]){1, 0}` at its
+   comma (it knows parentheses, not braces), which a macro of named parameters refused ("passed
+   4 arguments, but takes just 3"). CUBERT_TYPED_CALL_(n, checked, fn, ...) is checked(...)
+   when the preprocessor sees exactly the n arguments of the function, and the plain call
+   fn(...) otherwise, whose arguments the compiler then checks against the prototype (an
+   incompatible pointer is a warning there, an error with -Werror). */
 #ifndef __cplusplus
-#define CUBERT_TENSOR_ARG_(t) \
-  _Generic((t), cubert_tensor *         \
-           : (t), const cubert_tensor * \
-           : (t), void *                \
-           : (t), default               \
+#define CUBERT_TENSOR_ARG_(...) \
+  _Generic((__VA_ARGS__), cubert_tensor *         \
+           : (__VA_ARGS__), const cubert_tensor * \
+           : (__VA_ARGS__), void *                \
+           : (__VA_ARGS__), default               \
            : cubert_not_a_tensor_())
+#define CUBERT_TYPED_CALL_(n, checked, fn, ...) \
+  CUBERT_TYPED_PICK_(CUBERT_ARGS_ARE_##n##_(__VA_ARGS__), checked, fn)(__VA_ARGS__)
+#define CUBERT_TYPED_PICK_(is_n, checked, fn) CUBERT_TYPED_PICK2_(is_n, checked, fn)
+#define CUBERT_TYPED_PICK2_(is_n, checked, fn) CUBERT_TYPED_IF##is_n##_(checked, fn)
+#define CUBERT_TYPED_IF1_(checked, fn) checked
+#define CUBERT_TYPED_IF0_(checked, fn) fn
+/* CUBERT_ARGS_ARE_n_(...): 1 when ... is exactly n arguments, else 0 (any number of them): the
+   (n+1)-th of `..., CUBERT_ARGS_END_()` is the end marker only then, and only the marker
+   expands to two items, the second 1. */
+#define CUBERT_ARGS_ARE_2_(...) \
+  CUBERT_ARGS_PROBE_(CUBERT_ARG3_(__VA_ARGS__, CUBERT_ARGS_END_(), ~, ~))
+#define CUBERT_ARGS_ARE_3_(...) \
+  CUBERT_ARGS_PROBE_(CUBERT_ARG4_(__VA_ARGS__, CUBERT_ARGS_END_(), ~, ~))
+#define CUBERT_ARGS_ARE_4_(...) \
+  CUBERT_ARGS_PROBE_(CUBERT_ARG5_(__VA_ARGS__, CUBERT_ARGS_END_(), ~, ~))
+#define CUBERT_ARGS_ARE_5_(...) \
+  CUBERT_ARGS_PROBE_(CUBERT_ARG6_(__VA_ARGS__, CUBERT_ARGS_END_(), ~, ~))
+#define CUBERT_ARGS_ARE_6_(...) \
+  CUBERT_ARGS_PROBE_(CUBERT_ARG7_(__VA_ARGS__, CUBERT_ARGS_END_(), ~, ~))
+#define CUBERT_ARG3_(a, b, c, ...) c
+#define CUBERT_ARG4_(a, b, c, d, ...) d
+#define CUBERT_ARG5_(a, b, c, d, e, ...) e
+#define CUBERT_ARG6_(a, b, c, d, e, f, ...) f
+#define CUBERT_ARG7_(a, b, c, d, e, f, g, ...) g
+#define CUBERT_ARGS_END_() ~, 1
+#define CUBERT_ARGS_PROBE_(...) CUBERT_ARGS_SECOND_(__VA_ARGS__, 0, ~)
+#define CUBERT_ARGS_SECOND_(a, b, ...) b
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((
     error("this argument must be a cubert_tensor * (a cubert_copy_desc describes a "
@@ -165,7 +199,9 @@ CUBERT_API cubert_status(cubert_copy_desc_from_tensor)(const cubert_tensor *tens
                                                        cubert_copy_desc *out);
 /// @cond CUBERT_TYPE_CHECK_MACROS
 #ifndef __cplusplus
-#define cubert_copy_desc_from_tensor(tensor, out) \
+#define cubert_copy_desc_from_tensor(...) \
+  CUBERT_TYPED_CALL_(2, CUBERT_COPY_DESC_FROM_TENSOR_, (cubert_copy_desc_from_tensor), __VA_ARGS__)
+#define CUBERT_COPY_DESC_FROM_TENSOR_(tensor, out) \
   (cubert_copy_desc_from_tensor)(CUBERT_TENSOR_ARG_(tensor), (out))
 #endif
 /// @endcond
@@ -215,27 +251,33 @@ CUBERT_API cubert_status cubert_client_write_tensor_view(cubert_client *client,
      cubert_client_read_tensor(client, &desc, dst, size);
    Any other argument is a compile error naming the call, not a run-time error about bytes past
    the handle. (C++ has no _Generic: call the _view functions or pass a descriptor.) The
-   functions themselves stay callable as (cubert_client_read_tensor)(...). */
+   functions themselves stay callable as (cubert_client_read_tensor)(...).
+   The macros take `...` and pick the function by the type of the second argument alone, so a
+   compound literal with commas among the data or size arguments compiles, e.g.
+     cubert_client_write_tensor(client, &tensor, (float[2]){1, 2}, 8);
+   The first two arguments must reach the preprocessor whole: write a tensor or descriptor
+   that is itself a compound literal as a variable, or in parentheses. */
 #ifndef __cplusplus
-#define cubert_client_read_tensor(client, src, dst, dst_size) \
-  _Generic((src), cubert_tensor *                                                         \
-           : cubert_client_read_tensor_view, const cubert_tensor *                        \
-           : cubert_client_read_tensor_view, default                                      \
-           : CUBERT_COPY_DESC_FN_(cubert_client_read_tensor, src))((client), (src), (dst), \
-                                                                  (dst_size))
-#define cubert_client_write_tensor(client, dst, src, src_size) \
-  _Generic((dst), cubert_tensor *                                                           \
-           : cubert_client_write_tensor_view, const cubert_tensor *                         \
-           : cubert_client_write_tensor_view, default                                       \
-           : CUBERT_COPY_DESC_FN_(cubert_client_write_tensor, dst))((client), (dst), (src), \
-                                                                    (src_size))
-/* The descriptor form of `fn`, or a call that does not compile: a function declared with
+#define cubert_client_read_tensor(...)                                                           \
+  CUBERT_TENSOR_IO_FN_(cubert_client_read_tensor_view, (cubert_client_read_tensor), __VA_ARGS__) \
+  (__VA_ARGS__)
+#define cubert_client_write_tensor(...)                                                            \
+  CUBERT_TENSOR_IO_FN_(cubert_client_write_tensor_view, (cubert_client_write_tensor), __VA_ARGS__) \
+  (__VA_ARGS__)
+/* The function of a read or write whose second argument is `x`: `view_fn` for a tensor, else
+   CUBERT_COPY_DESC_FN_. */
+#define CUBERT_TENSOR_IO_FN_(view_fn, desc_fn, client, x, ...) \
+  _Generic((x), cubert_tensor *                                  \
+           : view_fn, const cubert_tensor *                      \
+           : view_fn, default                                    \
+           : CUBERT_COPY_DESC_FN_(desc_fn, x))
+/* The descriptor form `fn`, or a call that does not compile: a function declared with
    GCC/clang's error attribute, whose message names what the argument must be. */
-#define CUBERT_COPY_DESC_FN_(fn, x) \
-  _Generic((x), cubert_copy_desc *                                             \
-           : (fn), const cubert_copy_desc *                                    \
-           : (fn), void *                                                      \
-           : (fn), default                                                     \
+#define CUBERT_COPY_DESC_FN_(fn, ...) \
+  _Generic((__VA_ARGS__), cubert_copy_desc *                                             \
+           : fn, const cubert_copy_desc *                                    \
+           : fn, void *                                                      \
+           : fn, default                                                     \
            : cubert_not_a_tensor_or_copy_desc_)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((
@@ -403,9 +445,10 @@ CUBERT_API cubert_status cubert_client_launch_mode(cubert_client *client,
      is not in the cache a dry run writes.
    - buffers: create_buffer, empty, write, the tensor forms, to_client, the collectives of
      cubert/comm.h and the memory calls work as usual, so later launches are checked against
-     real handles. A buffer's content after a
-     launch in dry run is what it was before; to_client's new handle holds a copy within one
-     device instance, and may hold zeros between devices (such copies read through the host).
+     real handles, and every byte they write lands: write_tensor through a strided, permuted
+     or pitched region runs its device copy (part of the write, not a launch of the caller's),
+     and to_client copies between device instances too (its reads of src are part of the
+     copy). A buffer's content after a launch in dry run is what it was before.
    - reads (read, read_range, read_tensor and every asynchronous form): the arguments are
      checked as usual (same errors), then `dst` is filled with zeros (nothing ran whose result
      could be read; zeros keep loops over results finite); no wait, and a future is complete at

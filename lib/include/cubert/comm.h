@@ -48,7 +48,10 @@
    work runs (a device copy failing, a transport failing, an MPI peer failing) come back from the
    member client's next flush/sync/read on that stream as SERVER_UNHEALTHY (the stream error queue,
    as any queued work), never as a crash or a hang; clients, handles and the communicator stay
-   usable.
+   usable. A collective queued behind a failed command on a member's stream (a kernel whose
+   failure that stream has not reported yet) moves no data: it fails on every member's stream,
+   and the failed command's own error stays on its stream. (An OpenCL validate-mode violation is
+   found only when its stream syncs: a collective queued before that sync does not see it.)
 
    Threads: calls on one communicator may come from several threads; each call is queued as a
    whole (collectives of one communicator never interleave). Handles stay owned by the caller:
@@ -146,8 +149,10 @@ CUBERT_API cubert_status cubert_comm_send_from(cubert_comm *comm, size_t rank, c
    client's current stream: work queued later there sees the data. In one process the send
    must already be queued: INVALID_ARGUMENT when no send from `peer` to `rank` with `tag` is
    waiting, or when it has another count or dtype (naming both). If the send failed (its
-   stream reports the error), the recv fails too: its stream's next flush/sync/read returns
-   the error, and `buf` is not written. Other errors as cubert_comm_send_from. */
+   stream reports the error; a send queued behind a failed command of its stream fails and
+   sends nothing), the recv fails too: its stream's next flush/sync/read returns EXECUTION
+   inside SERVER_UNHEALTHY, naming the sender and quoting the send's error, and `buf` is not
+   written. Other errors as cubert_comm_send_from. */
 CUBERT_API cubert_status cubert_comm_recv_at(cubert_comm *comm, size_t rank, cubert_handle *buf,
                                              size_t count, cubert_dtype dtype, size_t peer,
                                              int tag);

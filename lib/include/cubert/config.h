@@ -10,17 +10,21 @@
 
 CUBERT_EXTERN_C_BEGIN
 
+/** The largest valid CUBERT_MAX_STREAMS: every server holds this many stream slots per device
+   (plus the communicators' own streams). */
+#define CUBERT_MAX_STREAMS_LIMIT 4096u
+
 /** Configuration read once from the environment (config.c). */
 typedef struct cubert_config {
   const char *device;     /**< CUBERT_DEVICE or NULL */
   uint32_t cpu_threads;   /**< CUBERT_CPU_THREADS, 0: from hwloc */
   const char *cache_dir;  /**< CUBERT_CACHE_DIR or NULL */
   int log_level;          /**< CUBERT_LOG: 0 error, 1 warn, 2 info, 3 debug */
-  const char *log_path;   /**< CUBERT_LOG_FILE: where log lines go (appended); NULL: stderr */
+  const char *log_path;   /**< CUBERT_LOG_FILE: a regular file (else stderr); NULL: stderr */
   int profile_level;      /**< CUBERT_PROFILE: 0 off, 1 minimal, 2 basic, 3 medium, 4 full */
   const char *trace_path; /**< CUBERT_TRACE or NULL */
   int check_mode;         /**< CUBERT_CHECK_MODE: 0 auto, 1 enforce, 2 validate */
-  uint32_t max_streams;   /**< CUBERT_MAX_STREAMS, default 128 */
+  uint32_t max_streams;   /**< CUBERT_MAX_STREAMS, 1..CUBERT_MAX_STREAMS_LIMIT, default 128 */
   int backtrace;          /**< CUBERT_BACKTRACE=1 */
   int autotune;           /**< CUBERT_AUTOTUNE: CUBERT_AUTOTUNE_OFF|MINIMAL|FULL (default) */
   int autotune_cache;     /**< CUBERT_AUTOTUNE_CACHE: 1 (default) use the disk cache, 0 not */
@@ -43,7 +47,8 @@ typedef struct cubert_config {
      caches' keys, so programs built with other options are not reused. */
   const char *opencl_options;
   /** CUBERT_DRY_RUN=1: every client starts in dry run (cubert_client_set_dry_run): launches are
-     checked and their kernels compiled and cached, nothing runs, reads return zeros. */
+     checked and their kernels compiled and cached, nothing runs, reads return zeros, writes
+     land. */
   int dry_run;
   /** CUBERT_AUTOTUNE_CHECKS=1: tuning compares each measured candidate's result with the
      default candidate's and excludes those that disagree (cubert_tune_set.output). */

@@ -174,8 +174,8 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_reduce_outer_wide_sync_s
 /** @} */
 /** The most units of a reduce_inner cube. */
 #define CUBERT_KERNEL_REDUCE_AXIS_MAX_UNITS 256
-/** Info words of an axis reduction with `kr` kept axes. */
-#define CUBERT_KERNEL_REDUCE_AXIS_INFO(kr) (10 + 3 * (kr))
+/** Info words of an axis reduction with `kr` (the argument) kept axes. */
+#define CUBERT_KERNEL_REDUCE_AXIS_INFO(...) (10 + 3 * (__VA_ARGS__))
 
 /** @{ */
 /** Row softmax (cubert_op_softmax; kernels/softmax.cube.c, softmax_f64.cube.c): one cube per
@@ -198,8 +198,8 @@ CUBERT_API extern const cubert_kernel_def cubert_kernel_softmax_units_f32,
 /** @} */
 /** The most units of a softmax cube. */
 #define CUBERT_KERNEL_SOFTMAX_MAX_UNITS 256
-/** Info words of a softmax with `kr` kept axes. */
-#define CUBERT_KERNEL_SOFTMAX_INFO(kr) (7 + 3 * (kr))
+/** Info words of a softmax with `kr` (the argument) kept axes. */
+#define CUBERT_KERNEL_SOFTMAX_INFO(...) (7 + 3 * (__VA_ARGS__))
 
 /** @{ */
 /** Matrix multiply, the kernels behind cubert_op_matmul (cubert/ops.h), which picks among them

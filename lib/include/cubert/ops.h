@@ -169,29 +169,46 @@ CUBERT_API cubert_status(cubert_op_matmul)(cubert_client *client, double alpha,
                                            double beta, const cubert_tensor *c);
 
 /* Type checks on the tensor arguments in C (CUBERT_TENSOR_ARG_, cubert/client.h): passing a
-   cubert_copy_desc or another pointer where a tensor goes is a compile error. The functions
+   cubert_copy_desc or another pointer where a tensor goes is a compile error. The macros take
+   `...` (CUBERT_TYPED_CALL_), so every argument a function call takes compiles, compound
+   literals included: cubert_op_permute(client, &a, (uint32_t[2]){1, 0}, &out). The functions
    stay callable as (cubert_op_copy)(...). (Not in the API reference: the functions are.) */
 /// @cond CUBERT_TYPE_CHECK_MACROS
 #ifndef __cplusplus
-#define cubert_tensor_permute(in, axes, out) \
+#define cubert_tensor_permute(...) \
+  CUBERT_TYPED_CALL_(3, CUBERT_TENSOR_PERMUTE_, (cubert_tensor_permute), __VA_ARGS__)
+#define CUBERT_TENSOR_PERMUTE_(in, axes, out) \
   (cubert_tensor_permute)(CUBERT_TENSOR_ARG_(in), (axes), (out))
-#define cubert_op_copy(client, in, out) \
+#define cubert_op_copy(...) CUBERT_TYPED_CALL_(3, CUBERT_OP_COPY_, (cubert_op_copy), __VA_ARGS__)
+#define CUBERT_OP_COPY_(client, in, out) \
   (cubert_op_copy)((client), CUBERT_TENSOR_ARG_(in), CUBERT_TENSOR_ARG_(out))
-#define cubert_op_permute(client, in, axes, out) \
+#define cubert_op_permute(...) \
+  CUBERT_TYPED_CALL_(4, CUBERT_OP_PERMUTE_, (cubert_op_permute), __VA_ARGS__)
+#define CUBERT_OP_PERMUTE_(client, in, axes, out) \
   (cubert_op_permute)((client), CUBERT_TENSOR_ARG_(in), (axes), CUBERT_TENSOR_ARG_(out))
-#define cubert_op_cast(client, in, out) \
+#define cubert_op_cast(...) CUBERT_TYPED_CALL_(3, CUBERT_OP_CAST_, (cubert_op_cast), __VA_ARGS__)
+#define CUBERT_OP_CAST_(client, in, out) \
   (cubert_op_cast)((client), CUBERT_TENSOR_ARG_(in), CUBERT_TENSOR_ARG_(out))
-#define cubert_op_unary(client, op, in, out) \
+#define cubert_op_unary(...) CUBERT_TYPED_CALL_(4, CUBERT_OP_UNARY_, (cubert_op_unary), __VA_ARGS__)
+#define CUBERT_OP_UNARY_(client, op, in, out) \
   (cubert_op_unary)((client), (op), CUBERT_TENSOR_ARG_(in), CUBERT_TENSOR_ARG_(out))
-#define cubert_op_binary(client, op, a, b, out)                                    \
+#define cubert_op_binary(...) \
+  CUBERT_TYPED_CALL_(5, CUBERT_OP_BINARY_, (cubert_op_binary), __VA_ARGS__)
+#define CUBERT_OP_BINARY_(client, op, a, b, out)                                   \
   (cubert_op_binary)((client), (op), CUBERT_TENSOR_ARG_(a), CUBERT_TENSOR_ARG_(b), \
                      CUBERT_TENSOR_ARG_(out))
-#define cubert_op_reduce(client, op, in, axis, keep_dim, out)                    \
+#define cubert_op_reduce(...) \
+  CUBERT_TYPED_CALL_(6, CUBERT_OP_REDUCE_, (cubert_op_reduce), __VA_ARGS__)
+#define CUBERT_OP_REDUCE_(client, op, in, axis, keep_dim, out)                   \
   (cubert_op_reduce)((client), (op), CUBERT_TENSOR_ARG_(in), (axis), (keep_dim), \
                      CUBERT_TENSOR_ARG_(out))
-#define cubert_op_softmax(client, in, out) \
+#define cubert_op_softmax(...) \
+  CUBERT_TYPED_CALL_(3, CUBERT_OP_SOFTMAX_, (cubert_op_softmax), __VA_ARGS__)
+#define CUBERT_OP_SOFTMAX_(client, in, out) \
   (cubert_op_softmax)((client), CUBERT_TENSOR_ARG_(in), CUBERT_TENSOR_ARG_(out))
-#define cubert_op_matmul(client, alpha, a, b, beta, c)                                        \
+#define cubert_op_matmul(...) \
+  CUBERT_TYPED_CALL_(6, CUBERT_OP_MATMUL_, (cubert_op_matmul), __VA_ARGS__)
+#define CUBERT_OP_MATMUL_(client, alpha, a, b, beta, c)                                       \
   (cubert_op_matmul)((client), (alpha), CUBERT_TENSOR_ARG_(a), CUBERT_TENSOR_ARG_(b), (beta), \
                      CUBERT_TENSOR_ARG_(c))
 #endif

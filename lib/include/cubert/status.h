@@ -146,10 +146,11 @@ CUBERT_API const char *cubert_kind_name(cubert_kind kind);
 /** The kind a code belongs to. */
 CUBERT_API cubert_kind cubert_code_kind(cubert_code code);
 
-/** Returns from the enclosing function when `expr` yields an error. */
-#define CUBERT_RETURN_IF_ERROR(expr)                   \
+/** Returns from the enclosing function when the expression (any, compound literals with
+    commas included: the macro takes `...`) yields an error. */
+#define CUBERT_RETURN_IF_ERROR(...)                    \
   do {                                                 \
-    cubert_status cubert_status_tmp_ = (expr);         \
+    cubert_status cubert_status_tmp_ = (__VA_ARGS__);  \
     if (cubert_status_tmp_) return cubert_status_tmp_; \
   } while (0)
 
