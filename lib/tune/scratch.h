@@ -10,8 +10,9 @@
    the candidate's own, the caller cannot see it). The first launch or write that may write a
    buffer copies its whole slice (a device copy on the calling stream, ordered after the
    caller's earlier work); every later use of that slice during the measurement, reads included,
-   goes to the copy. Copies are kept until the measurement ends, so each costs one allocation and
-   one copy per tuning, not per sample.
+   goes to the copy (launch.c, client.c's writes and reads, future.c's asynchronous reads). Copies
+   are kept until the measurement ends, so each costs one allocation and one copy per tuning, not
+   per sample.
 
    State is per thread: a measurement runs on the thread that called cubert_tune_execute, and a
    candidate that tunes another key nests inside it (the inner measurement shares the outer

@@ -549,12 +549,16 @@ static cubert_status accumulate_on_device(cubert_client *c, const void *a) {
   const accumulate_args *p = a;
   return cubert_op_binary(c, CUBERT_BINARY_ADD, &p->y, &p->x, &p->y);
 }
-/* y += x in place through the host: reads both, adds, writes y back. */
+/* y += x in place through the host: reads both (y asynchronously), adds, writes y back. */
 static cubert_status accumulate_through_host(cubert_client *c, const void *a) {
   const accumulate_args *p = a;
   float x[ACC_N], y[ACC_N];
   CUBERT_RETURN_IF_ERROR(cubert_client_read(c, p->x.handle, x, sizeof x));
-  CUBERT_RETURN_IF_ERROR(cubert_client_read(c, p->y.handle, y, sizeof y));
+  cubert_future *f = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_read_async(c, p->y.handle, y, sizeof y, &f));
+  cubert_status s = cubert_future_wait(f);
+  cubert_future_release(f);
+  CUBERT_RETURN_IF_ERROR(s);
   for (int i = 0; i < ACC_N; ++i) y[i] += x[i];
   return cubert_client_write(c, p->y.handle, 0, y, sizeof y);
 }

@@ -159,7 +159,8 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    run (warm-ups, samples, result checks), each buffer that a launch binds or that
    cubert_client_write writes is used through a copy of its whole allocation, made at its first
    such use on the calling stream and kept until the measurement ends (one allocation and one
-   device copy per buffer and tuning, not per sample); cubert_client_read_range reads the copy.
+   device copy per buffer and tuning, not per sample); reads of it during the measurement read
+   the copy.
    Exempt, used in place: buffers created during the measurement (the candidates' own) and those
    the call declares read-only (cubert_tune_execute_reading). With CUBERT_AUTOTUNE_CHECKS=1 the
    copies are refilled from the caller's buffers before each candidate's warm-up, so every
