@@ -643,6 +643,45 @@ Test(tune, tuning_a_user_set_that_accumulates_applies_it_once) {
   unsetenv("CUBERT_AUTOTUNE_CHECKS");
 }
 
+/* Declaring a view read-only exempts its bytes only: x and y are views of one buffer, x is
+   declared read-only, and y, outside x's bytes, is still tuned on a copy (so is x with it: one
+   copy per buffer), on both servers. */
+Test(tune, a_read_only_view_does_not_exempt_the_rest_of_its_buffer) {
+  env_setup("full");
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    float both[2 * ACC_N], x[ACC_N], y[ACC_N];
+    for (int i = 0; i < ACC_N; ++i) both[i] = (float)(i % 5), both[ACC_N + i] = 10.0f;
+    cubert_handle *whole = NULL, *views[2] = {NULL, NULL};
+    expect_ok(cubert_client_create_buffer(client, both, sizeof both, &whole));
+    accumulate_args args;
+    for (int v = 0; v < 2; ++v) {
+      expect_ok(cubert_handle_view(whole, (uint64_t)v * sizeof x, sizeof x, &views[v]));
+      cubert_tensor t = {.handle = views[v],
+                         .rank = 1,
+                         .shape = {ACC_N},
+                         .strides = {1},
+                         .elem_size = 4,
+                         .dtype = CUBERT_DTYPE_F32};
+      *(v ? &args.y : &args.x) = t;
+    }
+    cubert_tune_key key = key1(9);
+    expect_ok(cubert_tune_execute_reading(client, &accumulate_set, &key, &args, &views[0], 1));
+    cr_expect_geq(stats_of(client).samples, 2, "%s: tuned", selectors[d]);
+    expect_ok(cubert_client_read(client, views[0], x, sizeof x));
+    expect_ok(cubert_client_read(client, views[1], y, sizeof y));
+    int wrong = 0;
+    for (int i = 0; i < ACC_N; ++i) wrong += x[i] != both[i] || y[i] != 10.0f + both[i];
+    cr_expect_eq(wrong, 0, "%s: y[1] is %g, expected %g (y + x once); %d elements wrong",
+                 selectors[d], y[1], 10.0f + both[1], wrong);
+    cubert_handle_release(views[0]);
+    cubert_handle_release(views[1]);
+    cubert_handle_release(whole);
+    cubert_client_release(client);
+  }
+}
+
 /* A buffer declared read-only is used in place, not copied: a candidate that writes it anyway
    (the declaration is the caller's promise) changes the caller's buffer once per run. And a
    NULL list with a count is refused. */
