@@ -31,6 +31,7 @@
 #include "stream/resolve.h"
 #include "stream/slots.h"
 #include "trace.h"
+#include "tune/scratch.h"
 
 /* ---- client views ------------------------------------------------------------------------ */
 
@@ -193,6 +194,7 @@ static cubert_status create_buffer(cubert_client *client, const void *data, size
     cubert_handle_release(handle);
     return s;
   }
+  cubert_tune_scratch_created(handle);
   *out = handle;
   return NULL;
 }
@@ -268,6 +270,7 @@ cubert_status cubert_client_read_range(cubert_client *client, cubert_handle *han
   }
   cubert_server *server = call.server;
   cubert_binding b = cubert_handle_binding(h);
+  cubert_tune_scratch_apply(&b);
   s = cubert_call_lock(&call);
   if (!s) s = cubert_slot_resolve(call.device, call.index, &b, 1);
   /* Errors first: data from a stream with a pending error is never handed out. */
@@ -286,6 +289,8 @@ cubert_status cubert_client_read(cubert_client *client, cubert_handle *handle, v
 
 cubert_status cubert_client_write(cubert_client *client, cubert_handle *handle, uint64_t offset,
                                   const void *src, size_t size) {
+  /* A candidate autotune measures writes a scratch copy (tune/scratch.h). */
+  CUBERT_RETURN_IF_ERROR(cubert_tune_scratch_prepare(client, handle));
   cubert_call call;
   cubert_handle_obj *h = NULL;
   CUBERT_RETURN_IF_ERROR(io_begin(client, handle, &call, &h));
@@ -296,6 +301,7 @@ cubert_status cubert_client_write(cubert_client *client, cubert_handle *handle, 
   s = cubert_call_lock(&call);
   if (!s) {
     cubert_binding b = cubert_handle_binding(h);
+    cubert_tune_scratch_apply(&b);
     cubert_binding part = {b.slice, b.offset + offset, size};
     s = write_binding(call.device, call.index, &part, src);
   }

@@ -28,6 +28,7 @@
 #include "profile_log.h"
 #include "stream/resolve.h"
 #include "stream/slots.h"
+#include "tune/scratch.h"
 
 struct cubert_future {
   cubert_device *device; /* retained */
@@ -93,6 +94,7 @@ static cubert_status read_binding(const cubert_handle_obj *h, const cubert_futur
                                      r->size, (unsigned long long)r->offset,
                                      (unsigned long long)h->size);
   *out = cubert_handle_binding(h);
+  cubert_tune_scratch_apply(out); /* a candidate autotune measures reads its scratch copy */
   out->offset += r->offset;
   out->size = r->size;
   return NULL;

@@ -26,6 +26,7 @@
 #include "stream/slots.h"
 #include "stream/timing.h"
 #include "trace.h"
+#include "tune/scratch.h"
 #include "tune/tuner.h"
 
 /* ---- launches ---------------------------------------------------------------------------- */
@@ -164,6 +165,7 @@ static cubert_status hold_buffers(const cubert_client_obj *c, const cubert_devic
       break;
     }
     bindings[held] = cubert_handle_binding(h);
+    cubert_tune_scratch_apply(&bindings[held]);
   }
   *out_held = held;
   return s;
@@ -177,6 +179,7 @@ static cubert_status hold_dynamic_count(const cubert_client_obj *c, cubert_handl
   CUBERT_RETURN_IF_ERROR(cubert_handle_check(c, dynamic, "count.dynamic", &h));
   *out_held = 1;
   *out_binding = cubert_handle_binding(h);
+  cubert_tune_scratch_apply(out_binding);
   if (h->size < 12)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "a dynamic cube count needs 12 bytes (3 u32), the handle has %llu",
@@ -274,6 +277,10 @@ cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kern
                                         cubert_cube_count count, cubert_cube_dim dim,
                                         const cubert_kernel_args *args,
                                         cubert_execution_mode mode) {
+  /* While autotune measures a candidate, every buffer it binds may be written: each is used
+     through a scratch copy unless it may be used in place (tune/scratch.h). */
+  for (uint32_t i = 0; args && args->buffers && i < args->buffer_count; ++i)
+    CUBERT_RETURN_IF_ERROR(cubert_tune_scratch_prepare(client, args->buffers[i]));
   cubert_call call;
   CUBERT_RETURN_IF_ERROR(cubert_call_open(client, &call));
   return cubert_call_leave(&call, launch(&call, kernel, count, dim, args, mode));

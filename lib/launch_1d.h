@@ -21,8 +21,10 @@ cubert_status cubert_launch_1d_dim(cubert_client *client, const cubert_kernel_de
 /* As cubert_launch_1d, with the cube dim chosen by autotune (cubert/tune.h; set
    "ops.copy_cube_dim", its name kept from when it lived in kernels/ops so that tuning caches
    stay valid; key: the kernel's name, the anchored n, `rank` and `elem_size`). For kernels whose
-   best dim depends on the device and the access pattern (the copy kernels). The launch must be
-   repeatable (tuning runs it several times): outputs may not alias inputs. */
+   best dim depends on the device and the access pattern (the copy kernels). Tuning runs the
+   launch several times on scratch copies of every buffer it binds (the kernel args do not say
+   which are only read: one copy per buffer and tuning, tune/scratch.h), so the caller's buffers
+   are written once, by the winner's launch. */
 cubert_status cubert_launch_1d_tuned(cubert_client *client, const cubert_kernel_def *kernel,
                                      uint64_t n, const cubert_kernel_args *args, uint32_t rank,
                                      uint64_t elem_size);

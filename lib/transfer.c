@@ -136,21 +136,20 @@ static void staging_give(cubert_device *device, cubert_transfer_staging *st, int
 
 /* ---- the paths ----------------------------------------------------------------------------- */
 
-/* Bytes [offset, offset+size) of src into dst on one device, on the client's stream, after
-   the last users of both buffers on other streams: the server's copy (clEnqueueCopyBuffer; a
-   queued memcpy on the CPU server), else, on a server without the transfers table, through
-   host memory (a read, then a write: cubert/server/transfers.h). */
-static cubert_status copy_on_device(cubert_client *client, const cubert_handle_obj *h,
-                                    uint64_t offset, uint64_t size, cubert_handle *dst) {
+/* The bytes of `src` into `dst` (bindings of one device, of one size) on the client's stream,
+   after the last users of both buffers on other streams: the server's copy
+   (clEnqueueCopyBuffer; a queued memcpy on the CPU server), else, on a server without the
+   transfers table, through host memory (a read, then a write: cubert/server/transfers.h). The
+   caller keeps both slices alive. */
+cubert_status cubert_transfer_copy_on_device(cubert_client *client, cubert_binding src,
+                                             cubert_binding dst) {
   cubert_call call;
   CUBERT_RETURN_IF_ERROR(cubert_call_enter(client, &call));
   cubert_device *device = call.device;
   cubert_server *server = call.server;
   cubert_stream_slot *slot = call.slot;
-  cubert_handle_obj *d = cubert_handle_acquire(dst);
-  cubert_binding b[2] = {cubert_handle_binding(h), cubert_handle_binding(d)};
-  b[0].offset += offset;
-  b[0].size = size;
+  cubert_binding b[2] = {src, dst};
+  const uint64_t size = src.size;
   uint32_t index = call.index;
   cubert_status s = cubert_slot_resolve(device, index, b, 2);
   if (!s && server->transfers) {
@@ -166,7 +165,6 @@ static cubert_status copy_on_device(cubert_client *client, const cubert_handle_o
     free(staging);
   }
   if (!s) cubert_slot_mark_used(device, index, b, 2);
-  cubert_handle_release(dst);
   return cubert_call_leave(&call, s);
 }
 
@@ -237,7 +235,12 @@ static cubert_status transfer(cubert_client *src_client, cubert_device *src_devi
   if (size == 0) {
     /* nothing to move */
   } else if (src_device == dst_device) {
-    s = copy_on_device(dst_client, h, offset, size, dst);
+    cubert_binding from = cubert_handle_binding(h);
+    from.offset += offset;
+    from.size = size;
+    cubert_handle_obj *d = cubert_handle_acquire(dst);
+    s = cubert_transfer_copy_on_device(dst_client, from, cubert_handle_binding(d));
+    cubert_handle_release(dst);
   } else if (h->slice->page->host_ptr) {
     cubert_binding b = cubert_handle_binding(h);
     s = wait_for_writers(src_client, src);

@@ -13,6 +13,9 @@
 
 #include <pthread.h>
 
+#include "cubert/client.h"
+#include "cubert/server.h"
+
 typedef struct cubert_device cubert_device;
 typedef struct cubert_transfer_staging cubert_transfer_staging;
 
@@ -25,5 +28,11 @@ void cubert_transfer_init(cubert_transfer_state *state);
 /* Frees the device's staging slots (through its server, which must still be there when any
    were made) and the lock. */
 void cubert_transfer_release(cubert_device *device);
+
+/* Copies the bytes of `src` into `dst` (bindings of `client`'s device, of one size) on the
+   calling stream, ordered after both buffers' users on other streams (to_client within a device;
+   autotune's scratch copies, tune/scratch.c). The caller keeps both slices alive. */
+cubert_status cubert_transfer_copy_on_device(cubert_client *client, cubert_binding src,
+                                             cubert_binding dst);
 
 #endif

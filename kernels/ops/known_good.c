@@ -1,5 +1,5 @@
 /* cubert — known-good defaults of the operations' tunable sets per device family
-   (cubert_tune_execute_known), the small table CLBlast ships as its "database".
+   (cubert_tune_call.known_good), the small table CLBlast ships as its "database".
 
    Why a table: on PoCL every (kernel, local size) pair is compiled on its first launch, so the
    warm-up of each candidate costs 0.2–2 s of LLVM time while its timed runs cost microseconds

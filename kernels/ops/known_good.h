@@ -10,7 +10,7 @@
 
 /* The first known-good candidate of `set` for the device family of `client` that `eligible`
    marks (valid for the key), or UINT32_MAX (a cubert_tune_known_good_fn for
-   cubert_tune_execute_known, lib/tune/tuner.h). */
+   cubert_tune_call.known_good, lib/tune/tuner.h). */
 uint32_t cubert_ops_known_good(const cubert_client *client, const cubert_tune_set *set,
                                const uint8_t *eligible);
 

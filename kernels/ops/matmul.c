@@ -1,8 +1,9 @@
 /* cubert_op_matmul: checks, then C = alpha * A B through an autotuned kernel, then the beta
    pass where beta != 0.
 
-   Why beta is a separate pass: cubert_tune_execute runs the candidates several times with one
-   set of arguments, so a tuned launch must overwrite its output. With beta == 0 the kernels
+   Why beta is a separate pass: cubert_tune_execute runs the candidates several times on one
+   scratch copy of what they write (tune/scratch.h), so a tuned launch that overwrites its output
+   gives every run, and every candidate, the same result to compare. With beta == 0 the kernels
    write alpha * A B straight into c; otherwise they write it into a dense scratch tensor t and
    matmul_beta_<t> computes c = t + beta * c once (an extra O(M N) pass next to the O(M N K)
    product, and beta == 0 never reads c, so NaN there cannot propagate).
@@ -411,8 +412,9 @@ void cubert_ops_matmul_force_candidate(int index) {
 
 /* The product through the forced candidate (cubert_ops_matmul_force_candidate), or the tuner. */
 static cubert_status mm_execute(cubert_client *client, const cubert_tune_set *set,
-                                const cubert_tune_key *key, const mm_args *args) {
-  if (forced < 0) return cubert_tune_execute_known(client, set, key, args, cubert_ops_known_good);
+                                const cubert_tune_key *key, const mm_args *args,
+                                const cubert_tune_call *call) {
+  if (forced < 0) return cubert_tune_execute_call(client, set, key, args, call);
   if (forced >= MM_CANDIDATES || !mm_candidates[forced].valid(client, key, args))
     return cubert_status_make(CUBERT_CODE_UNAVAILABLE, "matmul: candidate %d does not fit", forced);
   cubert_status st = mm_candidates[forced].launch(client, args);
@@ -553,6 +555,18 @@ static cubert_status launch_beta(cubert_client *client, const cubert_tensor *c, 
   return st;
 }
 
+/* How the product is tuned: with the known-good table, and a and b declared read-only (the
+   candidates only read them, so tuning makes no scratch copy of them, tune/scratch.h) unless
+   one shares its allocation with c. `inputs` receives the declared handles. */
+static cubert_tune_call mm_call(cubert_handle *inputs[2], const cubert_tensor *a,
+                                const cubert_ops_extent *ea, const cubert_tensor *b,
+                                const cubert_ops_extent *eb, const cubert_ops_extent *ec) {
+  cubert_tune_call call = {.known_good = cubert_ops_known_good, .read_only = inputs};
+  if (ea->memory != ec->memory) inputs[call.read_only_count++] = a->handle;
+  if (eb->memory != ec->memory) inputs[call.read_only_count++] = b->handle;
+  return call;
+}
+
 cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cubert_tensor *a,
                                 const cubert_tensor *b, double beta, const cubert_tensor *c) {
   static const char op[] = "matmul";
@@ -612,6 +626,8 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
   info[14] = scratch ? n : sc[1];
   info[15] = scratch ? 1 : sc[2];
 
+  cubert_handle *inputs[2];
+  const cubert_tune_call call = mm_call(inputs, a, &ea, b, &eb, &ec);
   cubert_tune_key key = {0};
   cubert_status st = NULL;
   mm_key(&key, &args, batches, sa, sb);
@@ -623,7 +639,7 @@ cubert_status(cubert_op_matmul)(cubert_client *client, double alpha, const cuber
     args.batches = batches - first < per_launch ? batches - first : per_launch;
     info[3] = args.batches;
     info[16] = first;
-    if (has_product) st = mm_execute(client, set, &key, &args);
+    if (has_product) st = mm_execute(client, set, &key, &args, &call);
     if (!st && (!has_product || scratch))
       st = launch_beta(client, c, &args, scratch, first, sc, has_product);
   }

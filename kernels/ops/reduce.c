@@ -589,7 +589,7 @@ static void problem_set_axes(reduce_problem *p, const uint64_t *shape,
 /* Launches the reduction: the forced candidate (cubert_ops_reduce_force_candidate) or the tuned
    one, keyed by op, dtype, layout class and the anchored rows, length and fastest kept axis. */
 static cubert_status launch_tuned(cubert_client *client, cubert_reduce_op op, cubert_dtype dtype,
-                                  const reduce_problem *p) {
+                                  const reduce_problem *p, bool in_read_only) {
   const uint64_t sI = p->in_strides[p->kr - 1];
   cubert_tune_key key = {0};
   cubert_status st =
@@ -601,7 +601,11 @@ static cubert_status launch_tuned(cubert_client *client, cubert_reduce_op op, cu
   if (!st) st = cubert_tune_key_add_anchored(&key, p->shape[p->kr - 1]);
   if (st) return st;
   if (forced >= 0) return cubert_ops_run_forced(client, &reduce_set, &key, p, forced, OP);
-  return cubert_tune_execute_known(client, &reduce_set, &key, p, cubert_ops_known_good);
+  /* The candidates only read `in`: unless it shares its allocation with out, tuning needs no
+     scratch copy of it (tune/scratch.h). */
+  const cubert_tune_call call = {
+      .known_good = cubert_ops_known_good, .read_only = &p->in, .read_only_count = in_read_only};
+  return cubert_tune_execute_call(client, &reduce_set, &key, p, &call);
 }
 
 cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, const cubert_tensor *in,
@@ -638,7 +642,8 @@ cubert_status(cubert_op_reduce)(cubert_client *client, cubert_reduce_op op, cons
   else
     kept_axes(in, axis, keep_dim, out, shape, strides, &kr, &p.sR);
   problem_set_axes(&p, shape, strides, kr);
-  cubert_status st = launch_tuned(client, op, in->dtype, &p);
+  cubert_status st =
+      launch_tuned(client, op, in->dtype, &p, gathered || in_ext.memory != out_ext.memory);
   cubert_handle_release(gathered);
   return st;
 }

@@ -48,11 +48,6 @@ typedef struct softmax_problem {
   uint64_t info[CUBERT_KERNEL_SOFTMAX_INFO(CUBERT_MAX_RANK - 1)];
   uint32_t info_count, max_units;
   uint64_t rows;
-  /* In place (out == in): softmax is not idempotent, so runs the tuner measures go to a
-     scratch copy of out's handle (allocated on first need) and only the final launch writes
-     in place. */
-  bool in_place;
-  cubert_handle **scratch;
   cubert_tune_output result; /* out's region (CUBERT_AUTOTUNE_CHECKS) */
 } softmax_problem;
 
@@ -69,11 +64,6 @@ static cubert_status run(cubert_client *client, const softmax_problem *p, uint32
   cubert_cube_count_selection sel;
   CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(client, (uint32_t)cubes, &sel));
   cubert_handle *bufs[2] = {p->in, p->out};
-  if (p->in_place && cubert_tune_measuring()) {
-    if (!*p->scratch)
-      CUBERT_RETURN_IF_ERROR(cubert_client_empty(client, cubert_handle_size(p->out), p->scratch));
-    bufs[1] = *p->scratch;
-  }
   cubert_kernel_args args = {bufs, 2, p->info, p->info_count};
   return cubert_client_launch(client, p->kernel[form], sel.cube_count,
                               cubert_cube_dim_new_3d(units, 1, 1), &args);
@@ -158,11 +148,9 @@ static const cubert_tune_candidate candidates[CANDIDATE_COUNT] = {
 };
 /* source_checksum: bump when the kernels change in ways that move the winner (1: the rows form,
    2: the units form). */
-/* The result the candidates wrote: out's region, in the scratch copy while tuning in place. */
+/* The result the candidates wrote: out's region (read from its scratch copy while tuning). */
 static int softmax_output(const void *args, cubert_tune_output *out) {
-  const softmax_problem *p = args;
-  *out = p->result;
-  if (p->in_place) out->handle = *p->scratch;
+  *out = ((const softmax_problem *)args)->result;
   return out->handle != NULL;
 }
 
@@ -279,11 +267,13 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
   if (!st) st = cubert_tune_key_add_anchored(&key, in->shape[last]);
   if (!st) st = cubert_tune_key_add_anchored(&key, p.rows);
   if (!st && forced >= 0) return cubert_ops_run_forced(client, &softmax_set, &key, &p, forced, OP);
-  cubert_handle *scratch = NULL;
-  p.in_place = relation == 1;
-  p.scratch = &scratch;
   p.result = cubert_ops_tune_output(out, out->handle, 1e-5, 1e-12);
-  if (!st) st = cubert_tune_execute_known(client, &softmax_set, &key, &p, cubert_ops_known_good);
-  cubert_handle_release(scratch);
+  /* Tuning runs the candidates on scratch copies of what they may write (tune/scratch.h): in
+     place (out == in), on a copy of x, so the caller's buffer gets softmax(x) once, from the
+     winner's launch. `in` is declared read-only only when out lies in another allocation. */
+  const cubert_tune_call call = {.known_good = cubert_ops_known_good,
+                                 .read_only = &p.in,
+                                 .read_only_count = in_ext.memory != out_ext.memory};
+  if (!st) st = cubert_tune_execute_call(client, &softmax_set, &key, &p, &call);
   return st;
 }

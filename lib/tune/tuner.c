@@ -26,6 +26,7 @@
 #include "stream/aside.h"
 #include "tune/check.h"
 #include "tune/disk.h"
+#include "tune/scratch.h"
 
 #define BUCKETS 1024u
 
@@ -434,8 +435,10 @@ static uint32_t run_round(cubert_client *client, measurement *m, const void *arg
     char label[2 * CUBERT_TUNE_NAME_BYTES + 2];
     snprintf(label, sizeof(label), "%s/%s", set->name, c->name);
     uint64_t *slot = &m->samples[(size_t)i * CUBERT_TUNE_SAMPLES + (round < 0 ? 0 : round)];
-    cubert_status s =
-        round < 0 ? warm_up(client, c, args, label) : sample(client, c, args, label, slot);
+    /* With the result checks on, each candidate starts from the caller's data: an in-place
+       candidate's copy holds the previous candidate's result otherwise. */
+    cubert_status s = round < 0 && m->checker.enabled ? cubert_tune_scratch_refresh() : NULL;
+    if (!s) s = round < 0 ? warm_up(client, c, args, label) : sample(client, c, args, label, slot);
     int agrees = 1;
     if (!s && round < 0) s = cubert_tune_check(&m->checker, client, i, &agrees);
     if (!agrees) {
@@ -618,7 +621,7 @@ static void drop_done_entry(cubert_tuner *t, const cubert_tune_set *set, const c
 static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
                                   const cubert_tune_set *set, const cubert_tune_key *key,
                                   const void *args, uint64_t checksum, uint32_t excluded,
-                                  cubert_tune_known_good_fn known_good) {
+                                  const cubert_tune_call *call) {
   /* The caller's earlier errors are not the candidates': they are kept apart while the
      candidates run and given back before the winner's launch, which then meets them exactly
      as with a warm cache (stream/aside.c says why). */
@@ -642,7 +645,13 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
   /* Measurements run for real even in dry run (the reference's RealRun): a decision measured
      while warming caches is one the shipped cache keeps. The winner's launch below is dry. */
   cubert_dry_run_real_begin();
-  s = measure(client, t, set, key, args, checksum, excluded, known_good, &winner, &unmeasured);
+  /* The candidates write scratch copies of the caller's buffers (tune/scratch.h); the winner's
+     launch below, outside the measurement, writes the caller's. */
+  cubert_tune_scratch scratch;
+  cubert_tune_scratch_begin(&scratch, client, call->read_only, call->read_only_count);
+  s = measure(client, t, set, key, args, checksum, excluded, call->known_good, &winner,
+              &unmeasured);
+  cubert_tune_scratch_end(&scratch);
   cubert_dry_run_real_end();
   cubert_client_errors_put_back(client, &aside);
   if (s) return s;
@@ -694,12 +703,25 @@ cubert_status cubert_tune_lookup(cubert_client *client, const cubert_tune_set *s
 
 cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
                                   const cubert_tune_key *key, const void *args) {
-  return cubert_tune_execute_known(client, set, key, args, NULL);
+  const cubert_tune_call call = {0};
+  return cubert_tune_execute_call(client, set, key, args, &call);
 }
 
-cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune_set *set,
-                                        const cubert_tune_key *key, const void *args,
-                                        cubert_tune_known_good_fn known_good) {
+cubert_status cubert_tune_execute_reading(cubert_client *client, const cubert_tune_set *set,
+                                          const cubert_tune_key *key, const void *args,
+                                          cubert_handle *const *read_only, size_t read_only_count) {
+  if (read_only_count && !read_only)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "read_only is NULL but read_only_count is %zu; pass the handles "
+                              "the candidates only read, or a count of 0",
+                              read_only_count);
+  const cubert_tune_call call = {.read_only = read_only, .read_only_count = read_only_count};
+  return cubert_tune_execute_call(client, set, key, args, &call);
+}
+
+cubert_status cubert_tune_execute_call(cubert_client *client, const cubert_tune_set *set,
+                                       const cubert_tune_key *key, const void *args,
+                                       const cubert_tune_call *call) {
   CUBERT_RETURN_IF_ERROR(check_client(client));
   if (!set || !key || key->count > CUBERT_TUNE_KEY_MAX_FIELDS)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
@@ -755,7 +777,7 @@ cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune
       *at = e;
     }
     pthread_mutex_unlock(&t->lock);
-    if (!hit) return tune_and_run(client, t, set, key, args, checksum, excluded, known_good);
+    if (!hit) return tune_and_run(client, t, set, key, args, checksum, excluded, call);
     if (from_disk)
       cubert_log(CUBERT_LOG_DEBUG, "tune", "%s: %s from the disk cache", set->name,
                  set->candidates[winner].name);

@@ -5,6 +5,7 @@
 #ifndef CUBERT_TUNE_TUNER_H
 #define CUBERT_TUNE_TUNER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cubert/client.h"
@@ -20,13 +21,20 @@ void cubert_tuner_destroy(cubert_tuner *tuner);
    UINT32_MAX (kernels/ops/known_good.c, say). */
 typedef uint32_t (*cubert_tune_known_good_fn)(const cubert_client *client,
                                               const cubert_tune_set *set, const uint8_t *eligible);
-/* cubert_tune_execute with a table of known-good defaults: under CUBERT_AUTOTUNE=minimal, a
-   known-good candidate that is valid for the key is taken without measurement (else minimal
-   measures group 0 as usual); full ignores it. Called only when a key is tuned, never on the
-   cached path. NULL known_good: cubert_tune_execute. */
-cubert_status cubert_tune_execute_known(cubert_client *client, const cubert_tune_set *set,
-                                        const cubert_tune_key *key, const void *args,
-                                        cubert_tune_known_good_fn known_good);
+/* What a call of the kernel library adds to cubert_tune_execute; zeroed: nothing.
+   - known_good: under CUBERT_AUTOTUNE=minimal, a known-good candidate that is valid for the key
+     is taken without measurement (else minimal measures group 0 as usual); full ignores it.
+     Called only when a key is tuned, never on the cached path.
+   - read_only, read_only_count: the buffers the candidates only read, used in place while they
+     are measured (cubert_tune_execute_reading). */
+typedef struct cubert_tune_call {
+  cubert_tune_known_good_fn known_good;
+  cubert_handle *const *read_only;
+  size_t read_only_count;
+} cubert_tune_call;
+cubert_status cubert_tune_execute_call(cubert_client *client, const cubert_tune_set *set,
+                                       const cubert_tune_key *key, const void *args,
+                                       const cubert_tune_call *call);
 
 /* "<set>/<candidate>" while this thread runs a candidate for measurement, else NULL:
    CUBERT_PROFILE and CUBERT_TRACE label those launches as tuning runs. */

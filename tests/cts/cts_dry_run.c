@@ -240,18 +240,25 @@ Test(dry_run, stream_views_inherit_the_mode) {
 }
 
 /* Autotune in dry run measures for real, as the reference's (its test 41: "autotune inside dry
-   run still measures"), and caches the decision; the winner's own launch is dry. */
+   run still measures"), and caches the decision; the winner's own launch is dry. The measured
+   runs write a scratch copy of out (cubert_tune_execute), so the caller's buffer is left as
+   it was; each candidate reads back what it wrote, which a dry run would give as zeros. */
 typedef struct tune_args {
   cubert_handle *out;
   int calls[2];
+  uint32_t seen[2]; /* out[0] as candidate i last read it nonzero after its fill */
 } tune_args;
 
 static cubert_status candidate(cubert_client *c, const void *a, int i) {
   tune_args *t = (tune_args *)a;
   t->calls[i]++;
   const uint32_t dim = i ? 32 : 16;
-  return fill(c, t->out, N, 100u + (uint32_t)i, cts_cubes(N, dim),
-              cubert_cube_dim_new_3d(dim, 1, 1));
+  CUBERT_RETURN_IF_ERROR(
+      fill(c, t->out, N, 100u + (uint32_t)i, cts_cubes(N, dim), cubert_cube_dim_new_3d(dim, 1, 1)));
+  uint32_t got = 0;
+  CUBERT_RETURN_IF_ERROR(cubert_client_read_range(c, t->out, 0, &got, sizeof got));
+  if (got) t->seen[i] = got; /* the winner's dry launch reads zeros */
+  return NULL;
 }
 static cubert_status candidate0(cubert_client *c, const void *a) {
   return candidate(c, a, 0);
@@ -267,7 +274,7 @@ static const cubert_tune_set kSet = {"cts.dry_run.fill", kCandidates, 2, 0, NULL
 
 Test(dry_run, autotune_measures_and_the_winner_launch_is_dry) {
   cubert_client *dry = dry_client();
-  tune_args a = {nines(), {0, 0}};
+  tune_args a = {nines(), {0, 0}, {0, 0}};
   /* A key of its own per run, so that no disk cache entry of an earlier run answers it. */
   cubert_tune_key key = {0};
   ASSERT_OK(cubert_tune_key_add(&key, (uint64_t)time(NULL) * 1000003u ^ (uint64_t)getpid()));
@@ -278,9 +285,9 @@ Test(dry_run, autotune_measures_and_the_winner_launch_is_dry) {
   cr_assert_eq(after.tunings, before.tunings + 1, "the key was tuned");
   cr_assert_eq(after.candidates_measured, before.candidates_measured + 2);
   cr_assert(a.calls[0] >= 2 && a.calls[1] >= 2, "both measured: %d, %d", a.calls[0], a.calls[1]);
-  uint32_t v[N];
-  cts_read(a.out, v, sizeof v);
-  cr_assert(v[0] == 100 || v[0] == 101, "the measurements ran: %u", v[0]);
+  cr_assert(a.seen[0] == 100 && a.seen[1] == 101, "the measurements ran: %u, %u", a.seen[0],
+            a.seen[1]);
+  expect_all(a.out, 9, "after tuning in dry run (measured on a scratch copy, dry winner)");
   /* The decision is cached: the next call launches its winner, in dry run, and measures
      nothing. */
   uint32_t reset[N];
@@ -295,6 +302,7 @@ Test(dry_run, autotune_measures_and_the_winner_launch_is_dry) {
   expect_all(a.out, 9, "after the winner's dry-run launch");
   /* Out of dry run the winner computes. */
   ASSERT_OK(cubert_tune_execute(cts_client, &kSet, &key, &a));
+  uint32_t v[N];
   cts_read(a.out, v, sizeof v);
   cr_assert(v[0] == 100 || v[0] == 101, "the winner ran: %u", v[0]);
   cubert_handle_release(a.out);

@@ -359,27 +359,30 @@ static uint32_t known_spin2_then_1(const cubert_client *client, const cubert_tun
   return eligible[2] ? 2 : eligible[1] ? 1 : UINT32_MAX;
 }
 
-/* A table of known-good defaults (cubert_tune_execute_known): minimal takes its candidate
-   without measuring anything, even outside group 0; full ignores it and measures all. */
+/* A table of known-good defaults (cubert_tune_execute_call, .known_good): minimal takes its
+   candidate without measuring anything, even outside group 0; full ignores it and measures all. */
 Test(tune, minimal_takes_the_known_good_default_unmeasured) {
   env_setup("minimal");
   cubert_client *client = open_client("cpu");
   cr_assert_not_null(client);
   spin_args args = {.spin_ns = {1000, 1000, 1000}};
   cubert_tune_key key = key1(5);
-  expect_ok(cubert_tune_execute_known(client, &set3, &key, &args, known_spin2));
+  expect_ok(cubert_tune_execute_call(client, &set3, &key, &args,
+                                     &(cubert_tune_call){.known_good = known_spin2}));
   cr_expect_eq(atomic_load(&args.calls[2]), 1, "the known-good candidate, launched once");
   cr_expect_eq(atomic_load(&args.calls[0]) + atomic_load(&args.calls[1]), 0);
   cr_expect_eq(stats_of(client).candidates_measured, 0);
   /* Not valid for the key: minimal measures group 0 as without a table. */
   cubert_tune_key big = key1(5000);
-  expect_ok(cubert_tune_execute_known(client, &set_valid, &big, &args, known_spin2));
+  expect_ok(cubert_tune_execute_call(client, &set_valid, &big, &args,
+                                     &(cubert_tune_call){.known_good = known_spin2}));
   cr_expect_eq(stats_of(client).candidates_measured, 2);
   /* A second entry valid for the key is taken unmeasured instead (another anchored key: the
      one above is remembered). */
   spin_args second = {.spin_ns = {1000, 1000, 1000}};
   cubert_tune_key bigger = key1(20000);
-  expect_ok(cubert_tune_execute_known(client, &set_valid, &bigger, &second, known_spin2_then_1));
+  expect_ok(cubert_tune_execute_call(client, &set_valid, &bigger, &second,
+                                     &(cubert_tune_call){.known_good = known_spin2_then_1}));
   cr_expect_eq(atomic_load(&second.calls[1]), 1, "the second entry, launched once");
   cr_expect_eq(atomic_load(&second.calls[0]) + atomic_load(&second.calls[2]), 0);
   cr_expect_eq(stats_of(client).candidates_measured, 2, "nothing more measured");
@@ -387,7 +390,8 @@ Test(tune, minimal_takes_the_known_good_default_unmeasured) {
   env_setup(NULL);
   client = open_client("cpu");
   spin_args all = {.spin_ns = {1000, 1000, 1000}};
-  expect_ok(cubert_tune_execute_known(client, &set3, &key, &all, known_spin2));
+  expect_ok(cubert_tune_execute_call(client, &set3, &key, &all,
+                                     &(cubert_tune_call){.known_good = known_spin2}));
   cr_expect_eq(stats_of(client).candidates_measured, 3, "full measures every candidate");
   cubert_client_release(client);
 }
@@ -530,6 +534,181 @@ Test(tune, tuning_leaves_the_inputs_bit_identical_and_accumulates_once) {
     cubert_tensor_release(&both);
     cubert_client_release(client);
   }
+}
+
+/* ---- scratch copies for a user-written set (issue 35: "tuning a user's own set can corrupt
+   the user's data") ---- */
+
+#define ACC_N 1024
+typedef struct accumulate_args {
+  cubert_tensor x, y; /* the set computes y += x */
+} accumulate_args;
+
+/* y += x on the device: the output is an input, so every run accumulates. */
+static cubert_status accumulate_on_device(cubert_client *c, const void *a) {
+  const accumulate_args *p = a;
+  return cubert_op_binary(c, CUBERT_BINARY_ADD, &p->y, &p->x, &p->y);
+}
+/* y += x in place through the host: reads both (y asynchronously), adds, writes y back. */
+static cubert_status accumulate_through_host(cubert_client *c, const void *a) {
+  const accumulate_args *p = a;
+  float x[ACC_N], y[ACC_N];
+  CUBERT_RETURN_IF_ERROR(cubert_client_read(c, p->x.handle, x, sizeof x));
+  cubert_future *f = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_read_async(c, p->y.handle, y, sizeof y, &f));
+  cubert_status s = cubert_future_wait(f);
+  cubert_future_release(f);
+  CUBERT_RETURN_IF_ERROR(s);
+  for (int i = 0; i < ACC_N; ++i) y[i] += x[i];
+  return cubert_client_write(c, p->y.handle, 0, y, sizeof y);
+}
+static int accumulate_output(const void *a, cubert_tune_output *out) {
+  const accumulate_args *p = a;
+  *out = (cubert_tune_output){p->y.handle, 0, ACC_N, CUBERT_DTYPE_F32, 0};
+  return 1;
+}
+static const cubert_tune_candidate accumulate_candidates[] = {
+    {"on_device", accumulate_on_device, NULL, 0},
+    {"through_host", accumulate_through_host, NULL, 0},
+};
+static const cubert_tune_set accumulate_set = {"test.accumulate", accumulate_candidates, 2, 0,
+                                               accumulate_output};
+
+/* Tunes y += x on a cold key with full tuning and `read_only_x` declaring x read-only or not;
+   returns the tuning's stats and y and x as the caller's buffers hold them afterwards. */
+static cubert_tune_stats accumulate_tuned(cubert_client *client, uint64_t key_field,
+                                          int read_only_x, const float *x0, const float *y0,
+                                          float *x_after, float *y_after) {
+  cubert_layout_desc desc = {.rank = 1, .shape = {ACC_N}, .dtype = CUBERT_DTYPE_F32};
+  accumulate_args args;
+  expect_ok(cubert_client_create_tensor(client, x0, &desc, &args.x));
+  expect_ok(cubert_client_create_tensor(client, y0, &desc, &args.y));
+  cubert_tune_key key = {0};
+  expect_ok(cubert_tune_key_add(&key, key_field));
+  cubert_tune_stats before = stats_of(client);
+  if (read_only_x)
+    expect_ok(cubert_tune_execute_reading(client, &accumulate_set, &key, &args, &args.x.handle, 1));
+  else
+    expect_ok(cubert_tune_execute(client, &accumulate_set, &key, &args));
+  cubert_tune_stats after = stats_of(client);
+  after.samples -= before.samples;
+  after.candidates_measured -= before.candidates_measured;
+  after.candidates_mismatched -= before.candidates_mismatched;
+  expect_ok(cubert_client_read(client, args.x.handle, x_after, ACC_N * sizeof(float)));
+  expect_ok(cubert_client_read(client, args.y.handle, y_after, ACC_N * sizeof(float)));
+  cubert_tensor_release(&args.x);
+  cubert_tensor_release(&args.y);
+  return after;
+}
+
+/* A user-written set whose candidates accumulate into their output (one on the device, one
+   through a read and a write of the host), tuned with full tuning over several samples: the
+   caller's y must end with exactly one y += x (the winner's launch), x unchanged, with the
+   result checks off and on (on: both candidates agree, each starting from the caller's y), and
+   whether or not x is declared read-only. */
+Test(tune, tuning_a_user_set_that_accumulates_applies_it_once) {
+  for (int checks = 0; checks < 2; ++checks) {
+    env_setup("full");
+    setenv("CUBERT_AUTOTUNE_CHECKS", checks ? "1" : "0", 1);
+    cubert_config_reload_for_tests();
+    for (size_t d = 0; d < 2; ++d) {
+      cubert_client *client = open_client(selectors[d]);
+      if (!client) continue;
+      for (int read_only_x = 0; read_only_x < 2; ++read_only_x) {
+        float x0[ACC_N], y0[ACC_N], x[ACC_N], y[ACC_N];
+        for (int i = 0; i < ACC_N; ++i) {
+          x0[i] = (float)(i % 13) - 6.0f;
+          y0[i] = (float)(3 * (i % 7));
+        }
+        cubert_tune_stats st =
+            accumulate_tuned(client, 100 + 2 * checks + read_only_x, read_only_x, x0, y0, x, y);
+        cr_expect_eq(st.candidates_measured, 2, "%s: both candidates were measured", selectors[d]);
+        cr_expect_geq(st.samples, 4, "%s: several samples (%llu)", selectors[d],
+                      (unsigned long long)st.samples);
+        cr_expect_eq(st.candidates_mismatched, 0, "%s: the candidates agree", selectors[d]);
+        int wrong_y = 0, wrong_x = 0;
+        for (int i = 0; i < ACC_N; ++i) {
+          wrong_y += y[i] != y0[i] + x0[i];
+          wrong_x += x[i] != x0[i];
+        }
+        cr_expect_eq(wrong_y, 0,
+                     "%s (checks %d, x read-only %d): y[1] is %g, expected %g (y + x once); "
+                     "%d elements wrong",
+                     selectors[d], checks, read_only_x, y[1], y0[1] + x0[1], wrong_y);
+        cr_expect_eq(wrong_x, 0, "%s: x changed", selectors[d]);
+      }
+      cubert_client_release(client);
+    }
+  }
+  unsetenv("CUBERT_AUTOTUNE_CHECKS");
+}
+
+/* Declaring a view read-only exempts its bytes only: x and y are views of one buffer, x is
+   declared read-only, and y, outside x's bytes, is still tuned on a copy (so is x with it: one
+   copy per buffer), on both servers. */
+Test(tune, a_read_only_view_does_not_exempt_the_rest_of_its_buffer) {
+  env_setup("full");
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    float both[2 * ACC_N], x[ACC_N], y[ACC_N];
+    for (int i = 0; i < ACC_N; ++i) both[i] = (float)(i % 5), both[ACC_N + i] = 10.0f;
+    cubert_handle *whole = NULL, *views[2] = {NULL, NULL};
+    expect_ok(cubert_client_create_buffer(client, both, sizeof both, &whole));
+    accumulate_args args;
+    for (int v = 0; v < 2; ++v) {
+      expect_ok(cubert_handle_view(whole, (uint64_t)v * sizeof x, sizeof x, &views[v]));
+      cubert_tensor t = {.handle = views[v],
+                         .rank = 1,
+                         .shape = {ACC_N},
+                         .strides = {1},
+                         .elem_size = 4,
+                         .dtype = CUBERT_DTYPE_F32};
+      *(v ? &args.y : &args.x) = t;
+    }
+    cubert_tune_key key = key1(9);
+    expect_ok(cubert_tune_execute_reading(client, &accumulate_set, &key, &args, &views[0], 1));
+    cr_expect_geq(stats_of(client).samples, 2, "%s: tuned", selectors[d]);
+    expect_ok(cubert_client_read(client, views[0], x, sizeof x));
+    expect_ok(cubert_client_read(client, views[1], y, sizeof y));
+    int wrong = 0;
+    for (int i = 0; i < ACC_N; ++i) wrong += x[i] != both[i] || y[i] != 10.0f + both[i];
+    cr_expect_eq(wrong, 0, "%s: y[1] is %g, expected %g (y + x once); %d elements wrong",
+                 selectors[d], y[1], 10.0f + both[1], wrong);
+    cubert_handle_release(views[0]);
+    cubert_handle_release(views[1]);
+    cubert_handle_release(whole);
+    cubert_client_release(client);
+  }
+}
+
+/* A buffer declared read-only is used in place, not copied: a candidate that writes it anyway
+   (the declaration is the caller's promise) changes the caller's buffer once per run. And a
+   NULL list with a count is refused. */
+Test(tune, a_buffer_declared_read_only_is_used_in_place) {
+  env_setup("full");
+  cubert_client *client = open_client("cpu");
+  cr_assert_not_null(client);
+  float x0[ACC_N], y0[ACC_N], x[ACC_N], y[ACC_N];
+  for (int i = 0; i < ACC_N; ++i) x0[i] = 1.0f, y0[i] = 0.0f;
+  cubert_layout_desc desc = {.rank = 1, .shape = {ACC_N}, .dtype = CUBERT_DTYPE_F32};
+  accumulate_args args;
+  expect_ok(cubert_client_create_tensor(client, x0, &desc, &args.x));
+  expect_ok(cubert_client_create_tensor(client, y0, &desc, &args.y));
+  cubert_tune_key key = key1(7);
+  expect_ok(cubert_tune_execute_reading(client, &accumulate_set, &key, &args, &args.y.handle, 1));
+  expect_ok(cubert_client_read(client, args.x.handle, x, sizeof x));
+  expect_ok(cubert_client_read(client, args.y.handle, y, sizeof y));
+  cr_expect_eq(x[0], 1.0f);
+  cr_expect_geq(y[0], 4.0f, "y, declared read-only, was written in place by every run: %g", y[0]);
+  cubert_status s = cubert_tune_execute_reading(client, &accumulate_set, &key, &args, NULL, 1);
+  cr_expect_eq(cubert_status_code(s), CUBERT_CODE_INVALID_ARGUMENT);
+  cr_expect(strstr(cubert_status_message(s), "read_only is NULL but read_only_count is 1"), "%s",
+            cubert_status_message(s));
+  cubert_status_free(s);
+  cubert_tensor_release(&args.x);
+  cubert_tensor_release(&args.y);
+  cubert_client_release(client);
 }
 
 Test(tune, valid_predicate_and_modes) {

@@ -20,7 +20,8 @@
    - CUBERT_AUTOTUNE_CHECKS=1: compare every measured candidate's result with the default
      candidate's, for sets that say where their result is (cubert_tune_set.output); a candidate
      that disagrees is reported and cannot win. Off by default: it reads the result back once
-     per candidate.
+     per candidate, and refills the candidates' scratch copies before each (see
+     cubert_tune_execute).
    - CUBERT_LOG=info,tune: one line per measured candidate and per decision.
    - CUBERT_PROFILE, CUBERT_TRACE: launches made while a candidate is measured carry
      "(tuning <set>/<candidate>)" after the kernel name. */
@@ -53,8 +54,10 @@ typedef struct cubert_tune_key {
 } cubert_tune_key;
 
 /** Launches one candidate on `client` with the caller's arguments (what cubert_tune_execute
-   received). It must be repeatable: tuning runs it several times with the same arguments, so
-   it must overwrite its outputs rather than accumulate into them. Returns its launch status. */
+   received). Tuning runs it several times with the same arguments; while it is measured, every
+   buffer it may write is a scratch copy (see cubert_tune_execute), so an in-place or accumulating
+   candidate changes the caller's data only once, in the winner's final launch. Returns its
+   launch status. */
 typedef cubert_status (*cubert_tune_launch_fn)(cubert_client *client, const void *args);
 
 /** Optional: nonzero when the candidate can run this key (e.g. a cube dim the device allows).
@@ -78,7 +81,7 @@ typedef struct cubert_tune_candidate {
    |got - reference| <= tolerance * (the largest finite |reference| element, at least 1); other
    dtypes (and F16, compared as stored) must be equal byte for byte. */
 typedef struct cubert_tune_output {
-  cubert_handle *handle; /**< the buffer the candidates write (the call's, or its scratch) */
+  cubert_handle *handle; /**< the buffer the candidates write (read from its scratch copy) */
   uint64_t offset;       /**< bytes from the start of the handle */
   uint64_t count;        /**< elements */
   cubert_dtype dtype;    /**< F32 / F64: with tolerance; others exact */
@@ -152,6 +155,19 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    winner is launched directly (no measurement). A cached winner whose launch fails is evicted
    from both caches and the key is tuned again without it.
 
+   Scratch copies: candidates being measured never write memory the caller can see. While they
+   run (warm-ups, samples, result checks), each buffer that a launch binds or that
+   cubert_client_write writes is used through a copy of its whole allocation, made at its first
+   such use on the calling stream and kept until the measurement ends (one allocation and one
+   device copy per buffer and tuning, not per sample); reads of it during the measurement read
+   the copy.
+   Exempt, used in place: buffers created during the measurement (the candidates' own) and those
+   the call declares read-only (cubert_tune_execute_reading). With CUBERT_AUTOTUNE_CHECKS=1 the
+   copies are refilled from the caller's buffers before each candidate's warm-up, so every
+   candidate is checked on the caller's data. Only the winner's final launch, after the
+   measurement, runs on the caller's buffers. A failure to make a copy (OUT_OF_MEMORY) is the
+   candidate's failure, as below.
+
    Unknown key: a key with a single valid candidate (see CUBERT_AUTOTUNE) is not measured: that
    candidate is launched directly and remembered in memory only (when its launch fails, nothing
    is remembered). Otherwise every valid candidate is run once to warm up and then timed up to
@@ -182,6 +198,21 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    no candidate is valid for the key, OUT_OF_MEMORY, or a candidate's status. */
 CUBERT_API cubert_status cubert_tune_execute(cubert_client *client, const cubert_tune_set *set,
                                              const cubert_tune_key *key, const void *args);
+
+/** As cubert_tune_execute, declaring the buffers that no candidate writes: the
+   `read_only_count` handles of `read_only` are used in place while the candidates are measured,
+   without a scratch copy (cubert_tune_execute treats every buffer as possibly written). A buffer
+   bound through another handle is used in place only when its bytes lie inside a declared
+   handle's, so declare a handle only when no candidate writes any of its bytes (an input that
+   shares its buffer with an output is not read-only). Declarations of a tuning nested in a
+   candidate's launch are ignored (its buffers are the outer tuning's copies). The handles are
+   only read for the duration of the call. INVALID_ARGUMENT for a NULL read_only with a nonzero
+   count; otherwise as cubert_tune_execute. */
+CUBERT_API cubert_status cubert_tune_execute_reading(cubert_client *client,
+                                                     const cubert_tune_set *set,
+                                                     const cubert_tune_key *key, const void *args,
+                                                     cubert_handle *const *read_only,
+                                                     size_t read_only_count);
 
 /** What the tuner knows of a key (cubert_tune_lookup). */
 typedef enum cubert_tune_lookup_result {
