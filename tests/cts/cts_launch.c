@@ -67,6 +67,56 @@ Test(launch, too_many_units_per_cube_names_the_limit) {
   cubert_handle_release(h);
 }
 
+/* tests/kernels/launch_limits.cube.c: 64 MiB of shared memory per cube. */
+extern const cubert_kernel_def too_much_shared_memory;
+
+/* A kernel that declares more shared memory than the device has per cube is refused with
+   SHARED_MEMORY before anything is queued, in every mode and in dry run, naming the kernel,
+   the bytes it asks for and the device's max_shared_memory_size; the client stays usable. */
+Test(launch, too_much_shared_memory_names_the_limit) {
+  const cubert_hardware_properties *hw = &cubert_client_properties(cts_client)->hardware;
+  const uint64_t declared = (uint64_t)64 << 20; /* too_much_shared: 16 Mi uint32_t words */
+  cr_assert_lt(hw->max_shared_memory_size, declared, "the kernel must ask for more than %llu",
+               (unsigned long long)hw->max_shared_memory_size);
+  cubert_client *dry = NULL;
+  ASSERT_OK(cubert_client_with_stream(cts_client, cubert_client_stream(cts_client), &dry));
+  ASSERT_OK(cubert_client_set_dry_run(dry, 1));
+  uint32_t sentinel[64];
+  for (int i = 0; i < 64; ++i) sentinel[i] = 7u + (uint32_t)i;
+  cubert_handle *out = cts_buffer(sentinel, sizeof sentinel);
+  cubert_kernel_args args = {&out, 1, NULL, 0};
+  char limit[64];
+  snprintf(limit, sizeof limit, "maximum %llu bytes",
+           (unsigned long long)hw->max_shared_memory_size);
+  const cubert_execution_mode modes[3] = {CUBERT_EXECUTION_CHECKED, CUBERT_EXECUTION_UNCHECKED,
+                                          CUBERT_EXECUTION_VALIDATE};
+  for (int i = 0; i < 4; ++i) {
+    cubert_client *c = i < 3 ? cts_client : dry;
+    cubert_status s =
+        cubert_client_launch_mode(c, &too_much_shared_memory, cubert_cube_count_new_3d(1, 1, 1),
+                                  cubert_cube_dim_new_3d(64, 1, 1), &args, modes[i % 3]);
+    const char *m = cubert_status_message(s);
+    cr_assert_not_null(s, "launch %d with %llu bytes of shared memory was accepted", i,
+                       (unsigned long long)declared);
+    cr_assert_eq(cubert_status_code(s), CUBERT_CODE_SHARED_MEMORY, "launch %d: %s", i, m);
+    cr_assert_eq(cubert_status_kind(s), CUBERT_KIND_RESOURCE_LIMIT);
+    /* OpenCL counts the compiler's own local variables too: at least the declared bytes. */
+    cr_assert_geq(cubert_status_requested(s), declared, "launch %d: %s", i, m);
+    cr_assert_eq(cubert_status_max(s), hw->max_shared_memory_size, "launch %d: %s", i, m);
+    cr_assert(strstr(m, "too_much_shared_memory"), "the kernel's name in: %s", m);
+    cr_assert(strstr(m, limit), "\"%s\" in: %s", limit, m);
+    cubert_status_free(s);
+  }
+  cubert_client_release(dry);
+  uint32_t back[64];
+  cts_read(out, back, sizeof back);
+  cr_assert_arr_eq(back, sentinel, sizeof back, "a refused launch wrote its output");
+  ASSERT_OK(fill(out, 64, 5, cubert_cube_count_new_3d(1, 1, 1), cubert_cube_dim_new_3d(64, 1, 1)));
+  cts_read(out, back, sizeof back);
+  for (int i = 0; i < 64; ++i) cr_assert_eq(back[i], 5u, "element %d after the refusals", i);
+  cubert_handle_release(out);
+}
+
 /* Issue 10 #3: a launch of more cubes in total than the device runs (PoCL: 2^32 - 1) is
    refused before anything is queued, naming the numbers; the client stays usable. */
 Test(launch, more_cubes_than_the_device_runs_are_refused) {

@@ -27,16 +27,18 @@ typedef struct cubert_client cubert_client; /**< A client of one device (client.
 typedef uint64_t cubert_stream_id;
 
 /** The calling thread's stream id: taken from a process-wide counter the first time the thread
-   needs one (this call or its first submission), then the same for the thread's whole life; every thread gets a
-   different id. Views pinned with cubert_client_with_stream do not change it. Thread-safe;
-   never fails. */
+   needs one (this call or its first submission), then the same for the thread's whole life; every
+   thread gets a different id. Views pinned with cubert_client_with_stream do not change it.
+   Thread-safe; never fails. */
 CUBERT_API cubert_stream_id cubert_stream_id_current(void);
 /** A new view of `client` whose work always goes to stream `id`, whatever thread submits it.
    The view shares the device, its memory and handles; release it with
    cubert_client_release. */
 CUBERT_API cubert_status cubert_client_with_stream(cubert_client *client, cubert_stream_id id,
                                                    cubert_client **out);
-/** The stream id the calling thread's work goes to through `client`. */
+/** The stream id the calling thread's work goes to through `client`: the view's pinned id, or
+   cubert_stream_id_current() for a client that is not pinned. 0 for NULL or a released
+   client. */
 CUBERT_API cubert_stream_id cubert_client_stream(const cubert_client *client);
 
 CUBERT_EXTERN_C_END
