@@ -15,7 +15,8 @@ import os
 import re
 import sys
 
-SKIP_DIRS = {".git", ".cache", ".gpu", "node_modules"}
+from check_links import walk  # the same folders skipped: build*, dot-folders, caches
+
 NAME = re.compile(r"\b(?:cubert|CUBERT)_[A-Za-z0-9_]+")
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 CODE_EXT = (".c", ".h", ".cl")
@@ -26,15 +27,6 @@ EXAMPLES = {
     "CUBERT_CPU_OVERRIDE_K",  # cube_cpu.h, kernels.md: a user's override of kernel K
     "CUBERT_TYPE_CHECK_MACROS",  # a Doxygen @cond section name
 }
-
-
-def walk(root):
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs
-                         if d not in SKIP_DIRS and not d.startswith("build")
-                         and not d.startswith("."))
-        for name in sorted(files):
-            yield os.path.join(folder, name)
 
 
 def read(path):
