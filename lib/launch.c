@@ -66,12 +66,17 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
                            dim.x, dim.y, dim.z, name, (unsigned long long)units,
                            hw->max_units_per_cube),
         units, hw->max_units_per_cube);
-  if (is_cpu && kernel->shared_bytes > hw->max_shared_memory_size)
+  /* A kernel-language kernel (one with a signature) declares one shared type for every server,
+     so its size is checked here on each, before any compiler sees it: an OpenCL driver may
+     refuse to build more shared memory than it has (NVIDIA's ptxas does) instead of reporting
+     the size for the server's own check after the build. */
+  if ((is_cpu || kernel->signature) && kernel->shared_bytes > hw->max_shared_memory_size)
     return cubert_status_set_limits(
         cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
-                           "kernel \"%s\" requests %llu bytes of shared memory, maximum %llu bytes",
+                           "kernel \"%s\" requests %llu bytes of shared memory, maximum %llu bytes "
+                           "on '%s'; use a smaller shared type or split the work over more cubes",
                            name, (unsigned long long)kernel->shared_bytes,
-                           (unsigned long long)hw->max_shared_memory_size),
+                           (unsigned long long)hw->max_shared_memory_size, p->name),
         kernel->shared_bytes, hw->max_shared_memory_size);
   if (!count.dynamic) {
     uint32_t c[3] = {count.x, count.y, count.z};

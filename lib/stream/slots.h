@@ -23,18 +23,21 @@ struct cubert_stream_slot {
   uint64_t *last_synced; /* [max_streams] or NULL until the slot first waits for another:
                             origin cursor this slot has waited for (resolve.c) */
   uint64_t finished;     /* cursor the host knows finished: the last successful slot sync */
-  /* The stream id whose work the slot holds now. Ids share slots (id % max_streams); a slot
-     changes owner only after the previous owner's work finished, so every error on its queue
-     belongs to its owner. */
+  /* The stream id that submits to the slot now. Ids share slots (id % max_streams); another id
+     takes the slot over at once on a server that tags errors itself (cubert_server.tags_errors,
+     the CPU server), else only after the previous owner's work finished (slots.c). The error
+     queue tags each error with the id that submitted the failed command, so either way an
+     error reaches only that id. */
   cubert_stream_id owner;
 };
 
 /* The calling stream's slot, created on first use, after taking it over for the calling
-   stream id when another id used it last (errors of that id are parked for it). */
+   stream id when another id used it last: at once where the server tags errors, else after
+   waiting for that id's work and parking its errors for it (slots.c). */
 cubert_status cubert_slot_acquire(cubert_device *device, const cubert_client_obj *client,
                                   uint32_t *out_index, cubert_stream_slot **out);
-/* Errors parked for `stream` (stream/parked.h) and those on its slot when the stream owns it,
-   as one SERVER_UNHEALTHY, or NULL. */
+/* Errors parked for `stream` (stream/parked.h) and those its slot's queue holds for it, whoever
+   owns the slot now, as one SERVER_UNHEALTHY, or NULL. */
 cubert_status cubert_stream_take_errors(cubert_device *device, cubert_stream_id stream,
                                         cubert_stream_slot *slot);
 /* Slot `index`, created on first use. */

@@ -93,6 +93,113 @@ Test(client, tensors_share_one_allocation_at_aligned_offsets) {
   cr_assert_null(t[0].handle);
 }
 
+/* cubert_client_retain: each retained reference keeps the client usable after its creator's
+   release, until the last release; after that every call on it is NOT_FOUND and retain and
+   release change nothing. */
+Test(client, a_retained_client_outlives_its_creators_release) {
+  cubert_client *c = NULL;
+  ASSERT_OK(cubert_client_create(cts_private_device(), &c));
+  cr_assert_null(cubert_client_retain(NULL), "retain accepts NULL and returns it");
+  cr_assert_eq(cubert_client_retain(c), c, "retain returns its argument");
+  cr_assert_eq(cubert_client_retain(c), c);
+  cubert_client_release(c); /* the creator's reference: two retained ones are left */
+  for (uint32_t round = 1; round <= 2; ++round) {
+    cr_assert_not_null(cubert_client_properties(c), "round %u: the client was released", round);
+    cubert_handle *h = NULL;
+    ASSERT_OK(cubert_client_empty(c, 64 * 4, &h));
+    uint64_t info[2] = {64, 100 + round};
+    cubert_kernel_args args = {&h, 1, info, 2};
+    ASSERT_OK(cubert_client_launch(c, &cubert_kernel_fill_u32, cubert_cube_count_new_3d(4, 1, 1),
+                                   cubert_cube_dim_new_3d(16, 1, 1), &args));
+    uint32_t back[64];
+    ASSERT_OK(cubert_client_read(c, h, back, sizeof back));
+    for (int i = 0; i < 64; ++i)
+      cr_assert_eq(back[i], 100 + round, "round %u element %d", round, i);
+    cubert_handle_release(h);
+    cubert_client_release(c); /* round 2: the last reference */
+  }
+  cr_assert_null(cubert_client_properties(c), "the last release ended the client");
+  cubert_handle *h = NULL;
+  ASSERT_CODE(cubert_client_empty(c, 16, &h), CUBERT_CODE_NOT_FOUND, NULL);
+  cr_assert_null(h);
+  cr_assert_eq(cubert_client_retain(c), c, "retain of a released client returns it...");
+  cr_assert_null(cubert_client_properties(c), "...and does not bring it back");
+  cubert_client_release(c); /* a released client: no effect */
+}
+
+/* cubert_client_empty_tensors: one allocation holds every tensor, each laid out as
+   cubert_layout_plan lays it out for the device (pitched on GPUs, contiguous elsewhere), at
+   offsets that do not overlap; on error no tensor is left allocated. */
+Test(client, empty_tensors_share_one_allocation_laid_out_by_the_plan) {
+  const cubert_device_properties *p = cubert_client_properties(cts_client);
+  const uint64_t alignment = p->memory.alignment ? p->memory.alignment : 1;
+  const uint64_t pitch_align = p->type == CUBERT_DEVICE_TYPE_OPENCL_GPU ? alignment : 0;
+  enum { COUNT = 4 };
+  const cubert_layout_desc descs[COUNT] = {
+      {.strategy = CUBERT_LAYOUT_CONTIGUOUS, .rank = 2, .shape = {3, 5}, .dtype = CUBERT_DTYPE_F32},
+      {.strategy = CUBERT_LAYOUT_OPTIMIZED, .rank = 2, .shape = {7, 9}, .elem_size = 4},
+      {.strategy = CUBERT_LAYOUT_CONTIGUOUS, .rank = 0, .dtype = CUBERT_DTYPE_I32},
+      {.strategy = CUBERT_LAYOUT_CONTIGUOUS, .rank = 3, .shape = {2, 3, 4}, .elem_size = 2},
+  };
+  cubert_layout plan[COUNT];
+  uint64_t total = 0;
+  ASSERT_OK(cubert_layout_plan(descs, COUNT, pitch_align, alignment, plan, &total));
+  cubert_memory_usage before, after;
+  ASSERT_OK(cubert_client_memory_usage(cts_client, &before));
+  cubert_tensor t[COUNT];
+  memset(t, 0xA5, sizeof t);
+  ASSERT_OK(cubert_client_empty_tensors(cts_client, descs, COUNT, t));
+  ASSERT_OK(cubert_client_memory_usage(cts_client, &after));
+  cr_assert_eq(after.number_allocs - before.number_allocs, 1, "one allocation for all four");
+  cr_assert_eq(after.bytes_in_use - before.bytes_in_use, total, "the plan's total bytes");
+  const uint64_t elem_sizes[COUNT] = {4, 4, 4, 2};
+  const cubert_dtype dtypes[COUNT] = {CUBERT_DTYPE_F32, CUBERT_DTYPE_NONE, CUBERT_DTYPE_I32,
+                                      CUBERT_DTYPE_NONE};
+  for (int i = 0; i < COUNT; ++i) {
+    cr_assert_not_null(t[i].handle, "tensor %d", i);
+    cr_assert_eq(t[i].rank, descs[i].rank, "tensor %d", i);
+    cr_assert_arr_eq(t[i].shape, descs[i].shape, sizeof t[i].shape, "tensor %d", i);
+    cr_assert_arr_eq(t[i].strides, plan[i].strides, sizeof t[i].strides, "tensor %d", i);
+    cr_assert_eq(t[i].elem_size, elem_sizes[i], "tensor %d", i);
+    cr_assert_eq(t[i].dtype, dtypes[i], "tensor %d", i);
+    cr_assert_eq(t[i].offset, 0, "tensor %d", i);
+    cr_assert_eq(cubert_handle_size(t[i].handle), plan[i].size, "tensor %d", i);
+    cr_assert_eq(cubert_handle_can_mut(t[i].handle), 0, "tensor %d shares its memory", i);
+  }
+  cr_assert_eq(t[0].strides[0], 5);
+  cr_assert_eq(t[3].strides[0], 12);
+  cr_assert_eq(t[3].strides[1], 4);
+  /* Apart: a pattern written to each whole tensor reads back intact from every one. */
+  uint8_t pattern[COUNT][4096];
+  for (int i = 0; i < COUNT; ++i) {
+    memset(pattern[i], 0x10 + i, sizeof pattern[i]);
+    ASSERT_OK(cubert_client_write(cts_client, t[i].handle, 0, pattern[i], plan[i].size));
+  }
+  for (int i = 0; i < COUNT; ++i) {
+    uint8_t back[4096];
+    cts_read(t[i].handle, back, plan[i].size);
+    cr_assert_arr_eq(back, pattern[i], plan[i].size, "tensor %d overlaps another", i);
+  }
+  for (int i = 0; i < COUNT; ++i) cubert_tensor_release(&t[i]);
+  ASSERT_OK(cubert_client_memory_usage(cts_client, &after));
+  cr_assert_eq(after.number_allocs, before.number_allocs, "the release freed the allocation");
+  /* Errors leave nothing allocated and every tensor cleared. */
+  cubert_layout_desc bad[2] = {descs[0], descs[1]};
+  bad[1].rank = CUBERT_MAX_RANK + 1;
+  ASSERT_CODE(cubert_client_empty_tensors(cts_client, bad, 2, t), CUBERT_CODE_INVALID_ARGUMENT,
+              "descs[1].rank is 9, maximum is 8");
+  bad[1] = (cubert_layout_desc){.rank = 2, .shape = {1ull << 40, 1ull << 20}, .elem_size = 4};
+  ASSERT_CODE(cubert_client_empty_tensors(cts_client, bad, 2, t), CUBERT_CODE_BUFFER_TOO_BIG, NULL);
+  ASSERT_CODE(cubert_client_empty_tensors(cts_client, descs, 0, t), CUBERT_CODE_INVALID_ARGUMENT,
+              "count (0)");
+  ASSERT_CODE(cubert_client_empty_tensors(cts_client, NULL, 1, t), CUBERT_CODE_INVALID_ARGUMENT,
+              "descs");
+  for (int i = 0; i < 2; ++i) cr_assert_null(t[i].handle, "tensor %d after an error", i);
+  ASSERT_OK(cubert_client_memory_usage(cts_client, &after));
+  cr_assert_eq(after.number_allocs, before.number_allocs);
+  cr_assert_eq(after.bytes_in_use, before.bytes_in_use);
+}
+
 typedef struct {
   int index;
   cubert_handle *handles[8];

@@ -67,6 +67,69 @@ Test(launch, too_many_units_per_cube_names_the_limit) {
   cubert_handle_release(h);
 }
 
+/* 64 MiB of shared memory per cube: tests/kernels/launch_limits.cube.c, and
+   tests/kernels/bad_opencl.cube.c, whose OpenCL program no compiler builds. */
+extern const cubert_kernel_def too_much_shared_memory, shared_over_a_failing_build;
+enum { DECLARED_SHARED_MIB = 64 };
+
+/* Launches `kernel` (64 units, one cube) in every mode and in dry run, and asserts each is
+   refused with SHARED_MEMORY naming the kernel, the declared bytes and the device's limit;
+   then that the output is untouched and the client usable. */
+static void expect_shared_memory_refused(const cubert_kernel_def *kernel) {
+  const cubert_device_properties *p = cubert_client_properties(cts_client);
+  const uint64_t declared = (uint64_t)DECLARED_SHARED_MIB << 20;
+  cr_assert_lt(p->hardware.max_shared_memory_size, declared, "%s must ask for more than %llu",
+               kernel->name, (unsigned long long)p->hardware.max_shared_memory_size);
+  cubert_client *dry = NULL;
+  ASSERT_OK(cubert_client_with_stream(cts_client, cubert_client_stream(cts_client), &dry));
+  ASSERT_OK(cubert_client_set_dry_run(dry, 1));
+  uint32_t sentinel[64];
+  for (int i = 0; i < 64; ++i) sentinel[i] = 7u + (uint32_t)i;
+  cubert_handle *out = cts_buffer(sentinel, sizeof sentinel);
+  cubert_kernel_args args = {&out, 1, NULL, 0};
+  char asked[160];
+  snprintf(asked, sizeof asked,
+           "kernel \"%s\" requests %llu bytes of shared memory, maximum %llu bytes", kernel->name,
+           (unsigned long long)declared, (unsigned long long)p->hardware.max_shared_memory_size);
+  const cubert_execution_mode modes[3] = {CUBERT_EXECUTION_CHECKED, CUBERT_EXECUTION_UNCHECKED,
+                                          CUBERT_EXECUTION_VALIDATE};
+  for (int i = 0; i < 4; ++i) {
+    cubert_status s = cubert_client_launch_mode(
+        i < 3 ? cts_client : dry, kernel, cubert_cube_count_new_3d(1, 1, 1),
+        cubert_cube_dim_new_3d(64, 1, 1), &args, modes[i % 3]);
+    const char *m = cubert_status_message(s);
+    cr_assert_not_null(s, "%s: launch %d was accepted", kernel->name, i);
+    cr_assert_eq(cubert_status_code(s), CUBERT_CODE_SHARED_MEMORY, "launch %d: %s", i, m);
+    cr_assert_eq(cubert_status_kind(s), CUBERT_KIND_RESOURCE_LIMIT);
+    cr_assert_eq(cubert_status_requested(s), declared, "launch %d: %s", i, m);
+    cr_assert_eq(cubert_status_max(s), p->hardware.max_shared_memory_size, "launch %d: %s", i, m);
+    cr_assert(strstr(m, asked), "\"%s\" in: %s", asked, m);
+    cr_assert(strstr(m, p->name), "the device's name in: %s", m);
+    cubert_status_free(s);
+  }
+  cubert_client_release(dry);
+  uint32_t back[64];
+  cts_read(out, back, sizeof back);
+  cr_assert_arr_eq(back, sentinel, sizeof back, "a refused launch wrote its output");
+  ASSERT_OK(fill(out, 64, 5, cubert_cube_count_new_3d(1, 1, 1), cubert_cube_dim_new_3d(64, 1, 1)));
+  cts_read(out, back, sizeof back);
+  for (int i = 0; i < 64; ++i) cr_assert_eq(back[i], 5u, "element %d after the refusals", i);
+  cubert_handle_release(out);
+}
+
+/* A kernel that declares more shared memory than the device has per cube is refused with
+   SHARED_MEMORY before anything is queued, in every mode and in dry run. */
+Test(launch, too_much_shared_memory_names_the_limit) {
+  expect_shared_memory_refused(&too_much_shared_memory);
+}
+
+/* The same before the program is built: a driver may refuse to build a kernel with more shared
+   memory than it has (NVIDIA's ptxas: "uses too much shared data", a COMPILATION error before
+   the core checked the shared type on OpenCL); the size the kernel declares is known up front. */
+Test(launch, too_much_shared_memory_is_refused_before_the_program_is_built) {
+  expect_shared_memory_refused(&shared_over_a_failing_build);
+}
+
 /* Issue 10 #3: a launch of more cubes in total than the device runs (PoCL: 2^32 - 1) is
    refused before anything is queued, naming the numbers; the client stays usable. */
 Test(launch, more_cubes_than_the_device_runs_are_refused) {

@@ -45,6 +45,12 @@ UNIT_KERNEL(shifted_write, INFO_U64(0), (float, out)) {
   STORE(out, UNIT_ID + INFO_U64(1), (float)UNIT_ID);
 }
 
+/* out[UNIT_ID] = in[UNIT_ID + shift] for the first n units: with shift > 0 the last units read
+   past the end of `in`. */
+UNIT_KERNEL(shifted_read, INFO_U64(0), (const float, in), (float, out)) {
+  STORE(out, UNIT_ID, LOAD(in, UNIT_ID + INFO_U64(1)));
+}
+
 /* Reads info word 5 (launched with fewer). */
 UNIT_KERNEL(info_reader, 1, (uint64_t, out)) {
   STORE(out, 0, INFO_U64(5) + 1);

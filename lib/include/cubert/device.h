@@ -102,7 +102,9 @@ typedef struct cubert_device_properties {
   char vendor[128];                   /**< the vendor's name */
   char driver_version[128];           /**< OpenCL driver version, or cubert-cpu's version */
   char platform_version[128];         /**< OpenCL platform version, or the hwloc version */
-  /** Preferred vector widths per type (io-optimised loads: cubert_client_io_vector_sizes). */
+  /** Preferred vector widths per type, as the device reports them (cubert_vector_widths). The
+     vector sizes for io-optimised loads are cubert_device_io_vector_sizes's, which reads
+     hardware.load_width and max_vector_size, not these. */
   cubert_vector_widths vector_widths;
   /** The plane (subgroup) sizes the device can run, ascending, plane_size_count of them
      (CL_DEVICE_SUB_GROUP_SIZES_INTEL where the driver lists them, else the plane size range's

@@ -107,7 +107,7 @@ typedef struct cubert_kernel_def {
   const char *opencl_options;
   cubert_cpu_kernel_fn cpu; /**< or NULL */
   uint32_t flags;           /**< CUBERT_KERNEL_* */
-  uint64_t shared_bytes;    /**< per-cube shared memory of the CPU implementation */
+  uint64_t shared_bytes;    /**< per-cube shared bytes (with a signature: on all servers) */
   /** Kernel-language kernels: the declared buffers (NULL for hand-written codelets, which keep
      the convention of kernels.h and are not checked beyond the device limits). */
   const cubert_kernel_signature *signature;

@@ -1,6 +1,7 @@
 /* Settings read from the environment (cubert_config_reload_for_tests re-reads them in one
-   process): CUBERT_PROFILE=basic, CUBERT_TRACE and CUBERT_CHECK_MODE=validate on the device
-   under test. Here rather than in the conformance suite, which includes public headers only. */
+   process): CUBERT_PROFILE=basic, CUBERT_TRACE and CUBERT_CHECK_MODE=validate and =enforce on
+   the device under test. Here rather than in the conformance suite, which includes public headers
+   only. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,8 +12,9 @@
 
 TestSuite(config_env, .init = cts_setup, .fini = cts_teardown);
 
-/* tests/kernels/language.cube.c: unit u writes element u + info[1] of a float buffer. */
-extern const cubert_kernel_def shifted_write;
+/* tests/kernels/language.cube.c: unit u writes element u + info[1] of a float buffer; unit u
+   copies element u + info[1] of `in` to element u of `out`. */
+extern const cubert_kernel_def shifted_write, shifted_read;
 
 /* CUBERT_PROFILE=basic: every launch timed and logged, a per-kernel summary at sync. */
 Test(config_env, profile_level_basic_logs_launches_and_a_summary) {
@@ -94,4 +96,81 @@ Test(config_env, check_mode_validate_from_the_environment) {
   cubert_status_free(s);
   core_env_set("CUBERT_CHECK_MODE", NULL);
   cubert_handle_release(target);
+}
+
+/* 512 floats -1 - i, and a view of the first 256: an access up to 256 elements past the
+   view's end stays inside the allocation, where the pattern shows whether it landed. */
+typedef struct guarded {
+  cubert_handle *whole, *view;
+} guarded;
+
+static guarded guarded_make(void) {
+  float pattern[512];
+  for (int i = 0; i < 512; ++i) pattern[i] = -1.0f - (float)i;
+  guarded g = {cts_buffer(pattern, sizeof pattern), NULL};
+  ASSERT_OK(cubert_handle_view(g.whole, 0, 256 * sizeof(float), &g.view));
+  return g;
+}
+
+static void guarded_release(guarded *g) {
+  cubert_handle_release(g->view);
+  cubert_handle_release(g->whole);
+}
+
+/* shifted_write over the view in `mode`: units 0..255 write elements 64..319, the last 64
+   past the view's end. */
+static cubert_status write_past_the_view(guarded *g, cubert_execution_mode mode) {
+  const uint64_t info[2] = {256, 64};
+  cubert_kernel_args a = {&g->view, 1, info, 2};
+  return cubert_client_launch_mode(cts_client, &shifted_write, cubert_cube_count_new_3d(4, 1, 1),
+                                   cubert_cube_dim_new_3d(64, 1, 1), &a, mode);
+}
+
+/* CUBERT_CHECK_MODE=enforce runs unchecked launches checked (docs/kernels.md, "Execution
+   modes"): a write past the buffer is dropped and a read past it gives 0, where the same
+   launch without the setting reaches the memory after the buffer (shown on the CPU server,
+   whose unchecked accesses are plain C). Checked and validate launches keep their mode. */
+Test(config_env, check_mode_enforce_runs_unchecked_launches_checked) {
+  core_env_set("CUBERT_CHECK_MODE", "enforce");
+  guarded g = guarded_make();
+  ASSERT_OK(write_past_the_view(&g, CUBERT_EXECUTION_UNCHECKED));
+  float got[512];
+  cts_read(g.whole, got, sizeof got);
+  for (int i = 0; i < 512; ++i)
+    cr_assert_eq(got[i], i >= 64 && i < 256 ? (float)(i - 64) : -1.0f - (float)i,
+                 "element %d: %g (a write past the view must be dropped)", i, (double)got[i]);
+  /* Reads: units 192..255 read elements 256..319, past the view: 0, not the pattern there. */
+  cubert_handle *out = NULL;
+  ASSERT_OK(cubert_client_empty(cts_client, 256 * sizeof(float), &out));
+  cubert_handle *bufs[2] = {g.view, out};
+  const uint64_t info[2] = {256, 64};
+  cubert_kernel_args a = {bufs, 2, info, 2};
+  ASSERT_OK(cubert_client_launch_unchecked(cts_client, &shifted_read,
+                                           cubert_cube_count_new_3d(4, 1, 1),
+                                           cubert_cube_dim_new_3d(64, 1, 1), &a));
+  cts_read(out, got, 256 * sizeof(float));
+  for (int i = 0; i < 256; ++i)
+    cr_assert_eq(got[i], i < 192 ? (float)i : 0.0f, "read %d: %g (past the view: 0)", i,
+                 (double)got[i]);
+  cubert_handle_release(out);
+  /* Validate stays validate (it reports), checked stays checked (it does not). */
+  ASSERT_OK(write_past_the_view(&g, CUBERT_EXECUTION_VALIDATE));
+  cubert_status s = cubert_client_sync(cts_client);
+  cr_assert_not_null(s, "enforce must not turn a validate launch into a checked one");
+  cr_assert(strstr(cubert_status_message(s), "kernel \"shifted_write\" (validate mode)"), "%s",
+            cubert_status_message(s));
+  cubert_status_free(s);
+  ASSERT_OK(write_past_the_view(&g, CUBERT_EXECUTION_CHECKED));
+  ASSERT_OK(cubert_client_sync(cts_client));
+  guarded_release(&g);
+  /* The control: without the setting the unchecked write lands past the view. */
+  core_env_set("CUBERT_CHECK_MODE", NULL);
+  if (cts_is_cpu()) {
+    g = guarded_make();
+    ASSERT_OK(write_past_the_view(&g, CUBERT_EXECUTION_UNCHECKED));
+    cts_read(g.whole, got, sizeof got);
+    for (int i = 256; i < 320; ++i)
+      cr_assert_eq(got[i], (float)(i - 64), "unchecked without enforce: element %d", i);
+    guarded_release(&g);
+  }
 }
