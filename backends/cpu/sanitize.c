@@ -183,7 +183,7 @@ static void run_units(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_k
   }
 }
 
-/* Runs `body` as the unit's call, with a way out for a wild access (stop_unit): the frame is
+/* Runs `body` as the unit's call, with a way out for a wild access (outside()): the frame is
    this function's, on the stack the unit runs on, so it outlives every frame of the kernel and
    bounds them from above. Out of line for that reason. */
 static __attribute__((noinline)) void run_stoppable(cubert_cpu_san *s, const cubert_cpu_ctx *ctx,
