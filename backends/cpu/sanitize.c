@@ -13,6 +13,15 @@
    EXCLUSIVE arrays, arrays in the shared struct) with its exact file and line. The first
    finding becomes the launch's error (checks.c); the chunk's checks stop there.
 
+   An access outside every memory a unit may touch (the launch's buffers, the cube's shared
+   memory and its redzones, the unit's own stack frames, its call's context and the kernel's
+   static data) is a wild pointer: an uninitialised private pointer (0xfefe... under
+   -ftrivial-auto-var-init=pattern), a constant address, an index far past any redzone. The
+   instrumented access runs after its callback returns, so the callback never returns: it
+   reports and jumps out of the unit's call (siglongjmp to cubert_san_run's frame, on the unit's
+   own stack: a fiber's or the thread's), and nothing more of the launch runs. No signal handler
+   is involved: signals are the process's, and the access never happens.
+
    The state is the thread's (one cube at a time runs on a thread, its fibers included); the
    scheduler sets it around a chunk (cubert_cpu_san_begin/_cube/_end), the sanitize copy says
    which unit runs (cubert_san_run, _resume, _phase_unit). */
@@ -20,6 +29,8 @@
 
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <link.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +45,12 @@
 static __thread cubert_cpu_san *tls_san __attribute__((tls_model("initial-exec")));
 
 enum { W_ATOMIC = 1, R_ATOMIC = 2 };
+
+/* Where a unit's call of the sanitize copy began (run_stoppable). */
+struct cubert_cpu_san_frame {
+  sigjmp_buf jump;    /* without the signal mask: no system call per call */
+  uintptr_t stack_hi; /* the unit's frames lie below it */
+};
 
 /* ---- set-up (scheduler) ------------------------------------------------------------------- */
 
@@ -71,7 +88,8 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, const cubert_cpu_job *job, void *sha
   if (fibers) {
     s->syncs = calloc(units, sizeof *s->syncs);
     s->lines = calloc(units, sizeof *s->lines);
-    if (!s->syncs || !s->lines) {
+    s->frames = calloc(units, sizeof *s->frames);
+    if (!s->syncs || !s->lines || !s->frames) {
       cubert_cpu_san_end(s);
       return 0;
     }
@@ -105,6 +123,7 @@ void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t 
   if (s->fibers) {
     memset(s->syncs, 0, s->units * sizeof *s->syncs);
     memset(s->lines, 0, s->units * sizeof *s->lines);
+    memset(s->frames, 0, s->units * sizeof *s->frames);
   }
   /* Uninitialised shared memory reads the same bytes on every run (and the redzones too). */
   if (s->zone_bytes) memset((void *)s->zone_lo, 0xfe, (size_t)s->zone_bytes);
@@ -116,42 +135,43 @@ void cubert_cpu_san_end(cubert_cpu_san *s) {
   free(s->shadow);
   free(s->syncs);
   free(s->lines);
+  free(s->frames);
   s->shadow = NULL;
   s->syncs = s->lines = NULL;
+  s->frames = NULL;
 }
 
 /* ---- where the kernel is (the sanitize copy) ---------------------------------------------- */
 
-void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t flags) {
-  cubert_cpu_san *s = tls_san;
-  if (!s) {
-    fn(ctx);
-    return;
+typedef void (*san_body)(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn);
+
+/* A phased kernel's cube: one call. */
+static void run_phased(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn) {
+  s->unit = CUBERT_CPU_SAN_ALL;
+  s->in_phase = 0;
+  fn(ctx);
+  if (s->in_phase && !s->done) {
+    /* A `return` inside a PHASE leaves the body: the units after this one never ran the rest
+       of it, and no barrier after it was reached by any unit. */
+    char what[192];
+    snprintf(what, sizeof what,
+             "barrier divergence: the unit returned inside the PHASE at line %" PRIu32
+             ", so the units after it skip the rest of the kernel and its barriers",
+             s->line);
+    s->done = 1;
+    cubert_cpu_report_sanitizer(ctx, s->cube_first + s->unit, what);
   }
-  s->ctx = ctx;
-  if (flags & CUBERT_KERNEL_PHASED) {
-    s->unit = CUBERT_CPU_SAN_ALL;
-    s->in_phase = 0;
-    fn(ctx);
-    if (s->in_phase && !s->done) {
-      /* A `return` inside a PHASE leaves the body: the units after this one never ran the
-         rest of it, and no barrier after it was reached by any unit. */
-      char what[192];
-      snprintf(what, sizeof what,
-               "barrier divergence: the unit returned inside the PHASE at line %" PRIu32
-               ", so the units after it skip the rest of the kernel and its barriers",
-               s->line);
-      s->done = 1;
-      cubert_cpu_report_sanitizer(ctx, s->cube_first + s->unit, what);
-    }
-    return;
-  }
-  if (flags & CUBERT_KERNEL_SYNC_CUBE) {
-    cubert_san_resume(ctx);
-    fn(ctx);
-    return;
-  }
-  /* A unit kernel: one unit per call, so a finding names its unit. */
+}
+
+/* A unit of a CUBE_KERNEL: on its fiber when the cube has several units. */
+static void run_fiber(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn) {
+  (void)s;
+  cubert_san_resume(ctx);
+  fn(ctx);
+}
+
+/* A unit kernel: one unit per call, so a finding names its unit. */
+static void run_units(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn) {
   cubert_cpu_ctx one = *ctx;
   for (uint64_t id = ctx->unit_begin; id < ctx->unit_end; ++id) {
     one.unit_begin = id;
@@ -161,6 +181,38 @@ void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t
     new_epoch_base(s); /* no barrier orders two units of a unit kernel */
     fn(&one);
   }
+}
+
+/* Runs `body` as the unit's call, with a way out for a wild access (outside()): the frame is
+   this function's, on the stack the unit runs on, so it outlives every frame of the kernel and
+   bounds them from above. Out of line for that reason. */
+static __attribute__((noinline)) void run_stoppable(cubert_cpu_san *s, const cubert_cpu_ctx *ctx,
+                                                    cubert_cpu_kernel_fn fn, san_body body) {
+  cubert_cpu_san_frame frame;
+  frame.stack_hi = (uintptr_t)__builtin_frame_address(0);
+  if (s->fibers) {
+    uint32_t u = (uint32_t)(ctx->unit_begin - s->cube_first);
+    if (u < s->units) s->frames[u] = &frame;
+  }
+  s->frame = &frame;
+  s->stack_hi = frame.stack_hi;
+  if (sigsetjmp(frame.jump, 0) == 0) body(s, ctx, fn);
+  s->frame = NULL;
+  s->stack_hi = 0;
+}
+
+void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t flags) {
+  cubert_cpu_san *s = tls_san;
+  if (!s) {
+    fn(ctx);
+    return;
+  }
+  if (s->stopped) return; /* a wild access stopped the launch */
+  s->ctx = ctx;
+  run_stoppable(s, ctx, fn,
+                flags & CUBERT_KERNEL_PHASED      ? run_phased
+                : flags & CUBERT_KERNEL_SYNC_CUBE ? run_fiber
+                                                  : run_units);
   s->ctx = ctx;
 }
 
@@ -192,6 +244,13 @@ void cubert_san_resume(const cubert_cpu_ctx *ctx) {
     return;
   }
   s->unit = u;
+  /* The unit's call: its stack, and its way out (another unit's wild access stopped the launch
+     while this one waited at the barrier). */
+  if (s->frames[u]) {
+    s->frame = s->frames[u];
+    s->stack_hi = s->frame->stack_hi;
+    if (s->stopped) siglongjmp(s->frame->jump, 1);
+  }
   /* A unit's interval is the cube's first epoch plus the barriers it passed; units that passed
      as many barriers are in the same interval. */
   s->epoch = s->base + s->syncs[u];
@@ -368,23 +427,94 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
   }
 }
 
+/* ---- wild pointers ------------------------------------------------------------------------ */
+
+static int within(uintptr_t a, const void *lo, uint64_t bytes) {
+  return a - (uintptr_t)lo < bytes;
+}
+
+/* dl_iterate_phdr: the loaded extent of the module holding `data->lo` (an address of its code). */
+static int find_module(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  uintptr_t *range = data, lo = UINTPTR_MAX, hi = 0;
+  int holds = 0;
+  for (unsigned i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t b = info->dlpi_addr + ph->p_vaddr, e = b + ph->p_memsz;
+    if (range[0] - b < ph->p_memsz) holds = 1;
+    if (b < lo) lo = b;
+    if (e > hi) hi = e;
+  }
+  if (!holds) return 0;
+  range[0] = lo;
+  range[1] = hi;
+  return 1;
+}
+
+/* Memory a unit may touch besides its buffers, shared memory and stack: its call's context and
+   the arrays it points to (the kernel's prologue reads them), and the static data of the module
+   the kernel was built into (its constant tables), looked up at the first access there. */
+static int may_touch(cubert_cpu_san *s, uintptr_t a) {
+  const cubert_cpu_ctx *c = s->ctx;
+  if (c && (within(a, c, sizeof *c) ||
+            within(a, c->buffers, (uint64_t)c->buffer_count * sizeof *c->buffers) ||
+            within(a, c->buffer_bytes, (uint64_t)c->buffer_count * sizeof *c->buffer_bytes) ||
+            within(a, c->info, (uint64_t)c->info_count * sizeof *c->info)))
+    return 1;
+  if (!s->image_known) {
+    uintptr_t range[2] = {(uintptr_t)s->job->kernel->cpu_sanitize, 0};
+    if (dl_iterate_phdr(find_module, range)) {
+      s->image_lo = range[0];
+      s->image_hi = range[1];
+    }
+    s->image_known = 1;
+  }
+  return a - s->image_lo < s->image_hi - s->image_lo;
+}
+
+/* An access none of the memory a unit may touch: reports it (unless the launch has its report)
+   and leaves the unit's call before the access happens; the launch stops there. */
+static __attribute__((noinline, cold)) void outside(cubert_cpu_san *s, uintptr_t a, uint64_t size,
+                                                    int write, int atomic, const void *pc) {
+  /* Outside a unit's call (cannot happen: the sanitize copy's code runs inside cubert_san_run)
+     there is neither a stack bound nor a way out. */
+  if (!s->frame || may_touch(s, a)) return;
+  if (!s->done) {
+    char where[256], what[640];
+    cubert_cpu_san_place(s, pc, where, sizeof where);
+    snprintf(what, sizeof what,
+             "wild pointer: a %" PRIu64 "-byte %s%s at address 0x%" PRIxPTR
+             ", outside every memory the unit may touch (the launch's buffers, the cube's shared "
+             "memory, the unit's private variables, the kernel's constant data), %s; the launch "
+             "stopped there, before the access",
+             size, atomic ? "atomic " : "", write ? "write" : "read", a, where);
+    cubert_cpu_san_report(s, what);
+  }
+  s->stopped = 1;
+  siglongjmp(s->frame->jump, 1);
+}
+
 static inline void check(const volatile void *p, uint64_t size, int write, int atomic,
                          const void *pc) {
   cubert_cpu_san *s = tls_san;
   if (__builtin_expect(!s, 0)) return;
   uintptr_t a = (uintptr_t)p;
-  if (s->done) return;
   if (a - s->zone_lo < s->zone_bytes) {
-    access_shared(s, a, size, write, atomic, pc);
+    if (!s->done) access_shared(s, a, size, write, atomic, pc);
     return;
   }
   for (uint32_t i = 0; i < s->region_count; ++i) {
     cubert_cpu_san_region *r = &s->regions[i];
     if (a - r->lo < r->bytes) {
-      cubert_cpu_san_buffer_access(s, r, a, size, write, atomic, pc);
+      if (!s->done) cubert_cpu_san_buffer_access(s, r, a, size, write, atomic, pc);
       return;
     }
   }
+  /* The unit's private memory: its frames, between this callback's and its call's. */
+  const uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  if (a - sp < s->stack_hi - sp) return;
+  outside(s, a, size, write, atomic, pc);
 }
 
 /* ---- the renamed instrumentation callbacks ------------------------------------------------ */

@@ -12,6 +12,8 @@
 #include "cubert/server/sanitizer.h"
 
 struct cubert_cpu_job;
+/* Where a unit's call of the sanitize copy began (sanitize.c): the way out when it is stopped. */
+typedef struct cubert_cpu_san_frame cubert_cpu_san_frame;
 
 /* Per byte of shared memory: the last writer and up to two readers, with the barrier interval
    (epoch) of each. Epochs only grow on a thread, so an epoch below the cube's first one means
@@ -49,6 +51,7 @@ typedef struct cubert_cpu_san {
   const cubert_cpu_ctx *ctx; /* the running unit's (or cube's) context, for reports */
   int fibers, phased, unit_form;
   int done;          /* reported (the launch keeps its first report): checks stop */
+  int stopped;       /* a wild access: nothing more of the launch runs (sanitize.c) */
   uintptr_t lo;      /* shared memory [lo, lo + bytes) ... */
   uint64_t bytes;    /* ... of the kernel's declared size */
   uintptr_t zone_lo; /* with its redzones [zone_lo, zone_lo + zone_bytes) */
@@ -66,6 +69,13 @@ typedef struct cubert_cpu_san {
   const uint16_t *order;         /* CUBERT_VALIDATE_SEED: the units of a PHASE, in order */
   uint32_t region_count;         /* the launch's buffer memory (san_buffers.c) */
   cubert_cpu_san_region *regions;
+  /* The running unit's call: its way out, and its private memory, which is its stack from the
+     instrumentation callback's frame up to stack_hi (the frame that made the call). */
+  cubert_cpu_san_frame *frame;
+  uintptr_t stack_hi;
+  cubert_cpu_san_frame **frames; /* fibers: each unit's call (a unit resumes at a barrier) */
+  uintptr_t image_lo, image_hi;  /* the kernel's module image (its static data), once looked up */
+  int image_known;
 } cubert_cpu_san;
 
 #define CUBERT_CPU_SAN_ALL 0xffffu

@@ -620,6 +620,7 @@ static void run_cubes(cubert_cpu_participant *part, cubert_cpu_job *job, cubert_
   if (job->shuffle)
     cubert_cpu_order_init(&cubes, cubert_config_get()->validate_seed, 0, end - begin);
   for (uint64_t k = begin; k < end; ++k) {
+    if (san && san->stopped) break; /* a wild access: nothing more of the launch runs */
     uint64_t cube = k;
     if (job->shuffle) {
       /* The cube's units in the order of (seed, cube), for the fiber ring (fiber.c). */

@@ -289,6 +289,46 @@ UNIT_KERNEL(rw_buffer_unit, LEN(out), (float, out)) {
   STORE(out, UNIT_ID, v + 1.0f);
 }
 
+/* ---- wild pointers ----
+   Unit 2 of cube (0, 1, 0) accesses memory outside everything a unit may touch; the others use
+   their own element of `out`. INFO_U32(0) picks the bug: bit 0 a private pointer never set
+   (`ptrs[2]`: the sanitize copy fills it with 0xfe bytes, so it holds 0xfefefefefefefefe, no
+   canonical address), else the constant address 64 (in the first page, which is never mapped);
+   bit 1 a store of 1 before the load; bit 2 no bug (the corrected twin: every unit adds 1 to its
+   element). The sanitizer stops the unit before the access, so the memory is never touched
+   (only validate mode runs the bugs: the plain copy would fault). */
+CUBE_FN CUBE_GLOBAL float *wild_ptr(CUBE_GLOBAL float *own, int wild_unit, uint32_t bug) {
+  CUBE_GLOBAL float *ptrs[3];
+  ptrs[0] = own;
+  ptrs[1] = (CUBE_GLOBAL float *)(uint64_t)64;
+  return ptrs[wild_unit && !(bug & 4) ? 1 + (bug & 1) : 0];
+}
+CUBE_KERNEL(wild_fiber, NO_SHARED, (float, out)) {
+  CUBE_GLOBAL float *p = wild_ptr(out + UNIT_ID, CUBE_POS_Y == 1 && UNIT_POS == 2, INFO_U32(0));
+  if (INFO_U32(0) & 2) *p = 1.0f; /* @wild_store_fiber */
+  const float v = *p;             /* @wild_load_fiber */
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, v + 1.0f);
+}
+PHASED_KERNEL(wild_phased, NO_SHARED, (float, out)) {
+  EXCLUSIVE(float, v);
+  PHASE {
+    CUBE_GLOBAL float *p = wild_ptr(out + UNIT_ID, CUBE_POS_Y == 1 && UNIT_POS == 2, INFO_U32(0));
+    if (INFO_U32(0) & 2) *p = 1.0f; /* @wild_store_phased */
+    MY(v) = *p;                     /* @wild_load_phased */
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, MY(v) + 1.0f);
+  }
+}
+UNIT_KERNEL(wild_unit, LEN(out), (float, out)) {
+  CUBE_GLOBAL float *p = wild_ptr(out + UNIT_ID, UNIT_ID == UNITS + 2, INFO_U32(0));
+  if (INFO_U32(0) & 2) *p = 1.0f; /* @wild_store_unit */
+  const float v = *p;             /* @wild_load_unit */
+  STORE(out, UNIT_ID, v + 1.0f);
+}
+
 /* ---- buffers nothing wrote ----
    The bug is the host's: `in` comes from cubert_client_empty and only its first INFO_U32(0)
    elements are filled (by a host write or by fill_first), so the first unit of cube (0, 1, 0)

@@ -18,7 +18,7 @@ extern const cubert_kernel_def ww_fiber, ww_fiber_ok, rw_fiber, rw_fiber_ok, war
     uninit_private_unit, ww_buffer_fiber, ww_buffer_fiber_ok, rw_buffer_fiber, rw_buffer_fiber_ok,
     atomic_buffer_fiber_ok, war_buffer_phased, war_buffer_phased_ok, ww_buffer_phased,
     ww_buffer_unit, ww_buffer_unit_ok, rw_buffer_unit, read_in_unit, read_in_fiber, read_in_phased,
-    fill_first, increment_unit;
+    fill_first, increment_unit, wild_fiber, wild_phased, wild_unit;
 
 enum { UNITS = 8, CUBES_Y = 2, N = UNITS * CUBES_Y };
 
@@ -41,6 +41,19 @@ typedef struct bug {
   int other_cube; /* buffer races: y of the other side's cube ("unit (x, 0, 0) of cube (0, y,
                      0) wrote"); -1: a shared-memory race ("unit (x, 0, 0) wrote") */
 } bug;
+
+/* The four wild-pointer bugs of kernel `k` (bugs.cube.c's wild_ptr: info bit 0 the private
+   pointer never set, else the constant address 64; bit 1 a store, at its own line). */
+#define WILD_(k, info, kind, addr, marker)                                                \
+  {                                                                                       \
+    &k,                                                                                   \
+        "wild pointer: a 4-byte " kind " at address " addr                                \
+        ", outside every memory the unit may touch",                                      \
+        marker, LINE_CODE, 2, -1, "the launch stopped there, before the access", info, -1 \
+  }
+#define WILD_FORM_(k, load, store)                                                    \
+  WILD_(k, 0, "read", "0x40", load), WILD_(k, 1, "read", "0xfefefefefefefefe", load), \
+      WILD_(k, 2, "write", "0x40", store), WILD_(k, 3, "write", "0xfefefefefefefefe", store)
 
 static const bug bugs[] = {
     {&ww_fiber, "data race (write after write)", "@ww_fiber", LINE_CODE, 1, 0,
@@ -90,6 +103,9 @@ static const bug bugs[] = {
      "buffer 0 'out' element 12 (of 16)", 3, 1},
     {&rw_buffer_unit, "data race (read after write)", "@rw_buffer_unit", LINE_CODE, 5, 4,
      "buffer 0 'out' element 12 (of 16)", 3, 1},
+    WILD_FORM_(wild_fiber, "@wild_load_fiber", "@wild_store_fiber"),
+    WILD_FORM_(wild_phased, "@wild_load_phased", "@wild_store_phased"),
+    WILD_FORM_(wild_unit, "@wild_load_unit", "@wild_store_unit"),
 };
 
 static const cubert_kernel_def *const twins[] = {
@@ -219,8 +235,10 @@ static void check_bug(cubert_client *client, const bug *b) {
   cubert_status_free(s);
   /* Checked mode runs the plain copy: no report. */
   /* An index past an array is undefined behaviour in the plain copy (and fatal in an ASan or
-     UBSan build of this test): only the sanitize copy runs those. */
-  if (strstr(b->category, "out-of-bounds") || strstr(b->category, "past the bounds")) return;
+     UBSan build of this test), a wild pointer faults there: only the sanitize copy runs those. */
+  if (strstr(b->category, "out-of-bounds") || strstr(b->category, "past the bounds") ||
+      strstr(b->category, "wild pointer"))
+    return;
   s = run(client, b->kernel, b->info, CUBERT_EXECUTION_CHECKED, out);
   CHECK(!s, "%s: checked mode reported: %s", name, cubert_status_message(s));
   cubert_status_free(s);
@@ -352,6 +370,45 @@ static void check_unwritten(cubert_client *client) {
   cubert_handle_release(out);
 }
 
+/* ---- after a wild pointer ------------------------------------------------------------------ */
+
+/* A launch a wild access stopped leaves the process and the client usable: on the same stream
+   and on another, the corrected twin (info bit 2) then runs in validate and in checked mode and
+   computes its result (every element 1 + 1), and the bug is reported again. */
+static void check_after_wild(cubert_client *client) {
+  const cubert_kernel_def *const forms[] = {&wild_fiber, &wild_phased, &wild_unit};
+  cubert_client *other = NULL;
+  cubert_status s = cubert_client_with_stream(client, cubert_client_stream(client) + 1, &other);
+  CHECK(!s, "no second stream: %s", cubert_status_message(s));
+  cubert_status_free(s);
+  if (!other) return;
+  for (int f = 0; f < 3; ++f) {
+    const char *name = forms[f]->name;
+    for (int c = 0; c < 2; ++c) {
+      cubert_client *on = c ? other : client;
+      float out[N] = {0};
+      s = run(on, forms[f], 3, CUBERT_EXECUTION_VALIDATE, out);
+      CHECK(s && strstr(cubert_status_message(s), "wild pointer"),
+            "%s on stream %d: no wild-pointer report: %s", name, c,
+            s ? cubert_status_message(s) : "OK");
+      cubert_status_free(s);
+      for (int v = 0; v < 2; ++v) {
+        cubert_client *twin_on = v ? client : other; /* the other stream too */
+        const cubert_execution_mode mode = v ? CUBERT_EXECUTION_CHECKED : CUBERT_EXECUTION_VALIDATE;
+        memset(out, 0, sizeof out);
+        s = run(twin_on, forms[f], 6, mode, out);
+        CHECK(!s, "%s's twin after the wild launch: %s", name, cubert_status_message(s));
+        cubert_status_free(s);
+        int wrong = 0;
+        for (int i = 0; i < N; ++i) wrong += out[i] != 2.0f;
+        CHECK(!wrong, "%s's twin after the wild launch: %d elements are not 2 (out[10] = %g)", name,
+              wrong, out[10]);
+      }
+    }
+  }
+  cubert_client_release(other);
+}
+
 int main(void) {
   cubert_client *client = NULL;
   cubert_status s = cubert_client_create("cpu", &client);
@@ -385,6 +442,7 @@ int main(void) {
         (unsigned)bits);
   cubert_status_free(s);
   check_unwritten(client);
+  check_after_wild(client);
   cubert_client_release(client);
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;

@@ -7,8 +7,10 @@
    __tsan_* and __ubsan_* callbacks, renamed cubert_san_* in the object by the build), which
    keeps a shadow of the running cube's shared memory (per byte: the unit that last wrote it and
    the units that read it, in which barrier interval) and reports data races, reads of shared
-   memory nobody wrote, indices past the shared memory and past private arrays (docs/debugging.md).
-   These functions tell it where the kernel is. Outside a sanitized launch they do nothing. */
+   memory nobody wrote, indices past the shared memory and past private arrays, and wild
+   pointers, whose access it never lets happen: it leaves the unit's call and stops the launch
+   (docs/debugging.md). These functions tell it where the kernel is. Outside a sanitized launch
+   they do nothing. */
 #ifndef CUBERT_SANITIZE_H
 #define CUBERT_SANITIZE_H
 
@@ -20,12 +22,14 @@ CUBERT_EXTERN_C_BEGIN
 
 /** Runs CPU function `fn` (the sanitize copy's body) for `ctx`, telling the sanitizer which unit
    runs: the fiber's unit (CUBERT_KERNEL_SYNC_CUBE), the whole cube (CUBERT_KERNEL_PHASED), or
-   one unit at a time (unit kernels: `fn` is called once per unit). */
+   one unit at a time (unit kernels: `fn` is called once per unit). A wild access returns here
+   early; after it, every call of the launch returns at once. */
 CUBERT_API void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t flags);
 /** SYNC_CUBE() at source line `line`: the unit (or, in a phased kernel, the cube) leaves its
    barrier interval; cubert_san_resume follows once the barrier returned. */
 CUBERT_API void cubert_san_barrier(const cubert_cpu_ctx *ctx, uint32_t line);
-/** After SYNC_CUBE() returned: the unit (or cube) starts its next barrier interval. */
+/** After SYNC_CUBE() returned: the unit (or cube) starts its next barrier interval; when a wild
+   access of another unit stopped the launch meanwhile, the unit's call returns from here. */
 CUBERT_API void cubert_san_resume(const cubert_cpu_ctx *ctx);
 /** A PHASE block at source line `line` begins and ends; cubert_san_phase_unit(u) starts unit u
    (linear position in the cube) inside it and returns 1. */
