@@ -2,10 +2,11 @@
 # (CUBERT_KERNEL_CPU_VARIANTS; kernels/ops/cpu_variant.c picks among those built, at run time):
 #   all   x86-64-v3 and x86-64-v4: a library that runs at full speed on any x86-64 CPU (the
 #         default; what `cmake --install`, `make package` and `make test` build)
-#   host  only the one this machine's CPU would pick (none on a CPU below x86-64-v3): `make
-#         run`'s quick start, which runs here and nowhere else, at the same speed as `all`
-#   none  the baseline only: the ASan, TSan and fuzz builds, which test the library's logic,
-#         not ISA-specific code generation of the same source
+#   host  only the one this machine's CPU would pick (none on a CPU below x86-64-v3): full speed
+#         here for a third of the variants' compile time, for a build that never leaves this host
+#   none  the baseline only: `make run`'s quick start (which runs none of these kernels) and the
+#         ASan, TSan and fuzz builds (which test the library's logic, not code generation for
+#         another ISA from the same source)
 # Ignored off x86-64, in the fuzz build (none) and with CUBERT_KERNEL_ARCH (every kernel file is
 # then built for that ISA).
 
