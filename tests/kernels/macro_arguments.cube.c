@@ -36,14 +36,13 @@ UNIT_KERNEL(macro_args_unit, ((uint64_t[2]){INFO_U64((uint32_t[1]){0}[0]), 0}[0]
         (float)INFO_AT_MOST((uint32_t[2]){0, 1}[0], (uint64_t[2]){16, 17}[u & 1]) +
             (float)INFO_I32((uint32_t[2]){0, 0}[1]) + rsqrt((float[2]){4.0f, 1.0f}[0]));
   STORE(out, u * 8 + 7, (float)INFO_U32((uint32_t[2]){0, 9}[0]) + (float)LEN(out) / 128.0f);
-  /* The math names (<tgmath.h>'s macros on the C side, redefined for GCC; clang's <tgmath.h>
-     has no builtin to redefine them over) add 0. */
-#if defined(CUBERT_CUBE_OPENCL) || !defined(__clang__)
+  /* The math names (<tgmath.h>'s macros on the C side, redefined in cube_cpu.h) add 0; fma
+     takes a literal with commas in parentheses where the C side is built with clang. */
   STORE(out, u * 8 + 7,
         LOAD(out, u * 8 + 7) + sqrt((float[2]){1.0f, 0.0f}[1]) +
             fmin((float[2]){0.0f, 1.0f}[0], 1.0f) + fabs((float[2]){-0.0f, 1.0f}[0]) +
-            fma((float[2]){0.0f, 1.0f}[0], 2.0f, 0.0f));
-#endif
+            pow((float[2]){0.0f, 1.0f}[0], (float[2]){2.0f, 0.0f}[0]) +
+            fma(((float[2]){0.0f, 1.0f}[0]), 2.0f, 0.0f));
   /* Vectors: VSPLAT, VFMA and VSTORE with literals, brace and (OpenCL) vector ones. */
   const f32x4 a = VFMA(((f32x4){x, 1.0f, 2.0f, 3.0f}), VSPLAT_F32X4((float[2]){2.0f, 0}[0]),
                        VEC4(0.5f, 0.25f, 0.125f, f));

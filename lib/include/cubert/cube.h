@@ -92,8 +92,8 @@
      commas included (`STORE(y, (uint32_t[2]){i, j}[k], v)`; "Whole arguments" below), except
      where it refuses one at the kernel's line: clamp and VFMA (a literal with commas goes in
      parentheses there), UNIT_KERNEL's `active` (in parentheses: the buffer pairs follow it),
-     CUBE_REDUCE_* / CUBE_SCAN_*'s scratch and dst (an array and an lvalue), and on the C side
-     with clang the math names (<tgmath.h>'s; GCC's are redefined to take them).
+     CUBE_REDUCE_* / CUBE_SCAN_*'s scratch and dst (an array and an lvalue), and fma where the
+     C side is built with clang (cube_cpu.h redefines the other math names of <tgmath.h>).
    Helper functions: CUBE_FN in front (static inline); pointer parameters into buffers are
      CUBE_GLOBAL T *, into shared memory CUBE_SHARED T *.
    Types: the <stdint.h> names (int8_t .. uint64_t), float, double (devices with fp64), bool.

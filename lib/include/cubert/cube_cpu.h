@@ -465,20 +465,30 @@ CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
            : cubert_abs_u64_)(__VA_ARGS__)
 #define rsqrt(...) (1 / sqrt((__VA_ARGS__)))
 /* The floating-point names of the language: <tgmath.h>'s macros name their parameters, so a
-   compound literal with commas split them ("passed 2 arguments, but takes just 1"). With GCC 8
-   and later they are redefined over the builtin glibc's <tgmath.h> expands to,
-   __builtin_tgmath, which takes the arguments as the C parser splits them and chooses the float,
-   double or long double function by all of them as <tgmath.h> does: the same call, any
-   argument. (clang's <tgmath.h> has no such builtin; there a literal with commas goes in
-   parentheses.) */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
-#define CUBERT_CUBE_TG_(fn, ...) __builtin_tgmath(fn##f, fn, fn##l, __VA_ARGS__)
+   compound literal with commas split them ("passed 2 arguments, but takes just 1"). They are
+   redefined to take `...` and to call the function <tgmath.h> calls for real arguments (float
+   arguments: the float function; long double: the long double one; else the double one):
+   - GCC 8 and later: over __builtin_tgmath, the builtin glibc's <tgmath.h> expands to, which
+     takes the arguments as the C parser splits them and chooses by all of them;
+   - clang: by _Generic over the argument, or over the promoted sum of the two (the rule of
+     clang's <tgmath.h>), found by CUBERT_PP_ARG1_OF_2_ / ARG2_OF_2_ and never evaluated; fma
+     keeps clang's macro, which takes a literal with commas only in parentheses. */
+#if defined(__clang__)
+#define CUBERT_CUBE_TG1_(fn, ...) \
+  _Generic((__VA_ARGS__), float : fn##f, long double : fn##l, default : fn)(__VA_ARGS__)
+#define CUBERT_CUBE_TG_PROMOTED_(x) _Generic((x), float : 0.0f, long double : 0.0L, default : 0.0)
+#define CUBERT_CUBE_TG2_(fn, ...)                                           \
+  _Generic(CUBERT_CUBE_TG_PROMOTED_(CUBERT_PP_ARG1_OF_2_(__VA_ARGS__)) +    \
+               CUBERT_CUBE_TG_PROMOTED_(CUBERT_PP_ARG2_OF_2_(__VA_ARGS__)), \
+           float                                                            \
+           : fn##f, long double                                             \
+           : fn##l, default                                                 \
+           : fn)(__VA_ARGS__)
 #undef sqrt
 #undef exp
 #undef exp2
 #undef log
 #undef log2
-#undef pow
 #undef sin
 #undef cos
 #undef tan
@@ -488,16 +498,54 @@ CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
 #undef ceil
 #undef round
 #undef trunc
+#undef pow
 #undef fmin
 #undef fmax
-#undef fma
 #undef copysign
+#define sqrt(...) CUBERT_CUBE_TG1_(sqrt, __VA_ARGS__)
+#define exp(...) CUBERT_CUBE_TG1_(exp, __VA_ARGS__)
+#define exp2(...) CUBERT_CUBE_TG1_(exp2, __VA_ARGS__)
+#define log(...) CUBERT_CUBE_TG1_(log, __VA_ARGS__)
+#define log2(...) CUBERT_CUBE_TG1_(log2, __VA_ARGS__)
+#define sin(...) CUBERT_CUBE_TG1_(sin, __VA_ARGS__)
+#define cos(...) CUBERT_CUBE_TG1_(cos, __VA_ARGS__)
+#define tan(...) CUBERT_CUBE_TG1_(tan, __VA_ARGS__)
+#define tanh(...) CUBERT_CUBE_TG1_(tanh, __VA_ARGS__)
+#define fabs(...) CUBERT_CUBE_TG1_(fabs, __VA_ARGS__)
+#define floor(...) CUBERT_CUBE_TG1_(floor, __VA_ARGS__)
+#define ceil(...) CUBERT_CUBE_TG1_(ceil, __VA_ARGS__)
+#define round(...) CUBERT_CUBE_TG1_(round, __VA_ARGS__)
+#define trunc(...) CUBERT_CUBE_TG1_(trunc, __VA_ARGS__)
+#define pow(...) CUBERT_CUBE_TG2_(pow, __VA_ARGS__)
+#define fmin(...) CUBERT_CUBE_TG2_(fmin, __VA_ARGS__)
+#define fmax(...) CUBERT_CUBE_TG2_(fmax, __VA_ARGS__)
+#define copysign(...) CUBERT_CUBE_TG2_(copysign, __VA_ARGS__)
+#elif defined(__GNUC__) && __GNUC__ >= 8
+#define CUBERT_CUBE_TG_(fn, ...) __builtin_tgmath(fn##f, fn, fn##l, __VA_ARGS__)
+#undef sqrt
+#undef exp
+#undef exp2
+#undef log
+#undef log2
+#undef sin
+#undef cos
+#undef tan
+#undef tanh
+#undef fabs
+#undef floor
+#undef ceil
+#undef round
+#undef trunc
+#undef pow
+#undef fmin
+#undef fmax
+#undef copysign
+#undef fma
 #define sqrt(...) CUBERT_CUBE_TG_(sqrt, __VA_ARGS__)
 #define exp(...) CUBERT_CUBE_TG_(exp, __VA_ARGS__)
 #define exp2(...) CUBERT_CUBE_TG_(exp2, __VA_ARGS__)
 #define log(...) CUBERT_CUBE_TG_(log, __VA_ARGS__)
 #define log2(...) CUBERT_CUBE_TG_(log2, __VA_ARGS__)
-#define pow(...) CUBERT_CUBE_TG_(pow, __VA_ARGS__)
 #define sin(...) CUBERT_CUBE_TG_(sin, __VA_ARGS__)
 #define cos(...) CUBERT_CUBE_TG_(cos, __VA_ARGS__)
 #define tan(...) CUBERT_CUBE_TG_(tan, __VA_ARGS__)
@@ -507,10 +555,11 @@ CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
 #define ceil(...) CUBERT_CUBE_TG_(ceil, __VA_ARGS__)
 #define round(...) CUBERT_CUBE_TG_(round, __VA_ARGS__)
 #define trunc(...) CUBERT_CUBE_TG_(trunc, __VA_ARGS__)
+#define pow(...) CUBERT_CUBE_TG_(pow, __VA_ARGS__)
 #define fmin(...) CUBERT_CUBE_TG_(fmin, __VA_ARGS__)
 #define fmax(...) CUBERT_CUBE_TG_(fmax, __VA_ARGS__)
-#define fma(...) CUBERT_CUBE_TG_(fma, __VA_ARGS__)
 #define copysign(...) CUBERT_CUBE_TG_(copysign, __VA_ARGS__)
+#define fma(...) CUBERT_CUBE_TG_(fma, __VA_ARGS__)
 #endif
 
 /* ---- vectors of float: GCC/clang vector extensions ---- */
