@@ -255,8 +255,12 @@ CUBERT_API cubert_status cubert_client_write_tensor_view(cubert_client *client,
    The macros take `...` and pick the function by the type of the second argument alone, so a
    compound literal with commas among the data or size arguments compiles, e.g.
      cubert_client_write_tensor(client, &tensor, (float[2]){1, 2}, 8);
-   The first two arguments must reach the preprocessor whole: write a tensor or descriptor
-   that is itself a compound literal as a variable, or in parentheses. */
+   The first two arguments must reach the preprocessor whole (the second's type picks the
+   function): write a tensor or descriptor that is itself a compound literal with commas in
+   parentheses, or as a variable. No C11 form can take
+   it otherwise: the pieces of a split literal cannot be counted back into arguments (the
+   preprocessor does not know braces), and the constructs the C parser splits correctly (a call,
+   an initialiser) need the parameter types the choice is about (docs/OPS.md). */
 #ifndef __cplusplus
 #define cubert_client_read_tensor(...)                                                           \
   CUBERT_TENSOR_IO_FN_(cubert_client_read_tensor_view, (cubert_client_read_tensor), __VA_ARGS__) \

@@ -88,6 +88,12 @@
      fma, copysign; min, max, clamp (integers and floats); abs (integers, unsigned result, as
      OpenCL). Floating-point contraction is off on both sides (FP_CONTRACT OFF, -ffp-contract=off),
      so `a * b + c` rounds twice everywhere; write fma() to fuse.
+   Arguments: every macro takes any expression a function call takes, compound literals with
+     commas included (`STORE(y, (uint32_t[2]){i, j}[k], v)`; "Whole arguments" below), except
+     where it refuses one at the kernel's line: clamp and VFMA (a literal with commas goes in
+     parentheses there), UNIT_KERNEL's `active` (in parentheses: the buffer pairs follow it),
+     CUBE_REDUCE_* / CUBE_SCAN_*'s scratch and dst (an array and an lvalue), and fma where the
+     C side is built with clang (cube_cpu.h redefines the other math names of <tgmath.h>).
    Helper functions: CUBE_FN in front (static inline); pointer parameters into buffers are
      CUBE_GLOBAL T *, into shared memory CUBE_SHARED T *.
    Types: the <stdint.h> names (int8_t .. uint64_t), float, double (devices with fp64), bool.
@@ -150,7 +156,8 @@
 
 /** @def UNIT_KERNEL(name, active, buffers...)
     Defines the unit kernel `name` (no barrier, no shared memory) over `buffers`, `(type, name)`
-    pairs or NO_BUFFERS; the body follows in braces. Units with UNIT_ID < `active` run it. */
+    pairs or NO_BUFFERS; the body follows in braces. Units with UNIT_ID < `active` run it (an
+    `active` holding a compound literal with commas goes in parentheses). */
 /** @def CUBE_KERNEL(name, shared, buffers...)
     Defines the cube kernel `name`, whose body runs once per unit and may call SYNC_CUBE();
     `shared` is `(SharedType, shared_name)` or NO_SHARED. */
@@ -315,7 +322,8 @@
 /** @def max(a, b)
     The larger of two numbers of one type, as OpenCL's max. */
 /** @def clamp(x, lo, hi)
-    min(max(x, lo), hi), as OpenCL's clamp. */
+    min(max(x, lo), hi), as OpenCL's clamp (a compound literal with commas goes in parentheses:
+    the C side picks the function by x's type). */
 /** @def abs(x)
     Absolute value of an integer, as an unsigned integer of its width (as OpenCL). */
 /** @def rsqrt(x)
@@ -348,7 +356,8 @@
     An f32x16 with every lane `s`. */
 /** @def VFMA(a, b, c)
     a * b + c per lane of three vectors of one type; fused on OpenCL and where the C side is
-    built with FMA, else rounded twice. */
+    built with FMA, else rounded twice (a compound literal with commas goes in parentheses: the
+    C side picks the function by a's type). */
 
 /* ---- preprocessor plumbing (both sides) ----------------------------------------------------- */
 
@@ -401,6 +410,133 @@
 #define CUBERT_PP_EACH_16(M, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p) \
   CUBERT_PP_EACH_15(M, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o) CUBERT_PP_ONE_(M, 15, p)
 
+/* Whole arguments. The preprocessor splits an argument at every comma outside parentheses, so a
+   compound literal `(f32x4){a, b, c, d}` or `(uint32_t[2]){1, 0}[k]` reaches a macro as several
+   arguments; every macro of the language takes any expression a function call takes, by one of:
+   - a variadic last parameter, used as `(__VA_ARGS__)` or passed to a function whole;
+   - CUBERT_PP_PICK_(n, exact, split, ...): `exact` when the preprocessor sees exactly the n
+     arguments (the macro's own expansion, so the code of every kernel without such literals is
+     unchanged), `split` otherwise, which leaves the splitting to the compiler:
+     CUBERT_PP_ARG1_OF_2_ / CUBERT_PP_ARG2_OF_2_ are the first and the second of two arguments
+     as the C parser sees them (__builtin_choose_expr: GCC, clang and every clang-based OpenCL
+     compiler; evaluates only the chosen one);
+   - CUBERT_PP_ROT2_<count>: the last two arguments first, for CUBE_REDUCE_* and CUBE_SCAN_*,
+     whose scratch and dst are lvalues written without such literals.
+   Vector literals of OpenCL C, `(float4)(a, b, c, d)`, are parenthesised and never split. */
+#define CUBERT_PP_PICK_(n, exact, split, ...) \
+  CUBERT_PP_PICK2_(CUBERT_PP_ARGS_ARE_##n##_(__VA_ARGS__), exact, split)
+#define CUBERT_PP_PICK2_(is_n, exact, split) CUBERT_PP_PICK3_(is_n, exact, split)
+#define CUBERT_PP_PICK3_(is_n, exact, split) CUBERT_PP_PICK_IF##is_n##_(exact, split)
+#define CUBERT_PP_PICK_IF1_(exact, split) exact
+#define CUBERT_PP_PICK_IF0_(exact, split) split
+/* 1 when ... is exactly n arguments, else 0: the (n+1)-th of `..., CUBERT_PP_END_()` is the end
+   marker only then, and only the marker expands to two items, the second 1. */
+#define CUBERT_PP_ARGS_ARE_2_(...) \
+  CUBERT_PP_IS_PROBE_(CUBERT_PP_ARG3_(__VA_ARGS__, CUBERT_PP_END_(), ~, ~))
+#define CUBERT_PP_ARGS_ARE_3_(...) \
+  CUBERT_PP_IS_PROBE_(CUBERT_PP_ARG4_(__VA_ARGS__, CUBERT_PP_END_(), ~, ~))
+#define CUBERT_PP_ARG3_(a, b, c, ...) c
+#define CUBERT_PP_ARG4_(a, b, c, d, ...) d
+#define CUBERT_PP_END_() ~, 1
+#define CUBERT_PP_ARG1_OF_2_(...) __builtin_choose_expr(1, __VA_ARGS__)
+#define CUBERT_PP_ARG2_OF_2_(...) __builtin_choose_expr(0, __VA_ARGS__)
+/* M(X, p[n-1], p[n], p1, ..., p[n-2]) for n = 3 .. 32 arguments. */
+#define CUBERT_PP_ROT2_(M, X, ...) \
+  CUBERT_PP_CAT(CUBERT_PP_ROT2_, CUBERT_PP_NARGS32_(__VA_ARGS__))(M, X, __VA_ARGS__)
+#define CUBERT_PP_NARGS32_(...)                                                                    \
+  CUBERT_PP_NARGS32X_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, \
+                      16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define CUBERT_PP_NARGS32X_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, \
+                            _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30,  \
+                            _31, _32, n, ...)                                                      \
+  n
+#define CUBERT_PP_ROT2_3(M, X, p1, p2, p3) M(X, p2, p3, p1)
+#define CUBERT_PP_ROT2_4(M, X, p1, p2, p3, p4) M(X, p3, p4, p1, p2)
+#define CUBERT_PP_ROT2_5(M, X, p1, p2, p3, p4, p5) M(X, p4, p5, p1, p2, p3)
+#define CUBERT_PP_ROT2_6(M, X, p1, p2, p3, p4, p5, p6) M(X, p5, p6, p1, p2, p3, p4)
+#define CUBERT_PP_ROT2_7(M, X, p1, p2, p3, p4, p5, p6, p7) M(X, p6, p7, p1, p2, p3, p4, p5)
+#define CUBERT_PP_ROT2_8(M, X, p1, p2, p3, p4, p5, p6, p7, p8) M(X, p7, p8, p1, p2, p3, p4, p5, p6)
+#define CUBERT_PP_ROT2_9(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9) \
+  M(X, p8, p9, p1, p2, p3, p4, p5, p6, p7)
+#define CUBERT_PP_ROT2_10(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10) \
+  M(X, p9, p10, p1, p2, p3, p4, p5, p6, p7, p8)
+#define CUBERT_PP_ROT2_11(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11) \
+  M(X, p10, p11, p1, p2, p3, p4, p5, p6, p7, p8, p9)
+#define CUBERT_PP_ROT2_12(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12) \
+  M(X, p11, p12, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10)
+#define CUBERT_PP_ROT2_13(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13) \
+  M(X, p12, p13, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11)
+#define CUBERT_PP_ROT2_14(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14) \
+  M(X, p13, p14, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12)
+#define CUBERT_PP_ROT2_15(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15) \
+  M(X, p14, p15, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13)
+#define CUBERT_PP_ROT2_16(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16)                                                                    \
+  M(X, p15, p16, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14)
+#define CUBERT_PP_ROT2_17(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17)                                                               \
+  M(X, p16, p17, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15)
+#define CUBERT_PP_ROT2_18(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18)                                                          \
+  M(X, p17, p18, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16)
+#define CUBERT_PP_ROT2_19(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19)                                                     \
+  M(X, p18, p19, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17)
+#define CUBERT_PP_ROT2_20(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20)                                                \
+  M(X, p19, p20, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18)
+#define CUBERT_PP_ROT2_21(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21)                                           \
+  M(X, p20, p21, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19)
+#define CUBERT_PP_ROT2_22(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22)                                      \
+  M(X, p21, p22, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20)
+#define CUBERT_PP_ROT2_23(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23)                                 \
+  M(X, p22, p23, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21)
+#define CUBERT_PP_ROT2_24(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24)                            \
+  M(X, p23, p24, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22)
+#define CUBERT_PP_ROT2_25(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24, p25)                       \
+  M(X, p24, p25, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22, p23)
+#define CUBERT_PP_ROT2_26(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26)                  \
+  M(X, p25, p26, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22, p23, p24)
+#define CUBERT_PP_ROT2_27(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27)             \
+  M(X, p26, p27, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22, p23, p24, p25)
+#define CUBERT_PP_ROT2_28(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28)        \
+  M(X, p27, p28, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22, p23, p24, p25, p26)
+#define CUBERT_PP_ROT2_29(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29)   \
+  M(X, p28, p29, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22, p23, p24, p25, p26, p27)
+#define CUBERT_PP_ROT2_30(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29,   \
+                          p30)                                                                    \
+  M(X, p29, p30, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22, p23, p24, p25, p26, p27, p28)
+#define CUBERT_PP_ROT2_31(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29,   \
+                          p30, p31)                                                               \
+  M(X, p30, p31, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29)
+#define CUBERT_PP_ROT2_32(M, X, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, \
+                          p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29,   \
+                          p30, p31, p32)                                                          \
+  M(X, p31, p32, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, \
+    p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29, p30)
+
 /* The buffer list of a kernel without buffers. */
 #define NO_BUFFERS (cubert_none_, cubert_none_)
 /* The shared-memory declaration of a kernel without shared memory. */
@@ -420,53 +556,97 @@
    ahead; its arguments name the violation for validate mode. */
 #define CUBERT_CUBE_OK_(buf, i) \
   cubert_chk_(CUBERT_CUBE_ENV_, cubert_mode_, (uint64_t)(i), buf##_len_, buf##_idx_, cubert_rid_)
-#define LOAD(buf, i) (CUBERT_CUBE_OK_(buf, i) ? (buf)[i] : 0)
-#define STORE(buf, i, v)                         \
+#define LOAD(buf, ...) (CUBERT_CUBE_OK_(buf, (__VA_ARGS__)) ? (buf)[__VA_ARGS__] : 0)
+#define STORE(buf, ...) \
+  CUBERT_PP_PICK_(2, CUBERT_CUBE_STORE_, CUBERT_CUBE_STORE_SPLIT_, __VA_ARGS__)(buf, __VA_ARGS__)
+#define CUBERT_CUBE_STORE_(buf, i, v)            \
   do {                                           \
     if (CUBERT_CUBE_OK_(buf, i)) (buf)[i] = (v); \
   } while (0)
+#define CUBERT_CUBE_STORE_SPLIT_(buf, ...) \
+  CUBERT_CUBE_STORE_(buf, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
 #define LOAD_UNIT(buf) ((cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) ? (buf)[UNIT_ID] : 0)
-#define STORE_UNIT(buf, v)                                                       \
-  do {                                                                           \
-    if (cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) (buf)[UNIT_ID] = (v); \
+#define STORE_UNIT(buf, ...)                                                               \
+  do {                                                                                     \
+    if (cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) (buf)[UNIT_ID] = (__VA_ARGS__); \
   } while (0)
 #define LEN(buf) (buf##_len_)
 
-#define INFO_U64(k) cubert_info_word_(CUBERT_CUBE_ENV_, cubert_mode_, (uint32_t)(k))
-#define INFO_AT_MOST(k, limit) \
+#define INFO_U64(...) cubert_info_word_(CUBERT_CUBE_ENV_, cubert_mode_, (uint32_t)(__VA_ARGS__))
+#define INFO_AT_MOST(...)                                                                     \
+  CUBERT_PP_PICK_(2, CUBERT_CUBE_INFO_AT_MOST_, CUBERT_CUBE_INFO_AT_MOST_SPLIT_, __VA_ARGS__) \
+  (__VA_ARGS__)
+#define CUBERT_CUBE_INFO_AT_MOST_(k, limit) \
   cubert_info_at_most_(CUBERT_CUBE_ENV_, cubert_mode_, (uint32_t)(k), (uint64_t)(limit))
-#define INFO_I64(k) ((int64_t)INFO_U64(k))
-#define INFO_U32(k) ((uint32_t)INFO_U64(k))
-#define INFO_I32(k) ((int32_t)(uint32_t)INFO_U64(k))
-#define INFO_F32(k) cubert_bits_f32_((uint32_t)INFO_U64(k))
-#define INFO_F64(k) cubert_bits_f64_(INFO_U64(k))
+/* The function's prototype converts k and limit as the casts above do. */
+#define CUBERT_CUBE_INFO_AT_MOST_SPLIT_(...) \
+  cubert_info_at_most_(CUBERT_CUBE_ENV_, cubert_mode_, __VA_ARGS__)
+#define INFO_I64(...) ((int64_t)INFO_U64(__VA_ARGS__))
+#define INFO_U32(...) ((uint32_t)INFO_U64(__VA_ARGS__))
+#define INFO_I32(...) ((int32_t)(uint32_t)INFO_U64(__VA_ARGS__))
+#define INFO_F32(...) cubert_bits_f32_((uint32_t)INFO_U64(__VA_ARGS__))
+#define INFO_F64(...) cubert_bits_f64_(INFO_U64(__VA_ARGS__))
 
 /* Buffer atomics are atomic on both sides (a launch's cubes run on several threads of the CPU
    server): CUBERT_CUBE_GATOMIC_*_, defined per side below. SHARED_ATOMIC_* are not the same
    operations on the CPU server (see "shared-memory atomics" on the C side). */
-#define ATOMIC_ADD(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_ADD_(&(buf)[i], v) : 0)
-#define ATOMIC_SUB(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_SUB_(&(buf)[i], v) : 0)
-#define ATOMIC_MIN(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_MIN_(&(buf)[i], v) : 0)
-#define ATOMIC_MAX(buf, i, v) (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_MAX_(&(buf)[i], v) : 0)
-#define ATOMIC_XCHG(buf, i, v) \
-  (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_XCHG_(&(buf)[i], v) : 0)
-#define ATOMIC_CAS(buf, i, e, d) \
+#define ATOMIC_ADD(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_GATOMIC_ADD_, buf, __VA_ARGS__)
+#define ATOMIC_SUB(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_GATOMIC_SUB_, buf, __VA_ARGS__)
+#define ATOMIC_MIN(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_GATOMIC_MIN_, buf, __VA_ARGS__)
+#define ATOMIC_MAX(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_GATOMIC_MAX_, buf, __VA_ARGS__)
+#define ATOMIC_XCHG(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_GATOMIC_XCHG_, buf, __VA_ARGS__)
+#define ATOMIC_ADD_F32(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_ATOMIC_ADD_F32_, buf, __VA_ARGS__)
+#define CUBERT_CUBE_ATOMIC_ADD_F32_(p, v) cubert_atomic_add_f32_((p), (v))
+/* `G(&(buf)[i], v)` for element i in range, else 0 (0.0f for ATOMIC_ADD_F32). */
+#define CUBERT_CUBE_ATOMIC2_(G, buf, ...)                                            \
+  CUBERT_PP_PICK_(2, CUBERT_CUBE_ATOMIC_AT_, CUBERT_CUBE_ATOMIC_SPLIT_, __VA_ARGS__) \
+  (G, buf, __VA_ARGS__)
+#define CUBERT_CUBE_ATOMIC_AT_(G, buf, i, v) \
+  (CUBERT_CUBE_OK_(buf, i) ? G(&(buf)[i], v) : CUBERT_CUBE_ATOMIC_NONE_##G)
+#define CUBERT_CUBE_ATOMIC_SPLIT_(G, buf, ...)                      \
+  CUBERT_CUBE_ATOMIC_AT_(G, buf, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), \
+                         CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
+#define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_GATOMIC_ADD_ 0
+#define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_GATOMIC_SUB_ 0
+#define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_GATOMIC_MIN_ 0
+#define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_GATOMIC_MAX_ 0
+#define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_GATOMIC_XCHG_ 0
+#define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_ATOMIC_ADD_F32_ 0.0f
+/* Three expressions (i, e, d): beyond the exact count, a statement expression holds them as the
+   C parser splits them, typed as the buffer's elements (32-bit integers: `+ 0` drops the
+   qualifiers, OpenCL's address space among them). GCC, clang and clang-based OpenCL compilers. */
+#define ATOMIC_CAS(buf, ...)                                                              \
+  CUBERT_PP_PICK_(3, CUBERT_CUBE_ATOMIC_CAS_, CUBERT_CUBE_ATOMIC_CAS_SPLIT_, __VA_ARGS__) \
+  (buf, __VA_ARGS__)
+#define CUBERT_CUBE_ATOMIC_CAS_(buf, i, e, d) \
   (CUBERT_CUBE_OK_(buf, i) ? CUBERT_CUBE_GATOMIC_CAS_(&(buf)[i], e, d) : 0)
-#define ATOMIC_ADD_F32(buf, i, v) \
-  (CUBERT_CUBE_OK_(buf, i) ? cubert_atomic_add_f32_(&(buf)[i], (v)) : 0.0f)
+#define CUBERT_CUBE_ATOMIC_CAS_SPLIT_(buf, ...)                                \
+  __extension__({                                                              \
+    const struct {                                                             \
+      uint64_t i;                                                              \
+      __typeof__((buf)[0] + 0) e, d;                                           \
+    } cubert_cas_ = {__VA_ARGS__};                                             \
+    CUBERT_CUBE_ATOMIC_CAS_(buf, cubert_cas_.i, cubert_cas_.e, cubert_cas_.d); \
+  })
 
 /* Cube-level reduce and scan (docs/kernels.md, "Cube-level helpers"), spelled alike on both
    sides: each side defines its tree (CUBERT_CUBE_REDUCE_, CUBERT_CUBE_SCAN_) and its minimum and
    maximum (CUBERT_CUBE_OP_MIN_, CUBERT_CUBE_OP_MAX_: a NaN loses to a number) below. */
 #define CUBERT_CUBE_OP_SUM_(a, b) ((a) + (b))
-#define CUBE_REDUCE_SUM(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_SUM_, value, scratch, dst)
-#define CUBE_REDUCE_MIN(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MIN_, value, scratch, dst)
-#define CUBE_REDUCE_MAX(value, scratch, dst) \
-  CUBERT_CUBE_REDUCE_(CUBERT_CUBE_OP_MAX_, value, scratch, dst)
-#define CUBE_SCAN_INCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(0, value, scratch, dst)
-#define CUBE_SCAN_EXCLUSIVE_SUM(value, scratch, dst) CUBERT_CUBE_SCAN_(1, value, scratch, dst)
+/* `value` may be any expression; scratch and dst (an array, an lvalue) are the last two
+   arguments the preprocessor sees (CUBERT_PP_ROT2_). */
+#define CUBE_REDUCE_SUM(...) \
+  CUBERT_PP_ROT2_(CUBERT_CUBE_REDUCE_ROT_, CUBERT_CUBE_OP_SUM_, __VA_ARGS__)
+#define CUBE_REDUCE_MIN(...) \
+  CUBERT_PP_ROT2_(CUBERT_CUBE_REDUCE_ROT_, CUBERT_CUBE_OP_MIN_, __VA_ARGS__)
+#define CUBE_REDUCE_MAX(...) \
+  CUBERT_PP_ROT2_(CUBERT_CUBE_REDUCE_ROT_, CUBERT_CUBE_OP_MAX_, __VA_ARGS__)
+#define CUBE_SCAN_INCLUSIVE_SUM(...) CUBERT_PP_ROT2_(CUBERT_CUBE_SCAN_ROT_, 0, __VA_ARGS__)
+#define CUBE_SCAN_EXCLUSIVE_SUM(...) CUBERT_PP_ROT2_(CUBERT_CUBE_SCAN_ROT_, 1, __VA_ARGS__)
+#define CUBERT_CUBE_REDUCE_ROT_(OP, scratch, dst, ...) \
+  CUBERT_CUBE_REDUCE_(OP, (__VA_ARGS__), scratch, dst)
+#define CUBERT_CUBE_SCAN_ROT_(exclusive, scratch, dst, ...) \
+  CUBERT_CUBE_SCAN_(exclusive, (__VA_ARGS__), scratch, dst)
 
 /* Flags every definition of this file carries (CUBE_NEEDS_FP64, above). */
 #ifdef CUBE_NEEDS_FP64

@@ -105,8 +105,8 @@ struct cubert_form_unit_;
 /* n values per unit (n a compile-time constant), element i read and written as MY_AT(name, i):
    on the CPU n arrays of one value per unit (so a phase's loop over units reads each element
    as a contiguous vector), on OpenCL a private array. For register blocks (kernels/matmul). */
-#define EXCLUSIVE_ARRAY(T, name, n) T name[n][CUBERT_CUBE_MAX_UNITS]
-#define MY_AT(name, i) ((name)[i][cubert_ul_])
+#define EXCLUSIVE_ARRAY(T, name, ...) T name[__VA_ARGS__][CUBERT_CUBE_MAX_UNITS]
+#define MY_AT(name, ...) ((name)[__VA_ARGS__][cubert_ul_])
 /* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
    x. The innermost one-trip loop only declares the unit's other positions. */
 #define PHASE CUBERT_CUBE_PHASE_LOOPS_
@@ -261,12 +261,24 @@ CUBERT_CUBE_SHARED_FNS_(int32_t, i32)
 CUBERT_CUBE_SHARED_FNS_(uint32_t, u32)
 #define CUBERT_CUBE_SHARED_GENERIC_(op, p) \
   _Generic((p), int32_t * : cubert_shared_##op##_i32_, uint32_t * : cubert_shared_##op##_u32_)
-#define SHARED_ATOMIC_ADD(p, v) CUBERT_CUBE_SHARED_GENERIC_(add, p)((p), (v))
-#define SHARED_ATOMIC_SUB(p, v) CUBERT_CUBE_SHARED_GENERIC_(sub, p)((p), (v))
-#define SHARED_ATOMIC_MIN(p, v) CUBERT_CUBE_SHARED_GENERIC_(min, p)((p), (v))
-#define SHARED_ATOMIC_MAX(p, v) CUBERT_CUBE_SHARED_GENERIC_(max, p)((p), (v))
-#define SHARED_ATOMIC_XCHG(p, v) CUBERT_CUBE_SHARED_GENERIC_(xchg, p)((p), (v))
-#define SHARED_ATOMIC_CAS(p, e, d) CUBERT_CUBE_SHARED_GENERIC_(cas, p)((p), (e), (d))
+/* Split arguments (cube.h, "Whole arguments"): the function by the first of the two as the C
+   parser sees them, called with both; CAS's three by GCC's type-generic compare-and-swap (an
+   atomic instruction where the plain update would do: only where a literal splits them). */
+#define SHARED_ATOMIC_ADD(...) CUBERT_CUBE_SHARED2_(add, __VA_ARGS__)
+#define SHARED_ATOMIC_SUB(...) CUBERT_CUBE_SHARED2_(sub, __VA_ARGS__)
+#define SHARED_ATOMIC_MIN(...) CUBERT_CUBE_SHARED2_(min, __VA_ARGS__)
+#define SHARED_ATOMIC_MAX(...) CUBERT_CUBE_SHARED2_(max, __VA_ARGS__)
+#define SHARED_ATOMIC_XCHG(...) CUBERT_CUBE_SHARED2_(xchg, __VA_ARGS__)
+#define CUBERT_CUBE_SHARED2_(op, ...)                                                \
+  CUBERT_PP_PICK_(2, CUBERT_CUBE_SHARED_AT_, CUBERT_CUBE_SHARED_SPLIT_, __VA_ARGS__) \
+  (op, __VA_ARGS__)
+#define CUBERT_CUBE_SHARED_AT_(op, p, v) CUBERT_CUBE_SHARED_GENERIC_(op, p)((p), (v))
+#define CUBERT_CUBE_SHARED_SPLIT_(op, ...) \
+  CUBERT_CUBE_SHARED_GENERIC_(op, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__))(__VA_ARGS__)
+#define SHARED_ATOMIC_CAS(...)                                                          \
+  CUBERT_PP_PICK_(3, CUBERT_CUBE_SHARED_CAS_, __sync_val_compare_and_swap, __VA_ARGS__) \
+  (__VA_ARGS__)
+#define CUBERT_CUBE_SHARED_CAS_(p, e, d) CUBERT_CUBE_SHARED_GENERIC_(cas, p)((p), (e), (d))
 
 /* Float atomics on shared memory, the same plain updates. min and max follow fmin/fmax: a NaN
    loses to a number (a NaN in memory is replaced by v, a NaN v changes nothing); -0 and +0
@@ -291,9 +303,9 @@ CUBERT_CUBE_INLINE_ float cubert_shared_atomic_max_f32_(float *p, float v) {
   return old;
 }
 /* Float atomics on shared memory; return the old value. */
-#define SHARED_ATOMIC_ADD_F32(p, v) cubert_shared_atomic_add_f32_((p), (v))
-#define SHARED_ATOMIC_MIN_F32(p, v) cubert_shared_atomic_min_f32_((p), (v))
-#define SHARED_ATOMIC_MAX_F32(p, v) cubert_shared_atomic_max_f32_((p), (v))
+#define SHARED_ATOMIC_ADD_F32(...) cubert_shared_atomic_add_f32_(__VA_ARGS__)
+#define SHARED_ATOMIC_MIN_F32(...) cubert_shared_atomic_min_f32_(__VA_ARGS__)
+#define SHARED_ATOMIC_MAX_F32(...) cubert_shared_atomic_max_f32_(__VA_ARGS__)
 
 /* ---- cube-level reduce and scan (the OpenCL side's block mirrors this one) ----
    The same steps in both cube forms: every unit writes its value to the scratch; after a
@@ -381,6 +393,19 @@ CUBERT_CUBE_RED_MINMAX_(uint64_t, u64, 0)
 #define CUBERT_CUBE_OP_MIN_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_min_, a)((a), (b))
 #define CUBERT_CUBE_OP_MAX_(a, b) CUBERT_CUBE_GENERIC_(cubert_red_max_, a)((a), (b))
 
+/* clamp and VFMA choose their function by an argument's type, which no construct of C11 or GCC
+   takes from a list whose commas only the C parser can place (the type of a comma expression
+   flags its other operands as unused): where a compound literal splits their arguments, the
+   build stops with this message at the kernel's line. */
+#define CUBERT_CUBE_SPLIT_REFUSED_(what)                                         \
+  ((void)sizeof(struct {                                                         \
+     _Static_assert(0, what                                                      \
+                    ": put a compound literal with commas in parentheses, e.g. " \
+                    "VFMA(a, b, ((f32x4){1, 2, 3, 4})), or name it first");      \
+     char cubert_ok_;                                                            \
+   }),                                                                           \
+   0)
+
 /* ---- math: OpenCL's names and meanings (tgmath.h gives the floating-point ones) ---- */
 #define CUBERT_CUBE_MINMAX_(T, sfx)                              \
   CUBERT_CUBE_INLINE_ T cubert_min_##sfx##_(T a, T b) {          \
@@ -406,9 +431,20 @@ CUBERT_CUBE_MINMAX_(uint64_t, u64)
            : prefix##u32_, int64_t      \
            : prefix##i64_, uint64_t     \
            : prefix##u64_)
-#define min(a, b) CUBERT_CUBE_GENERIC_(cubert_min_, (a) + (b))((a), (b))
-#define max(a, b) CUBERT_CUBE_GENERIC_(cubert_max_, (a) + (b))((a), (b))
-#define clamp(x, lo, hi) CUBERT_CUBE_GENERIC_(cubert_clamp_, x)((x), (lo), (hi))
+/* Split arguments (cube.h, "Whole arguments"): min and max take the two as the C parser sees
+   them, exactly as whole ones; clamp refuses them (CUBERT_CUBE_SPLIT_REFUSED_). */
+#define min(...) CUBERT_CUBE_MINMAX2_(cubert_min_, __VA_ARGS__)
+#define max(...) CUBERT_CUBE_MINMAX2_(cubert_max_, __VA_ARGS__)
+#define CUBERT_CUBE_MINMAX2_(fn, ...)                                                \
+  CUBERT_PP_PICK_(2, CUBERT_CUBE_MINMAX_AT_, CUBERT_CUBE_MINMAX_SPLIT_, __VA_ARGS__) \
+  (fn, __VA_ARGS__)
+#define CUBERT_CUBE_MINMAX_AT_(fn, a, b) CUBERT_CUBE_GENERIC_(fn, (a) + (b))((a), (b))
+#define CUBERT_CUBE_MINMAX_SPLIT_(fn, ...) \
+  CUBERT_CUBE_MINMAX_AT_(fn, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
+#define clamp(...) \
+  CUBERT_PP_PICK_(3, CUBERT_CUBE_CLAMP_, CUBERT_CUBE_CLAMP_SPLIT_, __VA_ARGS__)(__VA_ARGS__)
+#define CUBERT_CUBE_CLAMP_(x, lo, hi) CUBERT_CUBE_GENERIC_(cubert_clamp_, x)((x), (lo), (hi))
+#define CUBERT_CUBE_CLAMP_SPLIT_(...) CUBERT_CUBE_SPLIT_REFUSED_("clamp")
 CUBERT_CUBE_INLINE_ uint32_t cubert_abs_i32_(int32_t x) {
   return x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
 }
@@ -421,13 +457,110 @@ CUBERT_CUBE_INLINE_ uint32_t cubert_abs_u32_(uint32_t x) {
 CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
   return x;
 }
-#define abs(x)                         \
-  _Generic((x), int32_t                \
+#define abs(...)                       \
+  _Generic((__VA_ARGS__), int32_t      \
            : cubert_abs_i32_, int64_t  \
            : cubert_abs_i64_, uint32_t \
            : cubert_abs_u32_, uint64_t \
-           : cubert_abs_u64_)(x)
-#define rsqrt(x) (1 / sqrt(x))
+           : cubert_abs_u64_)(__VA_ARGS__)
+#define rsqrt(...) (1 / sqrt((__VA_ARGS__)))
+/* The floating-point names of the language: <tgmath.h>'s macros name their parameters, so a
+   compound literal with commas split them ("passed 2 arguments, but takes just 1"). They are
+   redefined to take `...` and to call the function <tgmath.h> calls for real arguments (float
+   arguments: the float function; long double: the long double one; else the double one):
+   - GCC 8 and later: over __builtin_tgmath, the builtin glibc's <tgmath.h> expands to, which
+     takes the arguments as the C parser splits them and chooses by all of them;
+   - clang: by _Generic over the argument, or over the promoted sum of the two (the rule of
+     clang's <tgmath.h>), found by CUBERT_PP_ARG1_OF_2_ / ARG2_OF_2_ and never evaluated; fma
+     keeps clang's macro, which takes a literal with commas only in parentheses. */
+#if defined(__clang__)
+#define CUBERT_CUBE_TG1_(fn, ...) \
+  _Generic((__VA_ARGS__), float : fn##f, long double : fn##l, default : fn)(__VA_ARGS__)
+#define CUBERT_CUBE_TG_PROMOTED_(x) _Generic((x), float : 0.0f, long double : 0.0L, default : 0.0)
+#define CUBERT_CUBE_TG2_(fn, ...)                                           \
+  _Generic(CUBERT_CUBE_TG_PROMOTED_(CUBERT_PP_ARG1_OF_2_(__VA_ARGS__)) +    \
+               CUBERT_CUBE_TG_PROMOTED_(CUBERT_PP_ARG2_OF_2_(__VA_ARGS__)), \
+           float                                                            \
+           : fn##f, long double                                             \
+           : fn##l, default                                                 \
+           : fn)(__VA_ARGS__)
+#undef sqrt
+#undef exp
+#undef exp2
+#undef log
+#undef log2
+#undef sin
+#undef cos
+#undef tan
+#undef tanh
+#undef fabs
+#undef floor
+#undef ceil
+#undef round
+#undef trunc
+#undef pow
+#undef fmin
+#undef fmax
+#undef copysign
+#define sqrt(...) CUBERT_CUBE_TG1_(sqrt, __VA_ARGS__)
+#define exp(...) CUBERT_CUBE_TG1_(exp, __VA_ARGS__)
+#define exp2(...) CUBERT_CUBE_TG1_(exp2, __VA_ARGS__)
+#define log(...) CUBERT_CUBE_TG1_(log, __VA_ARGS__)
+#define log2(...) CUBERT_CUBE_TG1_(log2, __VA_ARGS__)
+#define sin(...) CUBERT_CUBE_TG1_(sin, __VA_ARGS__)
+#define cos(...) CUBERT_CUBE_TG1_(cos, __VA_ARGS__)
+#define tan(...) CUBERT_CUBE_TG1_(tan, __VA_ARGS__)
+#define tanh(...) CUBERT_CUBE_TG1_(tanh, __VA_ARGS__)
+#define fabs(...) CUBERT_CUBE_TG1_(fabs, __VA_ARGS__)
+#define floor(...) CUBERT_CUBE_TG1_(floor, __VA_ARGS__)
+#define ceil(...) CUBERT_CUBE_TG1_(ceil, __VA_ARGS__)
+#define round(...) CUBERT_CUBE_TG1_(round, __VA_ARGS__)
+#define trunc(...) CUBERT_CUBE_TG1_(trunc, __VA_ARGS__)
+#define pow(...) CUBERT_CUBE_TG2_(pow, __VA_ARGS__)
+#define fmin(...) CUBERT_CUBE_TG2_(fmin, __VA_ARGS__)
+#define fmax(...) CUBERT_CUBE_TG2_(fmax, __VA_ARGS__)
+#define copysign(...) CUBERT_CUBE_TG2_(copysign, __VA_ARGS__)
+#elif defined(__GNUC__) && __GNUC__ >= 8
+#define CUBERT_CUBE_TG_(fn, ...) __builtin_tgmath(fn##f, fn, fn##l, __VA_ARGS__)
+#undef sqrt
+#undef exp
+#undef exp2
+#undef log
+#undef log2
+#undef sin
+#undef cos
+#undef tan
+#undef tanh
+#undef fabs
+#undef floor
+#undef ceil
+#undef round
+#undef trunc
+#undef pow
+#undef fmin
+#undef fmax
+#undef copysign
+#undef fma
+#define sqrt(...) CUBERT_CUBE_TG_(sqrt, __VA_ARGS__)
+#define exp(...) CUBERT_CUBE_TG_(exp, __VA_ARGS__)
+#define exp2(...) CUBERT_CUBE_TG_(exp2, __VA_ARGS__)
+#define log(...) CUBERT_CUBE_TG_(log, __VA_ARGS__)
+#define log2(...) CUBERT_CUBE_TG_(log2, __VA_ARGS__)
+#define sin(...) CUBERT_CUBE_TG_(sin, __VA_ARGS__)
+#define cos(...) CUBERT_CUBE_TG_(cos, __VA_ARGS__)
+#define tan(...) CUBERT_CUBE_TG_(tan, __VA_ARGS__)
+#define tanh(...) CUBERT_CUBE_TG_(tanh, __VA_ARGS__)
+#define fabs(...) CUBERT_CUBE_TG_(fabs, __VA_ARGS__)
+#define floor(...) CUBERT_CUBE_TG_(floor, __VA_ARGS__)
+#define ceil(...) CUBERT_CUBE_TG_(ceil, __VA_ARGS__)
+#define round(...) CUBERT_CUBE_TG_(round, __VA_ARGS__)
+#define trunc(...) CUBERT_CUBE_TG_(trunc, __VA_ARGS__)
+#define pow(...) CUBERT_CUBE_TG_(pow, __VA_ARGS__)
+#define fmin(...) CUBERT_CUBE_TG_(fmin, __VA_ARGS__)
+#define fmax(...) CUBERT_CUBE_TG_(fmax, __VA_ARGS__)
+#define copysign(...) CUBERT_CUBE_TG_(copysign, __VA_ARGS__)
+#define fma(...) CUBERT_CUBE_TG_(fma, __VA_ARGS__)
+#endif
 
 /* ---- vectors of float: GCC/clang vector extensions ---- */
 /* Passing a 32- or 64-byte vector by value in a build without AVX would have another ABI; these
@@ -468,20 +601,25 @@ CUBERT_CUBE_INLINE_ uint64_t cubert_abs_u64_(uint64_t x) {
 CUBERT_CUBE_VEC_F32_(4)
 CUBERT_CUBE_VEC_F32_(8)
 CUBERT_CUBE_VEC_F32_(16)
-#define VLOAD_F32X4(p) cubert_vload_f32x4_(p)
-#define VLOAD_F32X8(p) cubert_vload_f32x8_(p)
-#define VLOAD_F32X16(p) cubert_vload_f32x16_(p)
-#define VSTORE_F32X4(v, p) cubert_vstore_f32x4_((v), (p))
-#define VSTORE_F32X8(v, p) cubert_vstore_f32x8_((v), (p))
-#define VSTORE_F32X16(v, p) cubert_vstore_f32x16_((v), (p))
-#define VSPLAT_F32X4(s) cubert_vsplat_f32x4_(s)
-#define VSPLAT_F32X8(s) cubert_vsplat_f32x8_(s)
-#define VSPLAT_F32X16(s) cubert_vsplat_f32x16_(s)
-#define VFMA(a, b, c)                   \
+#define VLOAD_F32X4(...) cubert_vload_f32x4_(__VA_ARGS__)
+#define VLOAD_F32X8(...) cubert_vload_f32x8_(__VA_ARGS__)
+#define VLOAD_F32X16(...) cubert_vload_f32x16_(__VA_ARGS__)
+#define VSTORE_F32X4(...) cubert_vstore_f32x4_(__VA_ARGS__)
+#define VSTORE_F32X8(...) cubert_vstore_f32x8_(__VA_ARGS__)
+#define VSTORE_F32X16(...) cubert_vstore_f32x16_(__VA_ARGS__)
+#define VSPLAT_F32X4(...) cubert_vsplat_f32x4_(__VA_ARGS__)
+#define VSPLAT_F32X8(...) cubert_vsplat_f32x8_(__VA_ARGS__)
+#define VSPLAT_F32X16(...) cubert_vsplat_f32x16_(__VA_ARGS__)
+/* Split arguments: refused (CUBERT_CUBE_SPLIT_REFUSED_). */
+#define VFMA(...) \
+  CUBERT_PP_PICK_(3, CUBERT_CUBE_VFMA_, CUBERT_CUBE_VFMA_SPLIT_, __VA_ARGS__)(__VA_ARGS__)
+#define CUBERT_CUBE_VFMA_(a, b, c) CUBERT_CUBE_VFMA_FN_(a)((a), (b), (c))
+#define CUBERT_CUBE_VFMA_SPLIT_(...) CUBERT_CUBE_SPLIT_REFUSED_("VFMA")
+#define CUBERT_CUBE_VFMA_FN_(a)         \
   _Generic((a), f32x4                   \
            : cubert_vfma_f32x4_, f32x8  \
            : cubert_vfma_f32x8_, f32x16 \
-           : cubert_vfma_f32x16_)((a), (b), (c))
+           : cubert_vfma_f32x16_)
 
 /* ---- the generated code ---- */
 
@@ -845,9 +983,9 @@ CUBERT_CUBE_INLINE_ void cubert_san_sync_(const cubert_cpu_ctx *ctx, int form, u
 #undef SHARED_ATOMIC_ADD
 #undef SHARED_ATOMIC_SUB
 #undef SHARED_ATOMIC_XCHG
-#define SHARED_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
-#define SHARED_ATOMIC_SUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
-#define SHARED_ATOMIC_XCHG(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_ADD(...) __atomic_fetch_add(__VA_ARGS__, __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_SUB(...) __atomic_fetch_sub(__VA_ARGS__, __ATOMIC_RELAXED)
+#define SHARED_ATOMIC_XCHG(...) __atomic_exchange_n(__VA_ARGS__, __ATOMIC_RELAXED)
 
 /* The definition objects stay in the main copy; this one gives the sanitized CPU function. */
 #undef CUBERT_CUBE_DEF_

@@ -44,15 +44,16 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 #define UNROLL CUBERT_CL_UNROLL_
 #define EXCLUSIVE(T, name) T name
 #define MY(name) (name)
-#define EXCLUSIVE_ARRAY(T, name, n) T name[n]
-#define MY_AT(name, i) ((name)[i])
+#define EXCLUSIVE_ARRAY(T, name, ...) T name[__VA_ARGS__]
+#define MY_AT(name, ...) ((name)[__VA_ARGS__])
 
-#define SHARED_ATOMIC_ADD(p, v) atomic_add((p), (v))
-#define SHARED_ATOMIC_SUB(p, v) atomic_sub((p), (v))
-#define SHARED_ATOMIC_MIN(p, v) atomic_min((p), (v))
-#define SHARED_ATOMIC_MAX(p, v) atomic_max((p), (v))
-#define SHARED_ATOMIC_XCHG(p, v) atomic_xchg((p), (v))
-#define SHARED_ATOMIC_CAS(p, e, d) atomic_cmpxchg((p), (e), (d))
+/* Macros over one function take `...` and pass it on whole (cube.h, "Whole arguments"). */
+#define SHARED_ATOMIC_ADD(...) atomic_add(__VA_ARGS__)
+#define SHARED_ATOMIC_SUB(...) atomic_sub(__VA_ARGS__)
+#define SHARED_ATOMIC_MIN(...) atomic_min(__VA_ARGS__)
+#define SHARED_ATOMIC_MAX(...) atomic_max(__VA_ARGS__)
+#define SHARED_ATOMIC_XCHG(...) atomic_xchg(__VA_ARGS__)
+#define SHARED_ATOMIC_CAS(...) atomic_cmpxchg(__VA_ARGS__)
 
 /* ---- buffer atomics (ATOMIC_*): OpenCL's atomics on __global memory ---- */
 #define CUBERT_CUBE_GATOMIC_ADD_(p, v) atomic_add((p), (v))
@@ -63,9 +64,9 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 #define CUBERT_CUBE_GATOMIC_CAS_(p, e, d) atomic_cmpxchg((p), (e), (d))
 
 /** Float atomics on shared memory: compare-exchange loops (cube_prelude.cl). */
-#define SHARED_ATOMIC_ADD_F32(p, v) cubert_shared_atomic_add_f32_((p), (v))
-#define SHARED_ATOMIC_MIN_F32(p, v) cubert_shared_atomic_min_f32_((p), (v))
-#define SHARED_ATOMIC_MAX_F32(p, v) cubert_shared_atomic_max_f32_((p), (v))
+#define SHARED_ATOMIC_ADD_F32(...) cubert_shared_atomic_add_f32_(__VA_ARGS__)
+#define SHARED_ATOMIC_MIN_F32(...) cubert_shared_atomic_min_f32_(__VA_ARGS__)
+#define SHARED_ATOMIC_MAX_F32(...) cubert_shared_atomic_max_f32_(__VA_ARGS__)
 
 /* ---- cube-level reduce and scan (the C side's block mirrors this one) ----
    Trees over the scratch array with barriers. The reduce folds slots [s, n) onto [0, s) from s
@@ -121,16 +122,24 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 typedef float4 f32x4;
 typedef float8 f32x8;
 typedef float16 f32x16;
-#define VLOAD_F32X4(p) vload4(0, (p))
-#define VLOAD_F32X8(p) vload8(0, (p))
-#define VLOAD_F32X16(p) vload16(0, (p))
-#define VSTORE_F32X4(v, p) vstore4((v), 0, (p))
-#define VSTORE_F32X8(v, p) vstore8((v), 0, (p))
-#define VSTORE_F32X16(v, p) vstore16((v), 0, (p))
-#define VSPLAT_F32X4(s) ((float4)(s))
-#define VSPLAT_F32X8(s) ((float8)(s))
-#define VSPLAT_F32X16(s) ((float16)(s))
-#define VFMA(a, b, c) fma((a), (b), (c))
+#define VLOAD_F32X4(...) vload4(0, (__VA_ARGS__))
+#define VLOAD_F32X8(...) vload8(0, (__VA_ARGS__))
+#define VLOAD_F32X16(...) vload16(0, (__VA_ARGS__))
+/* vstore puts the offset between the value and the pointer: split arguments go through
+   CUBERT_PP_ARG1_OF_2_ / ARG2_OF_2_ (cube.h). */
+#define VSTORE_F32X4(...) CUBERT_CUBE_VSTORE_(vstore4, __VA_ARGS__)
+#define VSTORE_F32X8(...) CUBERT_CUBE_VSTORE_(vstore8, __VA_ARGS__)
+#define VSTORE_F32X16(...) CUBERT_CUBE_VSTORE_(vstore16, __VA_ARGS__)
+#define CUBERT_CUBE_VSTORE_(fn, ...)                                                 \
+  CUBERT_PP_PICK_(2, CUBERT_CUBE_VSTORE_AT_, CUBERT_CUBE_VSTORE_SPLIT_, __VA_ARGS__) \
+  (fn, __VA_ARGS__)
+#define CUBERT_CUBE_VSTORE_AT_(fn, v, p) fn((v), 0, (p))
+#define CUBERT_CUBE_VSTORE_SPLIT_(fn, ...) \
+  fn(CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), 0, CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
+#define VSPLAT_F32X4(...) ((float4)(__VA_ARGS__))
+#define VSPLAT_F32X8(...) ((float8)(__VA_ARGS__))
+#define VSPLAT_F32X16(...) ((float16)(__VA_ARGS__))
+#define VFMA(...) fma(__VA_ARGS__)
 
 /* Every body gets the info words, the validate record, the mode (CUBERT_CL_RESTRICT_: prelude). */
 #define CUBERT_CUBE_ENV_ cubert_info_, cubert_rec_
