@@ -32,6 +32,7 @@
 #include "cubert/config.h"
 #include "cubert/server/gates.h"
 #include "cubert/server/transfers.h"
+#include "cubert_kernel_variants.h" /* CUBERT_KERNEL_VARIANT_*: the CPU variants built */
 
 #ifndef CUBERT_VERSION_STRING_BUILD
 #define CUBERT_VERSION_STRING_BUILD "unknown"

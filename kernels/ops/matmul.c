@@ -23,6 +23,7 @@
 #include "cubert/kernels.h"
 #include "cubert/ops.h"
 #include "cubert/tune.h"
+#include "cubert_kernel_variants.h" /* CUBERT_KERNEL_VARIANT_*: the CPU variants built */
 #include "launch_1d.h"
 #include "ops/cpu_variant.h"
 #include "ops/known_good.h"
