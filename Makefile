@@ -32,7 +32,7 @@ configure: deps
 
 build: configure
 	@echo "cubert: building the library (every CPU variant, the kernel sanitizer), the tests," \
-	  "examples and benchmarks: from a fresh clone about 8 minutes on 2 cores (after make run, 6)"
+	  "examples and benchmarks: from a fresh clone about 10 minutes on 2 cores (after make run, 6-7)"
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # `make run` builds only what it runs: the library's baseline, the quick start and cubert-info
@@ -41,7 +41,7 @@ build: configure
 run: deps
 	@[ -f $(BUILD)/CMakeCache.txt ] || $(CONFIGURE) $(QUICK_FLAGS) >/dev/null
 	@echo "cubert: building the library, the quick start and cubert-info: from a fresh clone" \
-	  "about 2 minutes on 2 cores"
+	  "about 3 minutes on 2 cores"
 	@cmake --build $(BUILD) -j $(JOBS) --target quickstart cubert-info
 	@echo "cubert: running the quick start (saxpy and a sum over 16M floats on the CPU server)"
 	./$(BUILD)/examples/quickstart
@@ -49,7 +49,7 @@ run: deps
 	./$(BUILD)/cubert-info
 
 test: build
-	@echo "cubert: running every test (about 7 minutes on 2 cores; ctest prints each as it ends)"
+	@echo "cubert: running every test (about 8 minutes on 2 cores; ctest prints each as it ends)"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer. (The sanitizer builds skip
