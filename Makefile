@@ -44,9 +44,9 @@ run: deps
 	  "about 3 minutes on 2 cores"
 	@cmake --build $(BUILD) -j $(JOBS) --target quickstart cubert-info
 	@echo "cubert: running the quick start (saxpy and a sum over 16M floats on the CPU server)"
-	./$(BUILD)/examples/quickstart
+	$(abspath $(BUILD))/examples/quickstart
 	@echo "cubert: listing the devices"
-	./$(BUILD)/cubert-info
+	$(abspath $(BUILD))/cubert-info
 
 test: build
 	@echo "cubert: running every test (about 8 minutes on 2 cores; ctest prints each as it ends)"
