@@ -21,6 +21,7 @@
 #endif
 
 #include "base/status.h"
+#include "base/x86_level.h"
 #include "cpu/events.h"
 #include "cpu/gate.h"
 #include "cpu/san_buffers.h"
@@ -91,8 +92,7 @@ static uint32_t kernel_threads(const cubert_cpu_topology *t) {
    both this CPU runs and the library has code for. That is the baseline it was compiled for
    (-march), raised to AVX2 (32 bytes) or AVX-512 (64) where the library holds the
    x86-64-v3/v4 kernel variants (CMakeLists.txt, CUBERT_KERNEL_VARIANT_*) and the CPU has
-   their features: the same test as kernels/ops/cpu_variant.c's cubert_ops_cpu_level_get, which
-   picks those variants at run time (a backend may not call the kernels' layer). */
+   their features (base/x86_level.h: the test kernels/ops/cpu_variant.c picks those variants by). */
 static uint32_t vector_bytes(void) {
 #if defined(__AVX512F__)
   uint32_t bytes = 64;
@@ -101,21 +101,13 @@ static uint32_t vector_bytes(void) {
 #else
   uint32_t bytes = 16; /* SSE2 (x86-64's baseline), NEON, or plain C vectorised to 128 bits */
 #endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("bmi2");
-  int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512cd");
-  (void)v3;
-  (void)v4;
+  const int level = cubert_x86_level();
+  (void)level;
 #ifdef CUBERT_KERNEL_VARIANT_x86v3
-  if (v3 && bytes < 32) bytes = 32;
+  if (level >= 3 && bytes < 32) bytes = 32;
 #endif
 #ifdef CUBERT_KERNEL_VARIANT_x86v4
-  if (v4 && bytes < 64) bytes = 64;
-#endif
+  if (level >= 4 && bytes < 64) bytes = 64;
 #endif
   return bytes;
 }

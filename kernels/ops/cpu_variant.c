@@ -1,9 +1,10 @@
 /* cubert — the widest CPU build of a kernel file that the host runs: the x86-64 levels are
-   detected once, with the compiler's CPU builtins. */
+   detected once (base/x86_level.h). */
 #include "ops/cpu_variant.h"
 
 #include <stdatomic.h>
 
+#include "base/x86_level.h"
 #include "cubert/device.h"
 
 cubert_ops_cpu_level cubert_ops_cpu_level_get(void) {
@@ -12,15 +13,8 @@ cubert_ops_cpu_level cubert_ops_cpu_level_get(void) {
   static _Atomic int level = -1;
   int l = atomic_load_explicit(&level, memory_order_relaxed);
   if (l < 0) {
-    __builtin_cpu_init();
-    l = CUBERT_OPS_CPU_BASELINE;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("bmi2"))
-      l = CUBERT_OPS_CPU_X86V3;
-    if (l == CUBERT_OPS_CPU_X86V3 && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
-      l = CUBERT_OPS_CPU_X86V4;
+    const int x86 = cubert_x86_level();
+    l = x86 >= 4 ? CUBERT_OPS_CPU_X86V4 : x86 >= 3 ? CUBERT_OPS_CPU_X86V3 : CUBERT_OPS_CPU_BASELINE;
     atomic_store_explicit(&level, l, memory_order_relaxed);
   }
   return (cubert_ops_cpu_level)l;
