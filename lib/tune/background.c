@@ -9,6 +9,11 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "client.h"
 
@@ -57,9 +62,21 @@ void cubert_tune_background_destroy(cubert_tune_background *bg) {
   free(bg);
 }
 
+/* The worker's scheduling weight: nice 10, about a tenth of a nice-0 thread's, so on a machine
+   whose cores are all busy the caller's own work (its compiles and kernels on PoCL) runs first
+   and the measurements take what is left; on idle cores it changes nothing. Linux applies
+   setpriority to the calling thread alone; elsewhere it is a no-op or fails, which is harmless
+   (the worker then runs at the caller's priority). */
+static void lower_priority(void) {
+#ifdef __linux__
+  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+#endif
+}
+
 static void *worker_main(void *arg) {
   cubert_tune_background *bg = arg;
   on_worker = 1;
+  lower_priority();
   pthread_mutex_lock(&bg->lock);
   for (;;) {
     while (!bg->head && !atomic_load(&bg->cancel)) pthread_cond_wait(&bg->work, &bg->lock);
