@@ -50,6 +50,17 @@ typedef struct spin_args {
    median of 5 must still rank them. */
 #define SPIN_SCALE 4
 
+/* Fills the first n u32 of h with value on c's stream. */
+static cubert_status fill_u32(cubert_client *c, cubert_handle *h, uint64_t n, uint64_t value) {
+  uint64_t info[2] = {n, value};
+  cubert_handle *bufs[1] = {h};
+  cubert_kernel_args kargs = {bufs, 1, info, 2};
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(c, (uint32_t)((n + 255) / 256), &sel));
+  return cubert_client_launch(c, &cubert_kernel_fill_u32, sel.cube_count,
+                              cubert_cube_dim_new_3d(256, 1, 1), &kargs);
+}
+
 static cubert_status spin(const spin_args *a, int i) {
   atomic_fetch_add(&((spin_args *)a)->calls[i], 1);
   if (a->fail[i]) return cubert_status_make((cubert_code)a->fail[i], "candidate %d fails", i);
@@ -60,14 +71,7 @@ static cubert_status spin(const spin_args *a, int i) {
   /* Device work in proportion (2 elements per ns of spin, so a 10x gap stays 10x on devices
      where a small fill costs about as much as launching it: GPUs). */
   uint64_t n = a->spin_ns[i] * 2 < MAX_FILL ? a->spin_ns[i] * 2 : MAX_FILL;
-  if (n == 0) return NULL;
-  uint64_t info[2] = {n, 7};
-  cubert_handle *bufs[1] = {a->buf};
-  cubert_kernel_args kargs = {bufs, 1, info, 2};
-  cubert_cube_count_selection sel;
-  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(a->client, (uint32_t)((n + 255) / 256), &sel));
-  return cubert_client_launch(a->client, &cubert_kernel_fill_u32, sel.cube_count,
-                              cubert_cube_dim_new_3d(256, 1, 1), &kargs);
+  return n == 0 ? NULL : fill_u32(a->client, a->buf, n, 7);
 }
 static cubert_status c0(cubert_client *c, const void *a) {
   (void)c;
@@ -1867,16 +1871,6 @@ typedef struct bg_args {
   atomic_int *calls; /* [3][2]: per candidate, runs on the caller's thread / elsewhere */
 } bg_args;
 
-static cubert_status bg_fill(cubert_client *c, cubert_handle *h, uint64_t n, uint64_t value) {
-  uint64_t info[2] = {n, value};
-  cubert_handle *bufs[1] = {h};
-  cubert_kernel_args kargs = {bufs, 1, info, 2};
-  cubert_cube_count_selection sel;
-  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(c, (uint32_t)((n + 255) / 256), &sel));
-  return cubert_client_launch(c, &cubert_kernel_fill_u32, sel.cube_count,
-                              cubert_cube_dim_new_3d(256, 1, 1), &kargs);
-}
-
 static cubert_status bg_candidate(cubert_client *c, const bg_args *a, int i) {
   const int on_caller = pthread_equal(pthread_self(), a->caller);
   atomic_fetch_add(&a->calls[i * 2 + !on_caller], 1);
@@ -1885,14 +1879,14 @@ static cubert_status bg_candidate(cubert_client *c, const bg_args *a, int i) {
   if (!on_caller) {
     while (!atomic_load(a->gate)) usleep(1000);
     if (a->sleep_us) usleep(a->sleep_us);
-    CUBERT_RETURN_IF_ERROR(bg_fill(c, a->canary, BG_N, 0xdead));
+    CUBERT_RETURN_IF_ERROR(fill_u32(c, a->canary, BG_N, 0xdead));
   }
   uint64_t end = cubert_now_ns() + a->spin_ns[i] * SPIN_SCALE;
   while (cubert_now_ns() < end) {
   }
   uint64_t n = a->spin_ns[i] / 2 < BG_WORK ? a->spin_ns[i] / 2 : BG_WORK;
-  if (n) CUBERT_RETURN_IF_ERROR(bg_fill(c, a->work, n, 7));
-  return bg_fill(c, a->out, BG_N, 100u + (uint64_t)i);
+  if (n) CUBERT_RETURN_IF_ERROR(fill_u32(c, a->work, n, 7));
+  return fill_u32(c, a->out, BG_N, 100u + (uint64_t)i);
 }
 static cubert_status bg0(cubert_client *c, const void *a) {
   return bg_candidate(c, a, 0);
