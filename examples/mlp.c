@@ -13,10 +13,12 @@
    Exit status: 0 verified, 1 mismatch or error, 77 the device does not exist.
 
    The first run on a device tunes each operation (measuring its candidates; the choices are
-   cached on disk for the next runs). With CUBERT_AUTOTUNE=minimal the library takes its
-   known-good choice where it has one for the device family, without measuring: on PoCL the
-   whole cold first run then takes about 2.8 s on a 2-core VM instead of about 8 s, for the same
-   choices at these sizes (docs/TUNING.md, docs/BENCHMARKS.md).
+   cached on disk for the next runs). On OpenCL the first call of each operation runs the
+   library's known-good choice for the device family at once while a background thread
+   measures the candidates (docs/TUNING.md, "Background tuning"); releasing the client at the
+   end cancels what is still being measured, which the next run measures again.
+   CUBERT_AUTOTUNE=minimal takes the known-good choices without measuring anything
+   (docs/BENCHMARKS.md has the times of both).
 
    Accuracy: the probabilities must be within 1e-4 (absolute) of the host's, a bound far above
    the f32 rounding of sums of a few hundred products of values in [-1, 1] scaled by

@@ -32,6 +32,7 @@
 #include "stream/slots.h"
 #include "trace.h"
 #include "tune/scratch.h"
+#include "tune/tuner.h"
 
 /* ---- client views ------------------------------------------------------------------------ */
 
@@ -75,8 +76,26 @@ static cubert_status client_new(cubert_device *device, int pinned, cubert_stream
     free(client);
     return s;
   }
+  atomic_fetch_add(&device->user_clients, 1);
   *out = (cubert_client *)token;
   return NULL;
+}
+
+cubert_status cubert_client_worker_view(cubert_client *client, cubert_client **out) {
+  *out = NULL;
+  cubert_client_obj *c = NULL;
+  CUBERT_RETURN_IF_ERROR(cubert_client_acquire(client, &c));
+  cubert_device_retain(c->device);
+  cubert_status s = client_new(c->device, 0, 0, 0, out);
+  if (s) {
+    cubert_device_release(c->device);
+  } else {
+    cubert_client_obj *view = cubert_object_get(client_token(*out));
+    view->worker = 1;
+    atomic_fetch_sub(&c->device->user_clients, 1);
+  }
+  client_done(client);
+  return s;
 }
 
 cubert_status cubert_client_create(const char *device_selector, cubert_client **out) {
@@ -125,7 +144,11 @@ void cubert_client_release(cubert_client *client) {
   cubert_client_obj *c = cubert_object_release(client_token(client), CUBERT_OBJECT_CLIENT);
   if (!c) return;
   cubert_device *device = c->device;
+  const int last_user = !c->worker && atomic_fetch_sub(&device->user_clients, 1) == 1;
   free(c);
+  /* No client is left to call the tuner: its background measurements stop here, on the
+     releasing thread, so none outlives the program's clients (tune/background.h). */
+  if (last_user) cubert_tuner_background_stop(device);
   cubert_device_release(device);
 }
 

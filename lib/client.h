@@ -17,11 +17,16 @@ typedef struct cubert_client_obj {
   /* 1: launches are checked and compiled, not run; reads return zeros (dry_run.h). Atomic: any
      thread may switch it while others use the client. */
   _Atomic int dry_run;
+  int worker; /* 1: autotune's background worker's view, not counted in user_clients */
 } cubert_client_obj;
 
 /* The object behind a live client, with a reference the caller drops with
    cubert_client_release(client): INVALID_ARGUMENT for NULL, NOT_FOUND for a released client. */
 cubert_status cubert_client_acquire(const cubert_client *client, cubert_client_obj **out);
+/* A new unpinned, not dry-run view of `client`'s device for autotune's background worker
+   (tune/background.h): it is not counted among the device's user clients, so releasing the
+   last client the program made stops the worker although this view lives. */
+cubert_status cubert_client_worker_view(cubert_client *client, cubert_client **out);
 /* The device of a client the caller holds (tests and benchmarks reach the server this way). */
 cubert_device *cubert_client_device(const cubert_client *client);
 /* cubert_client_empty for a buffer the caller fills whole at once, by a path the server does

@@ -48,6 +48,9 @@ typedef struct cubert_device {
   cubert_transfer_state transfer;         /* transfer.h */
   /* The autotune state (tune/tuner.h), created at its first use; has its own lock. */
   _Atomic(struct cubert_tuner *) tuner;
+  /* Live clients the program made (every client but autotune's background view): when it falls
+     to 0, background tuning stops (client.c). */
+  atomic_uint user_clients;
 } cubert_device;
 
 /* device lifetime */

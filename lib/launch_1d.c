@@ -4,8 +4,12 @@
    (strided_copy.c) launch through these. */
 #include "launch_1d.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "cubert/geometry.h"
 #include "cubert/tune.h"
+#include "tune/tuner.h"
 
 cubert_status cubert_launch_1d_dim(cubert_client *client, const cubert_kernel_def *kernel,
                                    uint64_t n, uint32_t dim, const cubert_kernel_args *args) {
@@ -87,6 +91,33 @@ static const cubert_tune_set dim_set = {
     .source_checksum = 1, /* bump when the copy kernels change in ways that move the winner */
 };
 
+/* A deep copy of `args` in one block (background tuning keeps it beyond the call, tuner.h):
+   the caller's cubert_kernel_args and its buffer and info arrays are borrowed for the call
+   only. */
+static void *tuned_args_clone(const void *args) {
+  const tuned_args *a = args;
+  const cubert_kernel_args *k = a->args;
+  const size_t buffers = k->buffer_count * sizeof(cubert_handle *);
+  const size_t info = k->info_count * sizeof(uint64_t);
+  _Static_assert(sizeof(tuned_args) % sizeof(uint64_t) == 0 &&
+                     sizeof(cubert_kernel_args) % sizeof(uint64_t) == 0,
+                 "the arrays after the structs stay aligned");
+  char *block = malloc(sizeof(tuned_args) + sizeof(cubert_kernel_args) + info + buffers);
+  if (!block) return NULL;
+  tuned_args *copy = (tuned_args *)block;
+  cubert_kernel_args *kcopy = (cubert_kernel_args *)(block + sizeof(tuned_args));
+  uint64_t *info_copy = (uint64_t *)(kcopy + 1);
+  cubert_handle **buffers_copy = (cubert_handle **)((char *)info_copy + info);
+  if (info) memcpy(info_copy, k->info, info);
+  if (buffers) memcpy(buffers_copy, k->buffers, buffers);
+  *kcopy = *k;
+  kcopy->info = info ? info_copy : NULL;
+  kcopy->buffers = buffers ? buffers_copy : NULL;
+  *copy = *a;
+  copy->args = kcopy;
+  return block;
+}
+
 /* FNV-1a of the kernel's name: a key field that is the same in every process. */
 static uint64_t name_hash(const char *s) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -104,5 +135,6 @@ cubert_status cubert_launch_1d_tuned(cubert_client *client, const cubert_kernel_
   CUBERT_RETURN_IF_ERROR(cubert_tune_key_add(&key, rank));
   CUBERT_RETURN_IF_ERROR(cubert_tune_key_add(&key, elem_size));
   const tuned_args a = {kernel, n, args};
-  return cubert_tune_execute(client, &dim_set, &key, &a);
+  const cubert_tune_call call = {.args_clone = tuned_args_clone};
+  return cubert_tune_execute_call(client, &dim_set, &key, &a, &call);
 }

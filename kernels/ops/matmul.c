@@ -562,7 +562,8 @@ static cubert_status launch_beta(cubert_client *client, const cubert_tensor *c, 
 static cubert_tune_call mm_call(cubert_handle *inputs[2], const cubert_tensor *a,
                                 const cubert_ops_extent *ea, const cubert_tensor *b,
                                 const cubert_ops_extent *eb, const cubert_ops_extent *ec) {
-  cubert_tune_call call = {.known_good = cubert_ops_known_good, .read_only = inputs};
+  cubert_tune_call call = {
+      .known_good = cubert_ops_known_good, .read_only = inputs, .args_bytes = sizeof(mm_args)};
   if (ea->memory != ec->memory) inputs[call.read_only_count++] = a->handle;
   if (eb->memory != ec->memory) inputs[call.read_only_count++] = b->handle;
   return call;

@@ -604,8 +604,10 @@ static cubert_status launch_tuned(cubert_client *client, cubert_reduce_op op, cu
   if (forced >= 0) return cubert_ops_run_forced(client, &reduce_set, &key, p, forced, OP);
   /* The candidates only read `in`: unless it shares its allocation with out, tuning needs no
      scratch copy of it (tune/scratch.h). */
-  const cubert_tune_call call = {
-      .known_good = cubert_ops_known_good, .read_only = &p->in, .read_only_count = in_read_only};
+  const cubert_tune_call call = {.known_good = cubert_ops_known_good,
+                                 .read_only = &p->in,
+                                 .read_only_count = in_read_only,
+                                 .args_bytes = sizeof(*p)};
   return cubert_tune_execute_call(client, &reduce_set, &key, p, &call);
 }
 

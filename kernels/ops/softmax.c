@@ -274,7 +274,8 @@ cubert_status(cubert_op_softmax)(cubert_client *client, const cubert_tensor *in,
      winner's launch. `in` is declared read-only only when out lies in another allocation. */
   const cubert_tune_call call = {.known_good = cubert_ops_known_good,
                                  .read_only = &p.in,
-                                 .read_only_count = in_ext.memory != out_ext.memory};
+                                 .read_only_count = in_ext.memory != out_ext.memory,
+                                 .args_bytes = sizeof(p)};
   if (!st) st = cubert_tune_execute_call(client, &softmax_set, &key, &p, &call);
   return st;
 }

@@ -296,6 +296,8 @@ static void config_load(void) {
   config.autotune_cache = parse_flag("CUBERT_AUTOTUNE_CACHE", 1);
   config.autotune_checks = parse_flag("CUBERT_AUTOTUNE_CHECKS", 0);
   config.autotune_level = parse_tune_level();
+  static const char *const background_names[] = {"auto", "off", "on"};
+  config.autotune_background = env_choice("CUBERT_AUTOTUNE_BACKGROUND", background_names, 3, 0);
   config.sanitizer = parse_flag("CUBERT_SANITIZER", 1);
   static const char *const binary_cache_names[] = {"auto", "off", "on"};
   config.opencl_binary_cache =

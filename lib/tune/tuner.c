@@ -24,13 +24,16 @@
 #include "device.h"
 #include "dry_run.h"
 #include "stream/aside.h"
+#include "tune/background.h"
 #include "tune/check.h"
 #include "tune/disk.h"
 #include "tune/scratch.h"
 
 #define BUCKETS 1024u
 
-enum { ENTRY_PENDING, ENTRY_DONE };
+/* PROVISIONAL: the background worker measures the key; calls meanwhile launch `winner`, the
+   candidate the first call ran (background tuning, cubert/tune.h). */
+enum { ENTRY_PENDING, ENTRY_DONE, ENTRY_PROVISIONAL };
 
 typedef struct tune_entry {
   struct tune_entry *next;
@@ -52,6 +55,7 @@ struct cubert_tuner {
   int disk_warned;             /* an unusable folder was reported */
   cubert_tune_record *records; /* the file's entries as last read or written */
   size_t record_count;
+  cubert_tune_background *bg; /* the background worker (its own lock) */
 };
 
 static uint64_t key_hash(const cubert_tune_set *set, const cubert_tune_key *key) {
@@ -76,6 +80,7 @@ static tune_entry **find(cubert_tuner *t, const cubert_tune_set *set, const cube
 
 void cubert_tuner_destroy(cubert_tuner *tuner) {
   if (!tuner) return;
+  cubert_tune_background_destroy(tuner->bg);
   for (size_t b = 0; b < BUCKETS; ++b) {
     for (tune_entry *e = tuner->buckets[b]; e;) {
       tune_entry *next = e->next;
@@ -99,7 +104,8 @@ static cubert_status tuner_create(cubert_client *client, cubert_tuner **out) {
   pthread_mutex_init(&t->lock, NULL);
   pthread_cond_init(&t->done, NULL);
   t->identity = cubert_tune_disk_identity(client);
-  if (!t->identity) {
+  t->bg = cubert_tune_background_create();
+  if (!t->identity || !t->bg) {
     cubert_tuner_destroy(t);
     return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
   }
@@ -386,7 +392,21 @@ typedef struct measurement {
   measure_counts n;
   cubert_status last;
   cubert_tune_checker checker;
+  const atomic_int *cancel; /* background: set when the worker is stopped */
+  int cancelled;
 } measurement;
+
+/* What a background measurement adds (NULL for one in the caller's call): the worker's cancel
+   flag, and the provisional candidate, kept in memory when every candidate fails there. */
+typedef struct background_run {
+  const atomic_int *cancel;
+  uint32_t fallback;
+} background_run;
+
+static int is_cancelled(measurement *m) {
+  if (m->cancel && atomic_load(m->cancel)) m->cancelled = 1;
+  return m->cancelled;
+}
 
 /* Marks in `eligible` the candidates to measure: the valid ones (all but `excluded`); under
    CUBERT_AUTOTUNE=minimal only the known-good default of the device family when the set has
@@ -427,7 +447,7 @@ static uint32_t run_round(cubert_client *client, measurement *m, const void *arg
   const cubert_tune_set *set = m->set;
   uint32_t contenders = 0;
   uint64_t round_best = UINT64_MAX;
-  for (uint32_t i = 0; i < set->candidate_count; ++i) {
+  for (uint32_t i = 0; i < set->candidate_count && !is_cancelled(m); ++i) {
     if (!m->eligible[i]) continue;
     const cubert_tune_candidate *c = &set->candidates[i];
     m->n.measured += round < 0;
@@ -508,7 +528,7 @@ static uint32_t pick_winner(measurement *m, int rounds, uint64_t *out_ns) {
    entry: DONE with `best`, or removed when there is none (the next call measures again: the
    failures may be transient). Wakes the threads waiting for the entry. */
 static void publish_verdict(cubert_tuner *t, const cubert_tune_set *set, const cubert_tune_key *key,
-                            uint32_t best, const measure_counts *n) {
+                            uint32_t best, const measure_counts *n, int background) {
   pthread_mutex_lock(&t->lock);
   t->stats.tunings++;
   t->stats.candidates_measured += n->measured;
@@ -516,6 +536,7 @@ static void publish_verdict(cubert_tuner *t, const cubert_tune_set *set, const c
   t->stats.samples += n->samples;
   t->stats.candidates_eliminated += n->eliminated;
   t->stats.candidates_mismatched += n->mismatched;
+  t->stats.background_tunings += background;
   tune_entry **at = find(t, set, key);
   tune_entry *e = *at;
   if (best == UINT32_MAX) {
@@ -538,9 +559,9 @@ static void publish_verdict(cubert_tuner *t, const cubert_tune_set *set, const c
 static cubert_status measure(cubert_client *client, cubert_tuner *t, const cubert_tune_set *set,
                              const cubert_tune_key *key, const void *args, uint64_t checksum,
                              uint32_t excluded, cubert_tune_known_good_fn known_good,
-                             uint32_t *out_winner, int *out_unmeasured) {
+                             const background_run *bg, uint32_t *out_winner, int *out_unmeasured) {
   *out_unmeasured = 0;
-  measurement m = {.set = set};
+  measurement m = {.set = set, .cancel = bg ? bg->cancel : NULL};
   cubert_tune_checker_init(&m.checker, set, args);
   m.eligible = calloc(set->candidate_count, 1);
   if (!m.eligible) return cubert_status_make(CUBERT_CODE_OUT_OF_MEMORY, "host allocation failed");
@@ -562,20 +583,31 @@ static cubert_status measure(cubert_client *client, cubert_tuner *t, const cuber
     uint64_t round_best = UINT64_MAX;
     uint32_t contenders = run_round(client, &m, args, round, &round_best);
     rounds = round + 1;
+    if (m.cancelled) break;
     if (round + 1 >= ELIMINATE_AFTER) contenders -= eliminate_slow(&m, round, round_best);
     if (contenders <= 1) break;
   }
   uint64_t best_ns = UINT64_MAX;
-  uint32_t best = pick_winner(&m, rounds, &best_ns);
+  uint32_t best = m.cancelled ? UINT32_MAX : pick_winner(&m, rounds, &best_ns);
+  /* In the background, a key whose candidates all failed keeps the provisional candidate, which
+     worked in the caller's call (memory only): the failures may be the caller's released
+     buffers, and measuring again at every call would cost each call a job. A cancelled key is
+     forgotten: the next call (or process) measures it again. */
+  const uint32_t verdict = best == UINT32_MAX && bg && !m.cancelled ? bg->fallback : best;
   cubert_tune_checker_free(&m.checker);
   free(m.fastest);
   free(m.samples);
   free(m.eligible);
   *out_unmeasured = only != UINT32_MAX;
-  publish_verdict(t, set, key, best, &m.n);
+  publish_verdict(t, set, key, verdict, &m.n, bg != NULL);
 
   cubert_status last = m.last;
   if (best == UINT32_MAX) {
+    if (m.cancelled) {
+      cubert_status_free(last);
+      last = cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                                "cancelled: the device's last client was released");
+    }
     if (!last)
       last =
           cubert_status_make(CUBERT_CODE_UNAVAILABLE,
@@ -617,6 +649,150 @@ static void drop_done_entry(cubert_tuner *t, const cubert_tune_set *set, const c
   pthread_mutex_unlock(&t->lock);
 }
 
+/* Removes the key's entry when it is `state` (with `winner`, for DONE and PROVISIONAL) and wakes
+   the threads waiting for it. */
+static void drop_entry_in(cubert_tuner *t, const cubert_tune_set *set, const cubert_tune_key *key,
+                          int state, uint32_t winner) {
+  pthread_mutex_lock(&t->lock);
+  tune_entry **at = find(t, set, key);
+  if (*at && (*at)->state == state && (state == ENTRY_PENDING || (*at)->winner == winner)) {
+    tune_entry *gone = *at;
+    *at = gone->next;
+    free(gone);
+  }
+  pthread_cond_broadcast(&t->done);
+  pthread_mutex_unlock(&t->lock);
+}
+
+/* A key measured by the background worker, with its own copy of the call's args. */
+typedef struct tune_job {
+  cubert_tuner *t;
+  const cubert_tune_set *set;
+  cubert_tune_key key;
+  void *args;
+  uint64_t checksum;
+  uint32_t provisional;
+} tune_job;
+
+static void job_free(tune_job *job) {
+  free(job->args);
+  free(job);
+}
+
+/* The worker's side: measures on its own client and stream. The candidates bind the caller's
+   buffers only to copy them: nothing is declared read-only, so every buffer a candidate binds
+   is a scratch copy, and the caller's later work on its buffers never waits for a sample. */
+static void job_run(void *p, cubert_client *client, const atomic_int *cancel) {
+  tune_job *job = p;
+  cubert_tune_scratch scratch;
+  cubert_tune_scratch_begin(&scratch, client, NULL, 0);
+  const background_run bg = {cancel, job->provisional};
+  uint32_t winner = UINT32_MAX;
+  int unmeasured = 0;
+  cubert_status s = measure(client, job->t, job->set, &job->key, job->args, job->checksum,
+                            UINT32_MAX, NULL, &bg, &winner, &unmeasured);
+  cubert_tune_scratch_end(&scratch);
+  if (s)
+    cubert_log(CUBERT_LOG_INFO, "tune", "%s: background tuning ended without a winner (%s)",
+               job->set->name, cubert_status_message(s));
+  cubert_status_free(s);
+  /* A failed candidate's asynchronous error is on the worker's stream, never the caller's. */
+  cubert_status_free(cubert_client_sync(client));
+  job_free(job);
+}
+
+/* A job the stopped worker never ran: the key is forgotten, so the next call measures it. */
+static void job_drop(void *p) {
+  tune_job *job = p;
+  drop_entry_in(job->t, job->set, &job->key, ENTRY_PROVISIONAL, job->provisional);
+  job_free(job);
+}
+
+/* Whether a new key of this call is measured in the background (CUBERT_AUTOTUNE_BACKGROUND). */
+static int background_applies(cubert_client *client, const cubert_tune_call *call) {
+  const cubert_config *config = cubert_config_get();
+  if (config->autotune != CUBERT_AUTOTUNE_FULL ||
+      config->autotune_background == CUBERT_AUTOTUNE_BACKGROUND_OFF ||
+      (!call->args_bytes && !call->args_clone) || cubert_tune_background_on_worker())
+    return 0;
+  cubert_client_obj *c = NULL;
+  cubert_status s = cubert_client_acquire(client, &c);
+  if (s) {
+    cubert_status_free(s);
+    return 0;
+  }
+  /* Auto leaves the CPU server synchronous: its samples are host-clock times on the cores the
+     caller's kernels run on (2 here), so measuring beside the caller would time the caller's
+     work too, and there is no compile cost to hide (its kernels are built with the library). */
+  int on = !cubert_dry_run_on(c) &&
+           (config->autotune_background == CUBERT_AUTOTUNE_BACKGROUND_ON ||
+            c->device->server->properties.type != CUBERT_DEVICE_TYPE_CPU_SERVER);
+  cubert_client_release(client);
+  return on;
+}
+
+/* The candidate a new key's first call runs while it is measured: the known-good one of the
+   device family when the kernel library has one, else the set's default. UINT32_MAX for none
+   valid. */
+static uint32_t provisional_of(cubert_client *client, const cubert_tune_set *set,
+                               const cubert_tune_key *key, const void *args,
+                               cubert_tune_known_good_fn known_good) {
+  uint8_t *eligible = calloc(set->candidate_count, 1);
+  uint32_t first = UINT32_MAX, known = UINT32_MAX;
+  for (uint32_t i = 0; i < set->candidate_count; ++i) {
+    const int valid = valid_for(client, set, i, key, args);
+    if (eligible) eligible[i] = (uint8_t)valid;
+    if (valid && first == UINT32_MAX) first = i;
+  }
+  if (eligible && known_good) known = known_good(client, set, eligible);
+  const int take_known = known < set->candidate_count && eligible[known];
+  free(eligible);
+  return take_known ? known : first;
+}
+
+/* An entry this thread marked PENDING, for a call whose key is measured in the background: runs
+   the provisional candidate on the caller's stream (its status is the call's) and queues the
+   measurement. */
+static cubert_status tune_in_background(cubert_client *client, cubert_tuner *t,
+                                        const cubert_tune_set *set, const cubert_tune_key *key,
+                                        const void *args, uint64_t checksum,
+                                        const cubert_tune_call *call) {
+  const uint32_t provisional = provisional_of(client, set, key, args, call->known_good);
+  if (provisional == UINT32_MAX) {
+    drop_entry_in(t, set, key, ENTRY_PENDING, 0);
+    return cubert_status_make(CUBERT_CODE_UNAVAILABLE,
+                              "no candidate of tunable set \"%s\" is valid for this key",
+                              set->name);
+  }
+  pthread_mutex_lock(&t->lock);
+  tune_entry *e = *find(t, set, key);
+  e->state = ENTRY_PROVISIONAL;
+  e->winner = provisional;
+  pthread_cond_broadcast(&t->done);
+  pthread_mutex_unlock(&t->lock);
+  cubert_status s = set->candidates[provisional].launch(client, args);
+  tune_job *job = s ? NULL : calloc(1, sizeof(*job));
+  if (job) {
+    *job = (tune_job){t, set, *key, NULL, checksum, provisional};
+    job->args = call->args_clone ? call->args_clone(args) : malloc(call->args_bytes);
+    if (job->args && !call->args_clone) memcpy(job->args, args, call->args_bytes);
+  }
+  cubert_status queued =
+      job && job->args ? cubert_tune_background_push(t->bg, client, job, job_run, job_drop) : NULL;
+  if (!s && (!job || !job->args || queued)) {
+    /* Not queued (out of memory, the worker stopping): the next call tries again. */
+    cubert_log(CUBERT_LOG_INFO, "tune", "%s: not tuned in the background (%s)", set->name,
+               queued ? cubert_status_message(queued) : "host allocation failed");
+    if (job) job_free(job);
+    job = NULL;
+  }
+  cubert_status_free(queued);
+  /* The provisional candidate failed in the caller's call: its error is the call's, and nothing
+     stays cached (the next call starts afresh). */
+  if (!job) drop_entry_in(t, set, key, ENTRY_PROVISIONAL, provisional);
+  return s;
+}
+
 /* Measures an entry this thread marked PENDING (measure), then launches the winner. */
 static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
                                   const cubert_tune_set *set, const cubert_tune_key *key,
@@ -629,15 +805,7 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
   cubert_status s = cubert_client_errors_set_aside(client, &aside);
   if (s) {
     /* Publish "nothing measured" so that waiters on the PENDING entry measure themselves. */
-    pthread_mutex_lock(&t->lock);
-    tune_entry **at = find(t, set, key);
-    if (*at) {
-      tune_entry *e = *at;
-      *at = e->next;
-      free(e);
-    }
-    pthread_cond_broadcast(&t->done);
-    pthread_mutex_unlock(&t->lock);
+    drop_entry_in(t, set, key, ENTRY_PENDING, 0);
     return s;
   }
   uint32_t winner = UINT32_MAX;
@@ -649,7 +817,7 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
      launch below, outside the measurement, writes the caller's. */
   cubert_tune_scratch scratch;
   cubert_tune_scratch_begin(&scratch, client, call->read_only, call->read_only_count);
-  s = measure(client, t, set, key, args, checksum, excluded, call->known_good, &winner,
+  s = measure(client, t, set, key, args, checksum, excluded, call->known_good, NULL, &winner,
               &unmeasured);
   cubert_tune_scratch_end(&scratch);
   cubert_dry_run_real_end();
@@ -662,6 +830,14 @@ static cubert_status tune_and_run(cubert_client *client, cubert_tuner *t,
     drop_done_entry(t, set, key, winner, 0);
   }
   return s;
+}
+
+/* Removes the key's record naming `winner` from the disk file. */
+static void drop_from_disk(cubert_tuner *t, const cubert_tune_set *set, const cubert_tune_key *key,
+                           uint32_t winner) {
+  cubert_tune_record drop;
+  record_fill(&drop, set, set_checksum(set), key, winner, 0);
+  disk_update(t, NULL, &drop);
 }
 
 cubert_status cubert_tune_lookup(cubert_client *client, const cubert_tune_set *set,
@@ -745,9 +921,10 @@ cubert_status cubert_tune_execute_call(cubert_client *client, const cubert_tune_
     }
     uint32_t winner = 0;
     uint64_t checksum = 0;
-    int hit = e != NULL, from_disk = 0;
+    int hit = e != NULL, from_disk = 0, provisional = 0;
     if (hit) {
       winner = e->winner;
+      provisional = e->state == ENTRY_PROVISIONAL;
       t->stats.memory_hits++;
     } else {
       /* Slow path from here on: validate once per new key, not per call. */
@@ -777,24 +954,38 @@ cubert_status cubert_tune_execute_call(cubert_client *client, const cubert_tune_
       *at = e;
     }
     pthread_mutex_unlock(&t->lock);
-    if (!hit) return tune_and_run(client, t, set, key, args, checksum, excluded, call);
+    if (!hit)
+      return excluded == UINT32_MAX && background_applies(client, call)
+                 ? tune_in_background(client, t, set, key, args, checksum, call)
+                 : tune_and_run(client, t, set, key, args, checksum, excluded, call);
     if (from_disk)
       cubert_log(CUBERT_LOG_DEBUG, "tune", "%s: %s from the disk cache", set->name,
                  set->candidates[winner].name);
-
     cubert_status s = set->candidates[winner].launch(client, args);
-    if (!s) return NULL;
+    /* A provisional candidate is not a verdict to evict: the measurement under way decides. */
+    if (!s || provisional) return s;
     /* The cached winner fails: forget it everywhere and measure the others. */
     cubert_log(CUBERT_LOG_INFO, "tune", "%s: cached winner %s failed (%s); evicted, retuning",
                set->name, set->candidates[winner].name, cubert_status_message(s));
     drop_done_entry(t, set, key, winner, 1);
     if (set->candidate_count == 1) return s;
     cubert_status_free(s);
-    cubert_tune_record drop;
-    record_fill(&drop, set, set_checksum(set), key, winner, 0);
-    disk_update(t, NULL, &drop);
+    drop_from_disk(t, set, key, winner);
     excluded = winner;
   }
+}
+
+cubert_status cubert_tune_wait(cubert_client *client) {
+  CUBERT_RETURN_IF_ERROR(check_client(client));
+  cubert_tuner *t;
+  CUBERT_RETURN_IF_ERROR(tuner_get(client, &t));
+  cubert_tune_background_wait(t->bg);
+  return NULL;
+}
+
+void cubert_tuner_background_stop(struct cubert_device *device) {
+  cubert_tuner *t = atomic_load_explicit(&device->tuner, memory_order_acquire);
+  if (t) cubert_tune_background_stop(t->bg);
 }
 
 cubert_status cubert_tune_stats_get(cubert_client *client, cubert_tune_stats *out) {

@@ -50,6 +50,17 @@ typedef struct spin_args {
    median of 5 must still rank them. */
 #define SPIN_SCALE 4
 
+/* Fills the first n u32 of h with value on c's stream. */
+static cubert_status fill_u32(cubert_client *c, cubert_handle *h, uint64_t n, uint64_t value) {
+  uint64_t info[2] = {n, value};
+  cubert_handle *bufs[1] = {h};
+  cubert_kernel_args kargs = {bufs, 1, info, 2};
+  cubert_cube_count_selection sel;
+  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(c, (uint32_t)((n + 255) / 256), &sel));
+  return cubert_client_launch(c, &cubert_kernel_fill_u32, sel.cube_count,
+                              cubert_cube_dim_new_3d(256, 1, 1), &kargs);
+}
+
 static cubert_status spin(const spin_args *a, int i) {
   atomic_fetch_add(&((spin_args *)a)->calls[i], 1);
   if (a->fail[i]) return cubert_status_make((cubert_code)a->fail[i], "candidate %d fails", i);
@@ -60,14 +71,7 @@ static cubert_status spin(const spin_args *a, int i) {
   /* Device work in proportion (2 elements per ns of spin, so a 10x gap stays 10x on devices
      where a small fill costs about as much as launching it: GPUs). */
   uint64_t n = a->spin_ns[i] * 2 < MAX_FILL ? a->spin_ns[i] * 2 : MAX_FILL;
-  if (n == 0) return NULL;
-  uint64_t info[2] = {n, 7};
-  cubert_handle *bufs[1] = {a->buf};
-  cubert_kernel_args kargs = {bufs, 1, info, 2};
-  cubert_cube_count_selection sel;
-  CUBERT_RETURN_IF_ERROR(cubert_cube_count_select(a->client, (uint32_t)((n + 255) / 256), &sel));
-  return cubert_client_launch(a->client, &cubert_kernel_fill_u32, sel.cube_count,
-                              cubert_cube_dim_new_3d(256, 1, 1), &kargs);
+  return n == 0 ? NULL : fill_u32(a->client, a->buf, n, 7);
 }
 static cubert_status c0(cubert_client *c, const void *a) {
   (void)c;
@@ -101,6 +105,10 @@ static const cubert_tune_candidate candidates_valid[] = {
 static const cubert_tune_set set_valid = {"test.valid", candidates_valid, 3, 0, NULL};
 
 static char cache_root[1024];
+/* CUBERT_AUTOTUNE_BACKGROUND for env_setup: the tests of measurement in the call turn it off
+   (the kernel library's operations would otherwise measure in the background on OpenCL); the
+   background tests turn it on, for both servers. */
+static const char *background = "off";
 
 /* A fresh cache folder for this test process (under $TMPDIR, never in the working directory),
    then the environment is read again. */
@@ -115,6 +123,7 @@ static void env_setup(const char *autotune) {
     setenv("CUBERT_AUTOTUNE", autotune, 1);
   else
     unsetenv("CUBERT_AUTOTUNE");
+  setenv("CUBERT_AUTOTUNE_BACKGROUND", background, 1);
   if (!getenv("POCL_CACHE_DIR")) {
     char path[1024];
     snprintf(path, sizeof(path), "%s/pocl-cache", cwd);
@@ -1841,4 +1850,228 @@ Test(tune, cache_bundle_import_of_a_bad_path_names_it) {
   snprintf(want, sizeof want, "bundle file '%s' cannot be read: not a regular file", cache_root);
   cr_expect(strstr(cubert_status_message(s), want), "%s", cubert_status_message(s));
   cubert_status_free(s);
+}
+
+/* ---- background tuning (CUBERT_AUTOTUNE_BACKGROUND=on, both servers) ---------------------- */
+
+enum { BG_N = 256, BG_WORK = 4u << 20, BG_CANARY = 0x5a5a5a5au };
+
+/* The arguments of the background tests' set: self-contained (copied by args_bytes), pointing at
+   the test's counters and gate. Candidate i writes 100 + i into all of `out`; run on any thread
+   but the caller's (the worker measuring it), it also writes `canary` and waits for the gate,
+   and its runs take `sleep_us` more. Its speed: a host spin and a device fill of `work` in
+   proportion (as spin()). */
+typedef struct bg_args {
+  cubert_handle *out, *canary, *work;
+  uint64_t spin_ns[3];
+  int fail_on_caller[3]; /* nonzero: the caller's launch of candidate i fails with this code */
+  unsigned sleep_us;     /* per run on the worker */
+  pthread_t caller;
+  atomic_int *gate;  /* nonzero: the worker's runs may proceed */
+  atomic_int *calls; /* [3][2]: per candidate, runs on the caller's thread / elsewhere */
+} bg_args;
+
+static cubert_status bg_candidate(cubert_client *c, const bg_args *a, int i) {
+  const int on_caller = pthread_equal(pthread_self(), a->caller);
+  atomic_fetch_add(&a->calls[i * 2 + !on_caller], 1);
+  if (on_caller && a->fail_on_caller[i])
+    return cubert_status_make((cubert_code)a->fail_on_caller[i], "candidate %d fails", i);
+  if (!on_caller) {
+    while (!atomic_load(a->gate)) usleep(1000);
+    if (a->sleep_us) usleep(a->sleep_us);
+    CUBERT_RETURN_IF_ERROR(fill_u32(c, a->canary, BG_N, 0xdead));
+  }
+  uint64_t end = cubert_now_ns() + a->spin_ns[i] * SPIN_SCALE;
+  while (cubert_now_ns() < end) {
+  }
+  uint64_t n = a->spin_ns[i] / 2 < BG_WORK ? a->spin_ns[i] / 2 : BG_WORK;
+  if (n) CUBERT_RETURN_IF_ERROR(fill_u32(c, a->work, n, 7));
+  return fill_u32(c, a->out, BG_N, 100u + (uint64_t)i);
+}
+static cubert_status bg0(cubert_client *c, const void *a) {
+  return bg_candidate(c, a, 0);
+}
+static cubert_status bg1(cubert_client *c, const void *a) {
+  return bg_candidate(c, a, 1);
+}
+static cubert_status bg2(cubert_client *c, const void *a) {
+  return bg_candidate(c, a, 2);
+}
+static const cubert_tune_candidate bg_candidates[] = {
+    {"bg0", bg0, NULL, 0}, {"bg1", bg1, NULL, 0}, {"bg2", bg2, NULL, 0}};
+static const cubert_tune_set bg_set = {"test.background", bg_candidates, 3, 0, NULL};
+
+static uint32_t known_bg2(const cubert_client *client, const cubert_tune_set *set,
+                          const uint8_t *eligible) {
+  (void)client, (void)set;
+  return eligible[2] ? 2 : UINT32_MAX;
+}
+
+static atomic_int bg_gate, bg_calls[6];
+
+/* Fresh counters, an open or closed gate, and the buffers (out and canary hold BG_CANARY). */
+static bg_args bg_attach(cubert_client *client, int gate_open) {
+  atomic_store(&bg_gate, gate_open);
+  for (int i = 0; i < 6; ++i) atomic_store(&bg_calls[i], 0);
+  bg_args a = {.spin_ns = {6000000, 500000, 3000000},
+               .caller = pthread_self(),
+               .gate = &bg_gate,
+               .calls = bg_calls};
+  uint32_t fill[BG_N];
+  for (int i = 0; i < BG_N; ++i) fill[i] = BG_CANARY;
+  expect_ok(cubert_client_create_buffer(client, fill, sizeof fill, &a.out));
+  expect_ok(cubert_client_create_buffer(client, fill, sizeof fill, &a.canary));
+  expect_ok(cubert_client_empty(client, BG_WORK * 4u, &a.work));
+  return a;
+}
+static void bg_detach(bg_args *a) {
+  cubert_handle_release(a->out);
+  cubert_handle_release(a->canary);
+  cubert_handle_release(a->work);
+}
+
+static cubert_status bg_execute(cubert_client *client, const cubert_tune_key *key,
+                                const bg_args *a) {
+  const cubert_tune_call call = {.known_good = known_bg2, .args_bytes = sizeof(*a)};
+  return cubert_tune_execute_call(client, &bg_set, key, a, &call);
+}
+
+/* Every element of `h` (BG_N u32) is `want`. */
+static void expect_all_u32(cubert_client *client, cubert_handle *h, uint32_t want,
+                           const char *what) {
+  uint32_t v[BG_N];
+  expect_ok(cubert_client_read(client, h, v, sizeof v));
+  for (int i = 0; i < BG_N; ++i)
+    cr_assert_eq(v[i], want, "%s: element %d is 0x%x, expected 0x%x", what, i, v[i], want);
+}
+
+static cubert_tune_lookup_result lookup_of(cubert_client *client, const cubert_tune_key *key,
+                                           uint32_t *winner) {
+  cubert_tune_lookup_result r;
+  expect_ok(cubert_tune_lookup(client, &bg_set, key, &r, winner));
+  return r;
+}
+
+/* The first call of a new key returns at once with the provisional (known-good) candidate's
+   result while the worker is still blocked measuring; after cubert_tune_wait the winner is in
+   memory and on disk and later calls run it; the caller's buffers never see a measured run. */
+Test(tune, background_first_call_runs_the_known_good_and_the_winner_follows) {
+  background = "on";
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    bg_args a = bg_attach(client, 0);
+    cubert_tune_key key = key1(5000 + d);
+    expect_ok(bg_execute(client, &key, &a));
+    expect_all_u32(client, a.out, 102, "the first call's result (known-good bg2)");
+    uint32_t winner = 0;
+    cr_expect_eq(lookup_of(client, &key, &winner), CUBERT_TUNE_PENDING, "%s", selectors[d]);
+    cr_expect_eq(stats_of(client).background_tunings, 0, "%s: tuning ended early", selectors[d]);
+    /* While it is measured, calls run the provisional candidate on the caller's thread. */
+    expect_ok(bg_execute(client, &key, &a));
+    cr_expect_eq(atomic_load(&bg_calls[2 * 2]), 2, "%s", selectors[d]);
+    atomic_store(&bg_gate, 1);
+    expect_ok(cubert_tune_wait(client));
+    cubert_tune_stats st = stats_of(client);
+    cr_expect_eq(st.background_tunings, 1, "%s", selectors[d]);
+    cr_expect_eq(st.candidates_failed, 0, "%s", selectors[d]);
+    cr_expect_eq(lookup_of(client, &key, &winner), CUBERT_TUNE_HIT, "%s", selectors[d]);
+    cr_expect_eq(winner, 1, "%s: the fastest candidate wins", selectors[d]);
+    for (int i = 0; i < 3; ++i)
+      cr_expect_geq(atomic_load(&bg_calls[i * 2 + 1]), 2, "%s: bg%d was measured off the caller",
+                    selectors[d], i);
+    cr_expect_eq(atomic_load(&bg_calls[0]) + atomic_load(&bg_calls[2]), 0,
+                 "%s: no measurement on the caller's thread", selectors[d]);
+    /* The measured runs wrote scratch copies only: the caller's canary is intact and out still
+       holds the provisional candidate's result. */
+    expect_all_u32(client, a.canary, BG_CANARY, "the caller's canary after background tuning");
+    expect_all_u32(client, a.out, 102, "out after background tuning");
+    /* Persisted: the disk file names the winner. */
+    size_t records = 0;
+    expect_ok(cubert_tune_cache_foreach(client, NULL, NULL, &records));
+    cr_expect_eq(records, 1, "%s: the winner is on disk", selectors[d]);
+    expect_ok(bg_execute(client, &key, &a));
+    cr_expect_eq(atomic_load(&bg_calls[1 * 2]), 1, "%s: the winner ran for the caller",
+                 selectors[d]);
+    expect_all_u32(client, a.out, 101, "the winner's result");
+    bg_detach(&a);
+    cubert_client_release(client);
+  }
+  background = "off";
+}
+
+/* The caller's errors stay the caller's: a provisional candidate that fails returns its status
+   from the call (nothing is queued or cached), and an earlier asynchronous error of the caller's
+   stream reaches its next sync, with no candidate blamed for it. */
+Test(tune, background_tuning_leaves_the_callers_errors_on_its_stream) {
+  background = "on";
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    bg_args a = bg_attach(client, 1);
+    a.fail_on_caller[2] = CUBERT_CODE_TOO_MANY_RESOURCES;
+    cubert_tune_key key = key1(6000 + d);
+    cubert_status s = bg_execute(client, &key, &a);
+    cr_expect_eq(cubert_status_code(s), CUBERT_CODE_TOO_MANY_RESOURCES, "%s: %s", selectors[d],
+                 cubert_status_message(s));
+    cubert_status_free(s);
+    expect_ok(cubert_tune_wait(client));
+    cr_expect_eq(lookup_of(client, &key, NULL), CUBERT_TUNE_MISS, "%s", selectors[d]);
+    cr_expect_eq(stats_of(client).background_tunings, 0, "%s", selectors[d]);
+    a.fail_on_caller[2] = 0;
+    if (strcmp(selectors[d], "cpu") == 0) { /* the failing kernel has a CPU body only */
+      expect_ok(cubert_client_launch(client, &failing_kernel, cubert_cube_count_new_3d(1, 1, 1),
+                                     cubert_cube_dim_new_3d(1, 1, 1), NULL));
+      expect_ok(bg_execute(client, &key, &a));
+      s = cubert_client_sync(client);
+      cr_assert_not_null(s, "the earlier kernel failure was lost");
+      cr_expect(strstr(cubert_status_message(s), "4711"), "%s", cubert_status_message(s));
+      cr_expect_eq(cubert_status_error_count(s), 1, "%s", cubert_status_message(s));
+      cubert_status_free(s);
+      expect_ok(cubert_client_sync(client)); /* reported once */
+      expect_ok(cubert_tune_wait(client));
+      cubert_tune_stats st = stats_of(client);
+      cr_expect_eq(st.background_tunings, 1);
+      cr_expect_eq(st.candidates_failed, 0, "a candidate was blamed for the caller's error");
+    }
+    bg_detach(&a);
+    cubert_client_release(client);
+  }
+  background = "off";
+}
+
+/* Releasing the last client while the worker measures cancels it within one step: the release
+   returns long before the measurement would have ended, and the key is neither remembered nor
+   written to disk (the next process measures it again). */
+Test(tune, releasing_the_client_during_background_tuning_cancels_it) {
+  background = "on";
+  env_setup(NULL);
+  for (size_t d = 0; d < 2; ++d) {
+    cubert_client *client = open_client(selectors[d]);
+    if (!client) continue;
+    bg_args a = bg_attach(client, 1);
+    a.sleep_us = 300000; /* 3 candidates x up to 6 runs: >= 5 s to measure */
+    cubert_tune_key key = key1(7000 + d);
+    expect_ok(bg_execute(client, &key, &a));
+    expect_all_u32(client, a.out, 102, "the first call's result");
+    bg_detach(&a);
+    usleep(100000); /* the worker is inside its first run */
+    uint64_t start = cubert_now_ns();
+    cubert_client_release(client);
+    uint64_t took_ms = (cubert_now_ns() - start) / 1000000u;
+    cr_expect_lt(took_ms, 2000, "%s: the release waited %llu ms for the measurement", selectors[d],
+                 (unsigned long long)took_ms);
+    cr_expect_lt(atomic_load(&bg_calls[1]) + atomic_load(&bg_calls[3]) + atomic_load(&bg_calls[5]),
+                 6, "%s: the measurement ran on", selectors[d]);
+    client = open_client(selectors[d]);
+    cr_assert_not_null(client);
+    cr_expect_eq(lookup_of(client, &key, NULL), CUBERT_TUNE_MISS,
+                 "%s: a cancelled key stays "
+                 "untuned",
+                 selectors[d]);
+    cubert_client_release(client);
+  }
+  background = "off";
 }

@@ -56,12 +56,23 @@ typedef struct cubert_config {
   /** CUBERT_AUTOTUNE_LEVEL: minimal|balanced (default)|extensive|full, or 0..3: the anchor
      granularity of cubert_tune_key_add_anchored (cubert_tune_level). */
   int autotune_level;
+  /** CUBERT_AUTOTUNE_BACKGROUND: CUBERT_AUTOTUNE_BACKGROUND_AUTO (default: on, except on the CPU
+     server), _OFF or _ON: under CUBERT_AUTOTUNE=full, whether the first call of a new key runs
+     a provisional candidate at once and the key is measured by a background thread
+     (cubert/tune.h). */
+  int autotune_background;
 } cubert_config;
 /** Values of cubert_config.opencl_binary_cache. */
 enum {
   CUBERT_BINARY_CACHE_AUTO = 0, /**< on, except on drivers with their own cache */
   CUBERT_BINARY_CACHE_OFF = 1,  /**< never cache program binaries */
   CUBERT_BINARY_CACHE_ON = 2,   /**< always cache them */
+};
+/** Values of cubert_config.autotune_background. */
+enum {
+  CUBERT_AUTOTUNE_BACKGROUND_AUTO = 0, /**< on, except on the CPU server */
+  CUBERT_AUTOTUNE_BACKGROUND_OFF = 1,  /**< every key is measured in the call that first needs it */
+  CUBERT_AUTOTUNE_BACKGROUND_ON = 2,   /**< on every device */
 };
 /** Values of cubert_config.autotune. */
 enum {

@@ -14,6 +14,10 @@
      cached; minimal: the known-good default for the device family when the kernel
      library's table has one for the set (nothing measured), else only the priority-0
      candidates are measured; full (default): every valid candidate.
+   - CUBERT_AUTOTUNE_BACKGROUND=auto|off|on: under full, whether the kernel library's operations
+     measure a new key in a background thread while its first call runs a provisional
+     candidate (see cubert_tune_execute, "Background tuning"); auto (default): on, except on the
+     CPU server.
    - CUBERT_AUTOTUNE_LEVEL=minimal|balanced|extensive|full (or 0..3): how coarsely
      cubert_tune_key_add_anchored rounds sizes (cubert_tune_level); balanced by default.
    - CUBERT_AUTOTUNE_CACHE=0: ignore the disk cache (memory only).
@@ -183,6 +187,23 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    the candidates run and returned by the stream's next flush/sync/read, as when the key is
    cached (work queued behind them, the winner's launch included, is skipped as usual).
 
+   Background tuning (the kernel library's operations; internal calls that can keep their
+   arguments beyond the call): under CUBERT_AUTOTUNE=full with CUBERT_AUTOTUNE_BACKGROUND on
+   (auto: every device but the CPU server), the first call of an unknown key launches a
+   provisional candidate at once on the caller's stream (the device family's known-good one
+   where the library has one, else the default) and returns its status; a worker thread of the
+   device then measures every valid candidate as above, on its own client and stream, with a
+   copy of the arguments and scratch copies of every buffer the candidates bind (inputs
+   included), and publishes and persists the winner. Until then, calls with the key launch the
+   provisional candidate (cubert_tune_lookup says PENDING); afterwards the winner. The caller's
+   buffers are only read (to make the copies) and its stream never carries a measurement, so its
+   errors stay where they were raised. When every candidate fails in the background (the
+   caller released a buffer the copy needed, say), the provisional candidate stays the key's
+   choice in memory only. When the device's last client the program made is released, the
+   worker is stopped: the running measurement is cancelled at its next step, the queued ones
+   are dropped, and those keys are neither remembered nor written to disk (the next process
+   measures them again). cubert_tune_wait waits for the queue.
+
    Thread-safety: any number of threads may call this for one client or device. When several
    threads ask for the same unknown key, one measures it and the others wait for its verdict
    and then launch the winner. Why wait rather than run the default candidate meanwhile: the
@@ -214,11 +235,19 @@ CUBERT_API cubert_status cubert_tune_execute_reading(cubert_client *client,
                                                      cubert_handle *const *read_only,
                                                      size_t read_only_count);
 
+/** Blocks until the background worker of `client`'s device (see cubert_tune_execute,
+   "Background tuning") has measured every key queued so far and published their winners (in
+   memory and on disk), then returns NULL. Returns at once when nothing is queued, when the
+   worker is not running, and when called from inside a candidate the worker measures.
+   INVALID_ARGUMENT for NULL, NOT_FOUND for a released client. Thread-safe. */
+CUBERT_API cubert_status cubert_tune_wait(cubert_client *client);
+
 /** What the tuner knows of a key (cubert_tune_lookup). */
 typedef enum cubert_tune_lookup_result {
   CUBERT_TUNE_MISS = 0,    /**< not tuned: cubert_tune_execute would measure it */
   CUBERT_TUNE_HIT = 1,     /**< tuned (in memory, or on disk for this device): a winner */
-  CUBERT_TUNE_PENDING = 2, /**< being measured now, by this thread or another */
+  CUBERT_TUNE_PENDING = 2, /**< being measured now, by this thread, another or the background
+                              worker */
 } cubert_tune_lookup_result;
 
 /** Looks the key up without running anything (the reference's Tuner::fastest): the in-memory
@@ -250,6 +279,8 @@ typedef struct cubert_tune_stats {
                                      to win (see cubert_tune_execute) */
   uint64_t candidates_mismatched; /**< candidates excluded because their result disagreed with
                                      the default's (CUBERT_AUTOTUNE_CHECKS=1) */
+  uint64_t background_tunings;    /**< of `tunings`, the keys measured by the background worker
+                                     (cubert_tune_wait) */
 } cubert_tune_stats;
 
 /** Copies the counters. INVALID_ARGUMENT for NULL arguments. Thread-safe. */
