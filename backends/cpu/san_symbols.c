@@ -12,7 +12,8 @@
    Reports are rare (one per launch at most) and cold; the hot path never comes here. The Dwfl
    session is built at the first report, kept for the process (a report at a new module reports
    the process's modules again) and, like the cache, guarded by one mutex: libdw's handles are
-   not thread-safe, and reports come from any worker. */
+   not thread-safe, and reports come from any worker. A lookup runs on a short-lived thread of
+   its own (the default stack), since the unit that reports may be on a small fiber stack. */
 #include "cpu/san_symbols.h"
 
 #include <dlfcn.h>
@@ -158,6 +159,21 @@ static cached cache[CACHE_SIZE];
 static unsigned cache_next;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The lookup runs on a thread of its own: a report comes from a unit, which may run on a fiber
+   with a small stack, and libdw's line-table parser takes more than that (it overflowed one). */
+static void *lookup_thread(void *arg) {
+  cached *c = arg;
+  c->found = lookup(c->pc, c->kernel_file, c->text, sizeof c->text);
+  return NULL;
+}
+
+static void no_thread(cached *c) {
+  char code[128];
+  code_address(c->pc, code, sizeof code);
+  snprintf(c->text, sizeof c->text, "%s (no line: no thread could be started for the lookup)",
+           code);
+}
+
 int cubert_cpu_san_symbols_where(const void *pc, const char *kernel_file, char *out, size_t size) {
   if (!size) return 0;
   pthread_mutex_lock(&lock);
@@ -169,7 +185,12 @@ int cubert_cpu_san_symbols_where(const void *pc, const char *kernel_file, char *
     hit = &cache[cache_next++ % CACHE_SIZE];
     hit->pc = pc;
     hit->kernel_file = kernel_file;
-    hit->found = lookup(pc, kernel_file, hit->text, sizeof hit->text);
+    hit->found = 0;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, lookup_thread, hit) == 0)
+      pthread_join(thread, NULL);
+    else
+      no_thread(hit);
   }
   snprintf(out, size, "%s", hit->text);
   const int found = hit->found;

@@ -49,12 +49,12 @@ typedef struct bug {
 
 /* The four wild-pointer bugs of kernel `k` (bugs.cube.c's wild_ptr: info bit 0 the private
    pointer never set, else the constant address 64; bit 1 a store, at its own line). */
-#define WILD_(k, info, kind, addr, marker)                                                \
-  {                                                                                       \
-    &k,                                                                                   \
-        "wild pointer: a 4-byte " kind " at address " addr                                \
-        ", outside every memory the unit may touch",                                      \
-        marker, LINE_CODE, 2, -1, "the launch stopped there, before the access", info, -1 \
+#define WILD_(k, info, kind, addr, marker)                                                      \
+  {                                                                                             \
+    &k,                                                                                         \
+        "wild pointer: a 4-byte " kind " at address " addr                                      \
+        ", outside every memory the unit may touch",                                            \
+        marker, LINE_CODE, 2, -1, "the launch stopped there, before the access", info, -1, NULL \
   }
 #define WILD_FORM_(k, load, store)                                                    \
   WILD_(k, 0, "read", "0x40", load), WILD_(k, 1, "read", "0xfefefefefefefefe", load), \
@@ -68,34 +68,34 @@ static const bug bugs[] = {
     {&war_fiber, "data race (read after write)", "@war_fiber", LINE_CODE, 1, 0,
      "shared memory byte 0 (of 32)", 3, -1, "@war_fiber_write"},
     {&oob_index_fiber, "out-of-bounds array index: index 8 past the bounds of 'float [8]'",
-     "@oob_index_fiber", LINE_AT, 7, -1, NULL, 3, -1},
+     "@oob_index_fiber", LINE_AT, 7, -1, NULL, 3, -1, NULL},
     {&oob_ptr_fiber,
      "out-of-bounds shared memory: a 4-byte write at byte offset 76 of the "
      "32-byte shared memory",
-     "@oob_ptr_fiber", LINE_CODE, 3, -1, NULL, 3, -1},
+     "@oob_ptr_fiber", LINE_CODE, 3, -1, NULL, 3, -1, NULL},
     {&uninit_fiber, "uninitialised shared memory: read of byte 4 (of 32)", "@uninit_fiber",
-     LINE_CODE, 0, -1, NULL, 3, -1},
+     LINE_CODE, 0, -1, NULL, 3, -1, NULL},
     {&return_fiber,
      "passed 0 cube barriers where unit (0, 0, 0) of its cube passed 1, the last of them",
-     "@return_fiber", LINE_BARRIER, 5, -1, NULL, 3, -1},
+     "@return_fiber", LINE_BARRIER, 5, -1, NULL, 3, -1, NULL},
     {&private_fiber, "index 4 past the bounds of 'float [4]'", "@private_fiber", LINE_AT, 6, -1,
-     NULL, 3, -1},
+     NULL, 3, -1, NULL},
     {&rw_phased, "data race (read after write)", "@rw_phased", LINE_CODE, 0, 1,
      "shared memory byte 4 (of 32)", 3, -1, "@rw_phased_write"},
     {&ww_phased, "data race (write after write)", "@ww_phased", LINE_CODE, 1, 0,
      "shared memory byte 0 (of 32)", 3, -1, "@ww_phased"},
     {&oob_index_phased, "index 8 past the bounds of 'float [8]'", "@oob_index_phased", LINE_AT, 7,
-     -1, NULL, 3, -1},
+     -1, NULL, 3, -1, NULL},
     {&oob_ptr_phased,
      "out-of-bounds shared memory: a 4-byte write at byte offset 104 of the 32-byte shared "
      "memory",
-     "@oob_ptr_phased", LINE_CODE, 2, -1, NULL, 3, -1},
+     "@oob_ptr_phased", LINE_CODE, 2, -1, NULL, 3, -1, NULL},
     {&uninit_phased, "uninitialised shared memory: read of byte 16 (of 32)", "@uninit_phased",
-     LINE_CODE, 3, -1, NULL, 3, -1},
+     LINE_CODE, 3, -1, NULL, 3, -1, NULL},
     {&private_phased, "index 4 past the bounds of 'float [4][1024]'", "@private_phased", LINE_AT, 6,
-     -1, NULL, 3, -1},
+     -1, NULL, 3, -1, NULL},
     {&private_unit, "index 4 past the bounds of 'float [4]'", "@private_unit", LINE_AT, 5, -1, NULL,
-     3, -1},
+     3, -1, NULL},
     {&ww_buffer_fiber, "data race (write after write)", "@ww_buffer_fiber", LINE_CODE, 3, 2,
      "buffer 0 'out' element 10 (of 16)", 3, 1, "@ww_buffer_fiber_first"},
     {&rw_buffer_fiber, "data race (read after write)", "@rw_buffer_fiber", LINE_CODE, 2, 1,
@@ -110,9 +110,9 @@ static const bug bugs[] = {
     {&rw_buffer_unit, "data race (read after write)", "@rw_buffer_unit", LINE_CODE, 5, 4,
      "buffer 0 'out' element 12 (of 16)", 3, 1, "@rw_buffer_unit_write"},
     {&oob_buffer_fiber, "accessed element 16 of buffer 0 \"out\" (float), which holds 16 elements",
-     "@oob_buffer_fiber", LINE_CODE, 7, -1, NULL, 3, -1},
+     "@oob_buffer_fiber", LINE_CODE, 7, -1, NULL, 3, -1, NULL},
     {&oob_buffer_unit, "accessed element 16 of buffer 0 \"out\" (float), which holds 16 elements",
-     "@oob_buffer_unit", LINE_CODE, 5, -1, NULL, 3, -1},
+     "@oob_buffer_unit", LINE_CODE, 5, -1, NULL, 3, -1, NULL},
     WILD_FORM_(wild_fiber, "@wild_load_fiber", "@wild_store_fiber"),
     WILD_FORM_(wild_phased, "@wild_load_phased", "@wild_store_phased"),
     WILD_FORM_(wild_unit, "@wild_load_unit", "@wild_store_unit"),
