@@ -35,14 +35,14 @@ static const char *base_name(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-/* "code at module+0xoffset": what a report says where it has no line. */
+/* "module+0xoffset": what a report says where it has no line. */
 static void code_address(const void *pc, char *out, size_t size) {
   Dl_info info;
   if (pc && dladdr(pc, &info) && info.dli_fname)
-    snprintf(out, size, "code at %s+0x%" PRIxPTR, base_name(info.dli_fname),
+    snprintf(out, size, "%s+0x%" PRIxPTR, base_name(info.dli_fname),
              (uintptr_t)pc - (uintptr_t)info.dli_fbase);
   else
-    snprintf(out, size, "code at %p", pc);
+    snprintf(out, size, "%p", pc);
 }
 
 #if CUBERT_HAVE_LIBDW

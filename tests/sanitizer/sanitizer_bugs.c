@@ -167,9 +167,9 @@ static int has_line(const char *msg, const char *before, int line) {
 /* A report with its lines symbolized names no code address, or says why it could not. */
 static void check_symbolized(const char *name, const char *msg) {
 #if CUBERT_TEST_LIBDW
-  CHECK(!strstr(msg, "code at "), "%s: a code address where a line was due: %s", name, msg);
+  CHECK(!strstr(msg, "(no line:"), "%s: a code address where a line was due: %s", name, msg);
 #else
-  CHECK(!strstr(msg, "code at ") || strstr(msg, "no line: cubert was built without"),
+  CHECK(!strstr(msg, "(no line:") || strstr(msg, "(no line: cubert was built without libdw"),
         "%s: a code address without the reason: %s", name, msg);
 #endif
 }
@@ -221,12 +221,14 @@ static void check_bug(cubert_client *client, const bug *b) {
   int line = b->marker ? marker_line(b->marker) : 0;
   CHECK(b->marker && line > 0, "%s: marker %s not found", name, b->marker);
   check_symbolized(name, msg);
-  if (line > 0) {
+  /* Without libdw only bounds-strict's and the barrier checks' own records name lines. */
+  const int symbolized = CUBERT_TEST_LIBDW || b->line != LINE_CODE;
+  if (line > 0 && symbolized) {
     const char *before = b->line == LINE_AT ? "" : b->line == LINE_BARRIER ? "(at " : " at ";
     CHECK(has_line(msg, before, line), "%s: no \"%sbugs.cube.c:%d\" in: %s", name, before, line,
           msg);
   }
-  if (b->other_marker) {
+  if (b->other_marker && CUBERT_TEST_LIBDW) {
     int other = marker_line(b->other_marker);
     CHECK(other > 0, "%s: marker %s not found", name, b->other_marker);
     CHECK(has_line(msg, "wrote it at ", other) || has_line(msg, "read it at ", other),
@@ -312,7 +314,8 @@ static void check_unwritten(cubert_client *client) {
       CHECK(strstr(msg, "unit (0, 0, 0) of cube (0, 1, 0)"), "%s: not the first unit of cube 1: %s",
             name, msg);
       int line = marker_line(markers[f]);
-      CHECK(has_line(msg, " at ", line), "%s: the read is at line %d: %s", name, line, msg);
+      CHECK(!CUBERT_TEST_LIBDW || has_line(msg, " at ", line), "%s: the read is at line %d: %s",
+            name, line, msg);
       check_symbolized(name, msg);
       if (s) printf("%s: %s\n", name, msg);
       cubert_status_free(s);
