@@ -15,9 +15,9 @@
    helpers (cubert/cube.h's accessors, the kernel's CUBE_FN helpers inlined into it) to their
    call site in the kernel file; the innermost position when no frame is in that file. `pc` is a
    return address (the instruction after a call): the call itself is what is looked up.
-   Without a line: "module+0xoffset (no line: <why>)", for addr2line -e module offset. Returns 1 when a line
-   was found, 0 otherwise. Thread-safe (one lock; results are cached per address, so a second
-   report at the same code reads no debug information). */
+   Without a line: "module+0xoffset (no line: <why>)", for addr2line -e module offset. Returns 1
+   when a line was found, 0 otherwise. Thread-safe (one lock; results are cached per address, so a
+   second report at the same code reads no debug information). */
 int cubert_cpu_san_symbols_where(const void *pc, const char *kernel_file, char *out, size_t size);
 
 /* A code address in 32 bits, for the shadow records: its distance from `base` (the kernel's
