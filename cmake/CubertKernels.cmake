@@ -36,7 +36,8 @@ set(CUBERT_KERNELS_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 # to the CPU server's cubert_san_* (so a real TSan/UBSan runtime never sees them); the renamed
 # object is linked into <target> (an OBJECT library target instead lists it in its property
 # CUBERT_KERNEL_OBJECTS, for the libraries made from it). The main copy then carries the
-# sanitized function as cpu_sanitize, which validate mode runs. CUBERT_KERNEL_SANITIZER=OFF
+# sanitized function as cpu_sanitize, which validate mode runs. The copy always carries line
+# tables (-g1), from which the CPU server names each report's source line. CUBERT_KERNEL_SANITIZER=OFF
 # builds no sanitize copy.
 if(NOT DEFINED CUBERT_KERNEL_SANITIZER)
   set(CUBERT_KERNEL_SANITIZER ON)
@@ -84,7 +85,10 @@ function(cubert_add_kernel_sanitize target path id symbol prefix out_dir include
   target_compile_definitions(${lib} PRIVATE ${defs})
   # No other sanitizer of the build (CUBERT_SANITIZE) instruments this copy: its callbacks are
   # the CPU server's. Unused static functions: a hand-written override the copy does not call.
-  target_compile_options(${lib} PRIVATE -fno-sanitize=all -fsanitize=thread,bounds-strict
+  # -g1 (after the build type's flags, so it wins): line tables and inlined-call records in every
+  # build type, Release included, which the CPU server reads to name each report's source line
+  # (backends/cpu/san_symbols.c); no variable records, so the object stays small.
+  target_compile_options(${lib} PRIVATE -g1 -fno-sanitize=all -fsanitize=thread,bounds-strict
                          --param=tsan-instrument-func-entry-exit=0 -ftrivial-auto-var-init=pattern
                          -fopenmp-simd -ffp-contract=off -Wno-unused-function)
   set(renamed ${out_dir}/${id}_sanitize.o)

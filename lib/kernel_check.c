@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/config.h"
 #include "cubert/config.h"
@@ -94,14 +95,16 @@ cubert_status cubert_kernel_violation_status(const cubert_kernel_def *kernel,
         snprintf(buffer, sizeof buffer, "buffer %u", v->buffer);
       return cubert_status_make(CUBERT_CODE_GENERIC,
                                 "kernel \"%s\" (validate mode): %s accessed element %" PRIu64
-                                " of %s, which holds %" PRIu64 " elements",
-                                name, where, v->index, buffer, v->length);
+                                " of %s, which holds %" PRIu64 " elements%s%s",
+                                name, where, v->index, buffer, v->length, v->what ? ", at " : "",
+                                v->what ? v->what : "");
     }
     case CUBERT_VIOLATION_INFO:
       return cubert_status_make(CUBERT_CODE_GENERIC,
                                 "kernel \"%s\" (validate mode): %s read info word %" PRIu64
-                                ", but the launch passed %" PRIu64 " info words",
-                                name, where, v->index, v->length);
+                                ", but the launch passed %" PRIu64 " info words%s%s",
+                                name, where, v->index, v->length, v->what ? ", at " : "",
+                                v->what ? v->what : "");
     case CUBERT_VIOLATION_INFO_LIMIT:
       return cubert_status_make(CUBERT_CODE_GENERIC,
                                 "kernel \"%s\" (validate mode): %s read info word %" PRIu32
@@ -111,9 +114,17 @@ cubert_status cubert_kernel_violation_status(const cubert_kernel_def *kernel,
       return cubert_status_make(CUBERT_CODE_GENERIC,
                                 "kernel \"%s\" (validate mode, sanitizer): %s: %s", name, where,
                                 v->what ? v->what : "kernel sanitizer finding");
-    default:
-      return cubert_status_make(CUBERT_CODE_GENERIC,
-                                "kernel \"%s\" (validate mode): %s: %s (line %u)", name, where,
-                                v->what ? v->what : "barrier misuse", v->line);
+    default: {
+      /* "at bugs.cube.c:100": the kernel's file, where the signature names it. */
+      const cubert_kernel_signature *sig = kernel ? kernel->signature : NULL;
+      const char *file = sig && sig->file ? strrchr(sig->file, '/') : NULL;
+      char at[160];
+      if (sig && sig->file)
+        snprintf(at, sizeof at, "at %s:%u", file ? file + 1 : sig->file, v->line);
+      else
+        snprintf(at, sizeof at, "line %u", v->line);
+      return cubert_status_make(CUBERT_CODE_GENERIC, "kernel \"%s\" (validate mode): %s: %s (%s)",
+                                name, where, v->what ? v->what : "barrier misuse", at);
+    }
   }
 }

@@ -162,8 +162,10 @@ struct cubert_cpu_runner {
   uint32_t fiber_capacity; /* entries of `fibers` (grown to the largest cube seen) */
   uint32_t ready;          /* fibers with a stack */
   uint32_t live;           /* units of the current cube not yet returned */
-  /* Validate mode: units waiting at the current barrier, and its source line. */
+  /* Validate mode: units waiting at the current barrier, its source line, and the global id of
+     the unit that reached it first (barrier reports name both units). */
   uint32_t arrived, barrier_line;
+  uint64_t barrier_unit;
   cubert_cpu_kernel_fn fn;
   cubert_cpu_fiber *fibers;
   stack_batch *batches;
@@ -448,6 +450,13 @@ cubert_status cubert_cpu_runner_prepare(cubert_cpu_runner *r, uint32_t units, ui
   return NULL;
 }
 
+/* "unit (x, y, z)" of global unit `id`, for barrier reports. */
+static void unit_name(const cubert_cpu_ctx *ctx, uint64_t id, char *out, size_t size) {
+  uint32_t p[3];
+  cubert_cpu_unit_pos(ctx, id, p);
+  snprintf(out, size, "unit (%u, %u, %u)", p[0], p[1], p[2]);
+}
+
 cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel_fn fn,
                                          const cubert_cpu_ctx *tmpl, struct cubert_cpu_job *job,
                                          uint64_t first_unit, uint32_t units,
@@ -493,10 +502,12 @@ cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel
     for (uint32_t i = 1; i < units; ++i)
       if (fibers[i].barriers != fibers[0].barriers) {
         cubert_cpu_fiber *fewer = fibers[i].barriers < fibers[0].barriers ? &fibers[i] : &fibers[0];
-        char what[128];
+        const cubert_cpu_fiber *more = fewer == &fibers[0] ? &fibers[i] : &fibers[0];
+        char what[192], them[64];
+        unit_name(&more->ctx, more->ctx.unit_begin, them, sizeof them);
         snprintf(what, sizeof what,
-                 "passed %u cube barriers where other units of its cube passed %u", fewer->barriers,
-                 fewer == &fibers[0] ? fibers[i].barriers : fibers[0].barriers);
+                 "passed %u cube barriers where %s of its cube passed %u, the last of them",
+                 fewer->barriers, them, more->barriers);
         cubert_cpu_report_barrier(&fewer->ctx, r->barrier_line, what);
         break;
       }
@@ -526,10 +537,16 @@ void cubert_cpu_sync_cube_at(const cubert_cpu_ctx *ctx, uint32_t line) {
     cubert_cpu_runner *r = f->runner;
     if (r->arrived == 0) {
       r->barrier_line = line;
+      r->barrier_unit = ctx->unit_begin;
     } else if (line != r->barrier_line && ctx->mode == CUBERT_EXECUTION_VALIDATE) {
-      char what[96];
-      snprintf(what, sizeof what, "reached a different barrier than the line %u one of its cube",
-               r->barrier_line);
+      char what[256], them[64];
+      const cubert_kernel_signature *sig = call->job ? call->job->kernel->signature : NULL;
+      const char *file = sig && sig->file ? sig->file : "?", *slash = strrchr(file, '/');
+      unit_name(ctx, r->barrier_unit, them, sizeof them);
+      snprintf(what, sizeof what,
+               "reached a different barrier than %s of its cube, which waits at the one at %s:%u; "
+               "this unit's barrier is",
+               them, slash ? slash + 1 : file, r->barrier_line);
       cubert_cpu_report_barrier(ctx, line, what);
     }
     if (++r->arrived >= r->live) r->arrived = 0;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/san_symbols.h"
 #include "cpu/sanitize.h"
 #include "cpu/server.h"
 #include "cubert/config.h"
@@ -200,19 +201,20 @@ static void side_name(const cubert_cpu_san *s, cubert_cpu_san_access a, char *ou
 
 static void report_race(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
                         const char *kind, cubert_cpu_san_access other, const char *other_did,
-                        const void *pc) {
-  char element[192], them[96], where[256], what[768];
+                        int write, const void *pc) {
+  char element[192], them[96], there[280], where[400], what[1024];
   element_name(s, r, a, element, sizeof element);
   side_name(s, other, them, sizeof them);
+  cubert_cpu_san_other_place(s, other.pc, there, sizeof there);
   cubert_cpu_san_place(s, pc, where, sizeof where);
-  snprintf(what, sizeof what, "%s on %s: %s %s it in the same launch, %s", kind, element, them,
-           other_did, where);
+  snprintf(what, sizeof what, "%s on %s: %s %s it%s in the same launch; this %s is %s", kind,
+           element, them, other_did, there, write ? "write" : "read", where);
   cubert_cpu_san_report(s, what);
 }
 
 static void report_unwritten(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
                              const void *pc) {
-  char element[192], where[256], what[768];
+  char element[192], where[400], what[900];
   element_name(s, r, a, element, sizeof element);
   cubert_cpu_san_place(s, pc, where, sizeof where);
   snprintf(what, sizeof what,
@@ -268,6 +270,7 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
   const cubert_cpu_san_access me = {
       .epoch = s->epoch | (atomic ? F_ATOMIC : 0) | (all ? F_ALL : 0),
       .unit = (uint32_t)cubert_cpu_san_unit_id(s),
+      .pc = cubert_cpu_san_pc_pack(pc, s->pc_base),
   };
   for (uint64_t i = first; i <= last; ++i) {
     cubert_cpu_san_cell *c = &r->cells[i];
@@ -275,7 +278,7 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
     if (unordered(s, c->w, me) && !both_atomic(c->w, me)) {
       report_race(s, r, at,
                   write ? "data race (write after write)" : "data race (read after write)", c->w,
-                  "wrote", pc);
+                  "wrote", write, pc);
       return;
     }
     if (!write) {
@@ -290,7 +293,7 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
     for (int k = 0; k < 2; ++k) {
       cubert_cpu_san_access rd = k ? c->r2 : c->r1;
       if (unordered(s, rd, me) && !both_atomic(rd, me)) {
-        report_race(s, r, at, "data race (write after read)", rd, "read", pc);
+        report_race(s, r, at, "data race (write after read)", rd, "read", 1, pc);
         return;
       }
     }

@@ -27,7 +27,6 @@
    which unit runs (cubert_san_run, _resume, _phase_unit). */
 #include "cpu/sanitize.h"
 
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <link.h>
 #include <setjmp.h>
@@ -36,6 +35,7 @@
 
 #include "cpu/checks.h"
 #include "cpu/san_buffers.h"
+#include "cpu/san_symbols.h"
 #include "cpu/server.h"
 #include "cubert/config.h"
 #include "cubert/sanitize.h"
@@ -51,6 +51,17 @@ struct cubert_cpu_san_frame {
   sigjmp_buf jump;    /* without the signal mask: no system call per call */
   uintptr_t stack_hi; /* the unit's frames lie below it */
 };
+
+/* The kernel's file, for reports. */
+static const char *kernel_file(const cubert_cpu_san *s) {
+  const cubert_kernel_signature *sig = s->job->kernel->signature;
+  return sig && sig->file ? sig->file : NULL;
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  return slash ? slash + 1 : path ? path : "?";
+}
 
 /* ---- set-up (scheduler) ------------------------------------------------------------------- */
 
@@ -76,6 +87,7 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, const cubert_cpu_job *job, void *sha
   s->units = units;
   s->next = 1;
   s->unit = CUBERT_CPU_SAN_ALL;
+  s->pc_base = (uintptr_t)job->kernel->cpu_sanitize;
   if (shared && shared_bytes) {
     uint64_t rz = cubert_cpu_san_redzone(shared_bytes);
     s->lo = (uintptr_t)shared;
@@ -153,11 +165,11 @@ static void run_phased(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_
   if (s->in_phase && !s->done) {
     /* A `return` inside a PHASE leaves the body: the units after this one never ran the rest
        of it, and no barrier after it was reached by any unit. */
-    char what[192];
+    char what[256];
     snprintf(what, sizeof what,
-             "barrier divergence: the unit returned inside the PHASE at line %" PRIu32
+             "barrier divergence: the unit returned inside the PHASE at %s:%" PRIu32
              ", so the units after it skip the rest of the kernel and its barriers",
-             s->line);
+             base_name(kernel_file(s)), s->line);
     s->done = 1;
     cubert_cpu_report_sanitizer(ctx, s->cube_first + s->unit, what);
   }
@@ -295,13 +307,10 @@ static void unit_name(const cubert_cpu_san *s, uint32_t u, char *out, size_t siz
   snprintf(out, size, "unit (%" PRIu32 ", %" PRIu32 ", %" PRIu32 ")", p[0], p[1], p[2]);
 }
 
-/* Where the access is: the interval's barrier or PHASE line, and the code address as
-   `module+offset` (addr2line -e module offset gives the exact line). */
+/* Where the access is (san_symbols.c reads its line), and, for the reader's bearings, where its
+   barrier interval began: the PHASE or the barrier before it. */
 void cubert_cpu_san_place(const cubert_cpu_san *s, const void *pc, char *out, size_t size) {
-  const cubert_kernel_signature *sig = s->job->kernel->signature;
-  const char *file = sig && sig->file ? sig->file : "?";
-  const char *base = strrchr(file, '/');
-  base = base ? base + 1 : file;
+  const char *file = kernel_file(s);
   uint32_t line = 0;
   const char *how = "";
   if (s->phased) {
@@ -309,20 +318,27 @@ void cubert_cpu_san_place(const cubert_cpu_san *s, const void *pc, char *out, si
     how = s->in_phase ? "in the PHASE at" : "after the barrier at";
   } else if (s->fibers && s->unit < s->units) {
     line = s->lines[s->unit];
-    how = line ? "after the barrier at" : "before the first barrier, kernel at";
+    how = line ? "after the barrier at" : "before the first barrier";
   }
-  if (!line && sig) {
-    line = sig->line;
-    how = "in the kernel at";
+  char at[256];
+  cubert_cpu_san_symbols_where(pc, file, at, sizeof at);
+  if (line)
+    snprintf(out, size, "at %s (%s %s:%" PRIu32 ")", at, how, base_name(file), line);
+  else if (*how)
+    snprintf(out, size, "at %s (%s)", at, how);
+  else
+    snprintf(out, size, "at %s", at);
+}
+
+void cubert_cpu_san_other_place(const cubert_cpu_san *s, uint32_t packed, char *out, size_t size) {
+  const void *pc = cubert_cpu_san_pc_unpack(packed, s->pc_base);
+  char at[256];
+  if (!pc) {
+    snprintf(out, size, "%s", "");
+    return;
   }
-  Dl_info info;
-  if (pc && dladdr(pc, &info) && info.dli_fname) {
-    const char *mod = strrchr(info.dli_fname, '/');
-    snprintf(out, size, "%s %s:%" PRIu32 " (code at %s+0x%" PRIxPTR ")", how, base, line,
-             mod ? mod + 1 : info.dli_fname, (uintptr_t)pc - (uintptr_t)info.dli_fbase);
-  } else {
-    snprintf(out, size, "%s %s:%" PRIu32, how, base, line);
-  }
+  cubert_cpu_san_symbols_where(pc, kernel_file(s), at, sizeof at);
+  snprintf(out, size, " at %s", at);
 }
 
 uint64_t cubert_cpu_san_unit_id(const cubert_cpu_san *s) {
@@ -338,22 +354,23 @@ void cubert_cpu_san_report(cubert_cpu_san *s, const char *what) {
 
 /* ---- the shadow --------------------------------------------------------------------------- */
 
+/* A race with the access of unit `other` at `other_pc` (packed); the running unit's access is a
+   write or a read. */
 static void report_shared(cubert_cpu_san *s, const char *kind, uint64_t offset, uint32_t other,
-                          const char *other_did, const void *pc) {
-  char me[64], them[64], where[256], what[640];
-  unit_name(s, s->unit, me, sizeof me);
+                          const char *other_did, uint32_t other_pc, int write, const void *pc) {
+  char them[64], there[280], where[400], what[900];
   unit_name(s, other, them, sizeof them);
+  cubert_cpu_san_other_place(s, other_pc, there, sizeof there);
   cubert_cpu_san_place(s, pc, where, sizeof where);
   snprintf(what, sizeof what,
            "%s on shared memory byte %" PRIu64 " (of %" PRIu64
-           "): %s %s it in the same "
-           "barrier interval, %s",
-           kind, offset, s->bytes, them, other_did, where);
+           "): %s %s it%s in the same barrier interval; this %s is %s",
+           kind, offset, s->bytes, them, other_did, there, write ? "write" : "read", where);
   cubert_cpu_san_report(s, what);
 }
 
 static void report_zone(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, const void *pc) {
-  char where[256], what[512];
+  char where[400], what[640];
   cubert_cpu_san_place(s, pc, where, sizeof where);
   if (a < s->lo)
     snprintf(what, sizeof what,
@@ -377,7 +394,7 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
     return;
   }
   if (s->unit == CUBERT_CPU_SAN_ALL && !write) return; /* every unit reads: no finding alone */
-  const uint32_t e = s->epoch, u = s->unit;
+  const uint32_t e = s->epoch, u = s->unit, at = cubert_cpu_san_pc_pack(pc, s->pc_base);
   for (uint64_t i = 0; i < size; ++i) {
     cubert_cpu_san_shadow *h = &s->shadow[off + i];
     uint64_t byte = a + i - s->lo;
@@ -385,24 +402,28 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
       if (u != CUBERT_CPU_SAN_ALL) {
         if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
             !(atomic && (h->flags & W_ATOMIC))) {
-          report_shared(s, "data race (write after write)", byte, h->w_unit, "wrote", pc);
+          report_shared(s, "data race (write after write)", byte, h->w_unit, "wrote", h->w_pc, 1,
+                        pc);
           return;
         }
         if (h->r_epoch == e && !(atomic && (h->flags & R_ATOMIC))) {
-          uint32_t other = h->r_unit != u ? h->r_unit : h->r_unit2;
+          const int second = h->r_unit == u;
+          uint32_t other = second ? h->r_unit2 : h->r_unit;
           if (other != u && other != CUBERT_CPU_SAN_ALL) {
-            report_shared(s, "data race (write after read)", byte, other, "read", pc);
+            report_shared(s, "data race (write after read)", byte, other, "read",
+                          second ? h->r_pc2 : h->r_pc, 1, pc);
             return;
           }
         }
       }
       h->w_epoch = e;
       h->w_unit = (uint16_t)u;
+      h->w_pc = at;
       h->flags = (uint8_t)((h->flags & ~W_ATOMIC) | (atomic ? W_ATOMIC : 0));
       continue;
     }
     if (h->w_epoch < s->base) {
-      char where[256], what[512];
+      char where[400], what[640];
       cubert_cpu_san_place(s, pc, where, sizeof where);
       snprintf(what, sizeof what,
                "uninitialised shared memory: read of byte %" PRIu64 " (of %" PRIu64
@@ -413,15 +434,19 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
     }
     if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
         !(atomic && (h->flags & W_ATOMIC))) {
-      report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", pc);
+      report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", h->w_pc, 0, pc);
       return;
     }
     if (h->r_epoch != e) {
       h->r_epoch = e;
       h->r_unit = h->r_unit2 = (uint16_t)u;
+      h->r_pc = h->r_pc2 = at;
       h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
     } else {
-      if (h->r_unit != u) h->r_unit2 = (uint16_t)u;
+      if (h->r_unit != u) {
+        h->r_unit2 = (uint16_t)u;
+        h->r_pc2 = at;
+      }
       if (!atomic) h->flags &= (uint8_t)~R_ATOMIC;
     }
   }
@@ -481,7 +506,7 @@ static __attribute__((noinline, cold)) void outside(cubert_cpu_san *s, uintptr_t
      there is neither a stack bound nor a way out. */
   if (!s->frame || may_touch(s, a)) return;
   if (!s->done) {
-    char where[256], what[640];
+    char where[400], what[800];
     cubert_cpu_san_place(s, pc, where, sizeof where);
     snprintf(what, sizeof what,
              "wild pointer: a %" PRIu64 "-byte %s%s at address 0x%" PRIxPTR

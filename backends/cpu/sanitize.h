@@ -17,19 +17,22 @@ typedef struct cubert_cpu_san_frame cubert_cpu_san_frame;
 
 /* Per byte of shared memory: the last writer and up to two readers, with the barrier interval
    (epoch) of each. Epochs only grow on a thread, so an epoch below the cube's first one means
-   "not written since the cube started". */
+   "not written since the cube started". The *_pc fields are where each access is in the code
+   (cubert_cpu_san_pc_pack, san_symbols.h), so that a race report names the other access's line. */
 typedef struct cubert_cpu_san_shadow {
   uint32_t w_epoch, r_epoch;
   uint16_t w_unit, r_unit, r_unit2;
   uint8_t flags; /* CUBERT_CPU_SAN_W_ATOMIC, CUBERT_CPU_SAN_R_ATOMIC */
   uint8_t pad_;
+  uint32_t w_pc, r_pc, r_pc2;
 } cubert_cpu_san_shadow;
 
 /* Per element of a buffer a launch may write (san_buffers.c): the last write and two reads,
    each as (epoch, global unit id). Epochs keep 30 bits; the top two say "atomic" and "every
-   unit of the cube" (a phased kernel outside its PHASEs). Epoch 0: no such access yet. */
+   unit of the cube" (a phased kernel outside its PHASEs). Epoch 0: no such access yet. `pc`:
+   where the access is in the code (cubert_cpu_san_pc_pack, san_symbols.h). */
 typedef struct cubert_cpu_san_access {
-  uint32_t epoch, unit;
+  uint32_t epoch, unit, pc;
 } cubert_cpu_san_access;
 typedef struct cubert_cpu_san_cell {
   cubert_cpu_san_access w, r1, r2;
@@ -75,6 +78,7 @@ typedef struct cubert_cpu_san {
   uintptr_t stack_hi;
   cubert_cpu_san_frame **frames; /* fibers: each unit's call (a unit resumes at a barrier) */
   uintptr_t image_lo, image_hi;  /* the kernel's module image (its static data), once looked up */
+  uintptr_t pc_base;             /* the kernel's sanitize entry: code addresses are kept from it */
   int image_known;
 } cubert_cpu_san;
 
@@ -100,8 +104,12 @@ void cubert_cpu_san_end(cubert_cpu_san *s);
 
 /* The running unit's global id (the cube's first unit outside a PHASE). */
 uint64_t cubert_cpu_san_unit_id(const cubert_cpu_san *s);
-/* "after the barrier at file:line (code at module+offset)": where the access is. */
+/* "at bugs.cube.c:89 (after the barrier at bugs.cube.c:87)": where the running unit's access at
+   code address `pc` is (san_symbols.h), and the barrier or PHASE its interval began at. */
 void cubert_cpu_san_place(const cubert_cpu_san *s, const void *pc, char *out, size_t size);
+/* "at bugs.cube.c:85" for a recorded access (`packed`, cubert_cpu_san_pc_pack from
+   s->pc_base); "" when none was recorded. */
+void cubert_cpu_san_other_place(const cubert_cpu_san *s, uint32_t packed, char *out, size_t size);
 /* Makes `what` the launch's finding; checks stop. */
 void cubert_cpu_san_report(cubert_cpu_san *s, const char *what);
 

@@ -379,7 +379,10 @@ Test(language, validate_reports_a_skipped_barrier_on_the_cpu) {
   const char *m = cubert_status_message(s);
   cr_assert(strstr(m, "kernel \"skips_barrier\"") != NULL, "%s", m);
   cr_assert(strstr(m, "unit (0, 0, 0) of cube (") != NULL, "%s", m);
-  cr_assert(strstr(m, "passed 0 cube barriers where other units of its cube passed 1") != NULL,
+  /* Both units and the barrier's file:line (tests/kernels/language.cube.c). */
+  cr_assert(strstr(m,
+                   "passed 0 cube barriers where unit (1, 0, 0) of its cube passed 1, the last "
+                   "of them (at language.cube.c:") != NULL,
             "%s", m);
   cubert_status_free(s);
   /* Checked mode runs it as before (the skipping unit leaves the ring). */
@@ -397,8 +400,14 @@ Test(language, validate_reports_different_barriers_on_the_cpu) {
       run_mode(&different_barriers, cubert_cube_count_new_3d(1, 1, 1),
                cubert_cube_dim_new_3d(4, 1, 1), &out, 1, NULL, 0, CUBERT_EXECUTION_VALIDATE);
   cr_assert_not_null(s);
-  cr_assert(strstr(cubert_status_message(s), "reached a different barrier") != NULL, "%s",
-            cubert_status_message(s));
+  /* Unit 1 reaches the barrier of odd units while unit 0 waits at the other: both named, each
+     with its file:line. */
+  const char *m = cubert_status_message(s);
+  cr_assert(strstr(m,
+                   "unit (1, 0, 0) of cube (0, 0, 0): reached a different barrier than unit "
+                   "(0, 0, 0) of its cube, which waits at the one at language.cube.c:") != NULL,
+            "%s", m);
+  cr_assert(strstr(m, "; this unit's barrier is (at language.cube.c:") != NULL, "%s", m);
   cubert_status_free(s);
   cubert_handle_release(out);
 }

@@ -32,7 +32,7 @@ CUBE_KERNEL(rw_fiber_ok, (shared8, sh), (float, out)) {
   STORE(out, UNIT_ID, UNIT_POS ? sh->v[UNIT_POS - 1] : 0.0f);
 }
 CUBE_KERNEL(rw_fiber, (shared8, sh), (float, out)) {
-  sh->v[UNIT_POS] = (float)UNIT_POS;
+  sh->v[UNIT_POS] = (float)UNIT_POS; /* @rw_fiber_write */
   if (CUBE_POS_Y == 0) SYNC_CUBE();
   STORE(out, UNIT_ID, UNIT_POS ? sh->v[UNIT_POS - 1] : 0.0f); /* @rw_fiber */
 }
@@ -43,7 +43,7 @@ CUBE_KERNEL(war_fiber, (shared8, sh), (float, out)) {
   SYNC_CUBE();
   float left = UNIT_POS ? sh->v[UNIT_POS - 1] : 0.0f; /* @war_fiber */
   if (CUBE_POS_Y == 0) SYNC_CUBE();
-  sh->v[UNIT_POS] += left;
+  sh->v[UNIT_POS] += left; /* @war_fiber_write */
   SYNC_CUBE();
   STORE(out, UNIT_ID, sh->v[UNIT_POS]);
 }
@@ -69,7 +69,7 @@ CUBE_KERNEL(oob_index_fiber, (shared8, sh), (float, out)) {
 /* Through a pointer: the redzone after the shared memory catches it. */
 CUBE_KERNEL(oob_ptr_fiber, (shared8, sh), (float, out)) {
   CUBE_SHARED float *p = (CUBE_SHARED float *)sh;
-  p[UNIT_POS + 2 * UNITS * (CUBE_POS_Y == 1 && UNIT_POS == 3)] = 1.0f;
+  p[UNIT_POS + 2 * UNITS * (CUBE_POS_Y == 1 && UNIT_POS == 3)] = 1.0f; /* @oob_ptr_fiber */
   SYNC_CUBE();
   STORE(out, UNIT_ID, 0.0f);
 }
@@ -116,7 +116,7 @@ CUBE_KERNEL(private_fiber, NO_SHARED, (float, out)) {
 
 /* Buffer race inside a cube: unit 3 also writes unit 2's element, no barrier between. */
 CUBE_KERNEL(ww_buffer_fiber, NO_SHARED, (float, out)) {
-  STORE(out, UNIT_ID, 1.0f);
+  STORE(out, UNIT_ID, 1.0f);                                           /* @ww_buffer_fiber_first */
   if (CUBE_POS_Y == 1 && UNIT_POS == 3) STORE(out, UNIT_ID - 1, 2.0f); /* @ww_buffer_fiber */
 }
 /* The same with a barrier between: ordered. */
@@ -131,7 +131,7 @@ CUBE_KERNEL(rw_buffer_fiber, NO_SHARED, (float, out)) {
   SYNC_CUBE();
   float v = CUBE_POS_Y == 1 && UNIT_POS == 2 ? LOAD(out, 1) : 0.0f; /* @rw_buffer_fiber */
   SYNC_CUBE();
-  STORE(out, UNIT_ID, v);
+  STORE(out, UNIT_ID, v); /* @rw_buffer_fiber_write */
 }
 CUBE_KERNEL(rw_buffer_fiber_ok, NO_SHARED, (float, out)) {
   STORE(out, UNIT_ID, 1.0f);
@@ -150,7 +150,7 @@ CUBE_KERNEL(atomic_buffer_fiber_ok, NO_SHARED, (int32_t, count)) {
 /* Buffer race inside a phase: unit 3 reads the element unit 4 then writes. */
 PHASED_KERNEL(war_buffer_phased, NO_SHARED, (float, out)) {
   PHASE {
-    float v = CUBE_POS_Y == 1 && UNIT_POS == 3 ? LOAD(out, UNIT_ID + 1) : 0.0f;
+    float v = CUBE_POS_Y == 1 && UNIT_POS == 3 ? LOAD(out, UNIT_ID + 1) : 0.0f; /* @war_read */
     STORE(out, UNIT_ID, v + 1.0f); /* @war_buffer_phased */
   }
 }
@@ -177,7 +177,7 @@ PHASED_KERNEL(ww_buffer_phased, NO_SHARED, (float, out)) {
 /* A missing SYNC_CUBE between two phases: the second reads what the first wrote. */
 PHASED_KERNEL(rw_phased, (shared8, sh), (float, out)) {
   PHASE {
-    sh->v[UNIT_POS] = (float)UNIT_POS;
+    sh->v[UNIT_POS] = (float)UNIT_POS; /* @rw_phased_write */
   }
   if (CUBE_POS_Y == 0) SYNC_CUBE();
   PHASE {
@@ -217,7 +217,7 @@ PHASED_KERNEL(oob_index_phased, (shared8, sh), (float, out)) {
 PHASED_KERNEL(oob_ptr_phased, (shared8, sh), (float, out)) {
   PHASE {
     CUBE_SHARED float *p = sh->v;
-    p[UNIT_POS + (CUBE_POS_Y == 1 && UNIT_POS == 2 ? UNITS * 3 : 0)] = 1.0f;
+    p[UNIT_POS + (CUBE_POS_Y == 1 && UNIT_POS == 2 ? UNITS * 3 : 0)] = 1.0f; /* @oob_ptr_phased */
   }
   SYNC_CUBE();
   PHASE {
@@ -286,7 +286,22 @@ UNIT_KERNEL(ww_buffer_unit_ok, LEN(out), (float, out)) {
 /* A unit reads an element another unit writes in the same launch. */
 UNIT_KERNEL(rw_buffer_unit, LEN(out), (float, out)) {
   float v = UNIT_ID == 13 ? LOAD(out, 12) : 0.0f; /* @rw_buffer_unit */
-  STORE(out, UNIT_ID, v + 1.0f);
+  STORE(out, UNIT_ID, v + 1.0f);                  /* @rw_buffer_unit_write */
+}
+
+/* ---- buffer elements past the end, through a helper ----
+   A tiled kernel's edge load in a helper macro (as the library's matmul indexes its tiles):
+   unit 7 of cube (0, 1, 0) reads element 16 of 16. The report names the buffer, the element and
+   the line where the helper is used, which is where the bounds check is. */
+#define TILE_AT(buf, row, col) LOAD(buf, (row)*UNITS + (col))
+CUBE_KERNEL(oob_buffer_fiber, NO_SHARED, (float, out)) {
+  const uint32_t col = UNIT_POS + (CUBE_POS_Y == 1 && UNIT_POS == 7);
+  const float v = TILE_AT(out, CUBE_POS_Y, col); /* @oob_buffer_fiber */
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, v);
+}
+UNIT_KERNEL(oob_buffer_unit, LEN(out), (float, out)) {
+  STORE_UNIT(out, 1.0f + TILE_AT(out, 0, UNIT_ID + (UNIT_ID == 13) * 3)); /* @oob_buffer_unit */
 }
 
 /* ---- wild pointers ----

@@ -32,7 +32,8 @@ typedef struct cubert_kernel_violation {
   uint64_t index;             /**< BUFFER, INFO: the element or word accessed */
   uint64_t length;            /**< BUFFER, INFO: elements or words there are */
   uint32_t line;              /**< BARRIER: the source line */
-  const char *what;           /**< BARRIER: what was wrong (static string) */
+  const char *what;           /**< BARRIER, SANITIZER: what was wrong; BUFFER, INFO: where the
+                                   access is ("file:line"), or NULL when not known */
 } cubert_kernel_violation;
 /** The error for `v` in kernel `kernel` (GENERIC), naming the kernel, the buffer (index, name and
    type from the signature when there is one), the unit and cube position, the index and the
