@@ -451,8 +451,11 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
   uint64_t same = 1;
   while (same < size && !memcmp(&h[same], h, sizeof *h)) ++same;
   if (same == size) {
-    if (!shadow_access(s, h, byte, write, atomic, pc)) return;
-    for (uint64_t i = 1; i < size; ++i) h[i] = h[0];
+    /* Updated in a local copy, then stored whole: reloading h[0] right after its fields were
+       stored one by one stalls on every copy (a failed store-to-load forwarding). */
+    cubert_cpu_san_shadow v = *h;
+    if (!shadow_access(s, &v, byte, write, atomic, pc)) return;
+    for (uint64_t i = 0; i < size; ++i) h[i] = v;
     return;
   }
   for (uint64_t i = 0; i < size; ++i)
