@@ -3,7 +3,9 @@
      1. the tiled SGEMM example (examples/sgemm.cube.c: sgemm_tiled, PHASED_KERNEL), N^3;
      2. the row softmax example (examples/softmax.cube.c: softmax_rows, PHASED_KERNEL, 256 units);
      3. the library's axis reductions: cubert_op_reduce sum f32 over axis 1 and axis 0 of an
-        M x M matrix.
+        M x M matrix;
+     4. the Jacobi stencil example (examples/stencil.cube.c: jacobi_step, UNIT_KERNEL), M x M;
+     5. the library's full reduction: cubert_op_reduce sum f32 over every axis of M x M.
    Each mode runs in a child process of its own (CUBERT_CHECK_MODE=enforce|validate, so the
    library's operations follow it too); each time is the median (with min and max) of --reps
    launches after a warm-up.
@@ -22,7 +24,9 @@
 
 #include "bench_util.h"
 
-extern const cubert_kernel_def sgemm_tiled, softmax_rows;
+extern const cubert_kernel_def sgemm_tiled, softmax_rows, jacobi_step;
+
+enum { KERNELS = 6 };
 
 typedef struct sizes {
   uint32_t n, m, rows, cols;
@@ -86,10 +90,13 @@ static cubert_tensor matrix(cubert_handle *h, uint32_t rows, uint32_t cols) {
 
 static void time_reduce(const char *name, cubert_client *client, const cubert_tensor *in,
                         uint32_t axis, const cubert_tensor *out, int reps) {
+  /* The rank-1 output of the axis reductions; rank 0 for the full one. */
+  cubert_tensor o = *out;
+  if (axis == CUBERT_AXIS_ALL) o.rank = 0;
   double t[16] = {0};
   for (int r = -1; r < reps; ++r) {
     uint64_t t0 = bench_now_ns();
-    BENCH_CHECK(cubert_op_reduce(client, CUBERT_REDUCE_SUM, in, axis, 0, out));
+    BENCH_CHECK(cubert_op_reduce(client, CUBERT_REDUCE_SUM, in, axis, 0, &o));
     BENCH_CHECK(cubert_client_sync(client));
     if (r >= 0) t[r] = bench_seconds_since(t0);
   }
@@ -141,6 +148,17 @@ static int child(const char *device, const sizes *z) {
     tout.strides[0] = 1;
     time_reduce("reduce_rows", client, &tin, 1, &tout, z->reps);
     time_reduce("reduce_cols", client, &tin, 0, &tout, z->reps);
+    /* 4. stencil, on the same grid */
+    cubert_handle *next = filled(client, (uint64_t)m * m, 0.0f);
+    cubert_handle *bufs[2] = {in, next};
+    const uint64_t info[2] = {m, m};
+    const cubert_kernel_args args = {bufs, 2, info, 2};
+    time_kernel("stencil", client, &jacobi_step,
+                cubert_cube_count_new_3d((m + 15) / 16, (m + 15) / 16, 1),
+                cubert_cube_dim_new_3d(16, 16, 1), &args, z->reps);
+    /* 5. full reduction */
+    time_reduce("reduce_all", client, &tin, CUBERT_AXIS_ALL, &tout, z->reps);
+    cubert_handle_release(next);
     cubert_handle_release(in);
     cubert_handle_release(out);
   }
@@ -148,9 +166,9 @@ static int child(const char *device, const sizes *z) {
   return 0;
 }
 
-/* Runs the child on `device` in `mode` with `env` (extra variables); fills t[4]. */
+/* Runs the child on `device` in `mode` with `env` (extra variables); fills t[KERNELS]. */
 static void run_child(const char *self, const char *env, const char *device, const char *mode,
-                      const sizes *z, timing t[4]) {
+                      const sizes *z, timing t[KERNELS]) {
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "%s CUBERT_CHECK_MODE=%s %s --child %s %u %u %u %u %d", env, mode, self,
            device, z->n, z->m, z->rows, z->cols, z->reps);
@@ -158,21 +176,23 @@ static void run_child(const char *self, const char *env, const char *device, con
   if (!p) exit(1);
   char name[64];
   int i = 0;
-  while (i < 4 && fscanf(p, "%63s %lf %lf %lf", name, &t[i].median, &t[i].min, &t[i].max) == 4) ++i;
-  if (pclose(p) != 0 || i != 4) {
+  while (i < KERNELS &&
+         fscanf(p, "%63s %lf %lf %lf", name, &t[i].median, &t[i].min, &t[i].max) == 4)
+    ++i;
+  if (pclose(p) != 0 || i != KERNELS) {
     fprintf(stderr, "bench_sanitizer: the %s child on %s failed\n", mode, device);
     exit(1);
   }
 }
 
-static const char *const names[4] = {"sgemm_tiled", "softmax_rows", "reduce sum axis 1",
-                                     "reduce sum axis 0"};
+static const char *const names[KERNELS] = {"sgemm_tiled",       "softmax_rows",
+                                           "reduce sum axis 1", "reduce sum axis 0",
+                                           "jacobi_step",       "reduce sum, all axes"};
 
-static void shapes(const sizes *z, char shape[4][48]) {
+static void shapes(const sizes *z, char shape[KERNELS][48]) {
   snprintf(shape[0], 48, "%u^3", z->n);
   snprintf(shape[1], 48, "%ux%u", z->rows, z->cols);
-  snprintf(shape[2], 48, "%ux%u", z->m, z->m);
-  snprintf(shape[3], 48, "%ux%u", z->m, z->m);
+  for (int i = 2; i < KERNELS; ++i) snprintf(shape[i], 48, "%ux%u", z->m, z->m);
 }
 
 static void ms(const timing *t, char *out, size_t size) {
@@ -221,15 +241,15 @@ int main(int argc, char **argv) {
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return 1;
   self[len] = '\0';
-  timing checked[4], validate[4];
+  timing checked[KERNELS], validate[KERNELS];
   run_child(self, "", "cpu", "enforce", &z, checked);
   run_child(self, "", "cpu", "validate", &z, validate);
-  char shape[4][48], a[64], b[64];
+  char shape[KERNELS][48], a[64], b[64];
   shapes(&z, shape);
   printf("CPU server, median (min-max) of %d launches:\n\n", z.reps);
   printf("| kernel | shape | checked (ms) | validate + sanitizer (ms) | factor |\n");
   printf("| --- | --- | --- | --- | --- |\n");
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < KERNELS; ++i) {
     ms(&checked[i], a, sizeof a);
     ms(&validate[i], b, sizeof b);
     printf("| %s | %s | %s | %s | %.1fx |\n", names[i], shape[i], a, b,
@@ -238,7 +258,7 @@ int main(int argc, char **argv) {
   if (!oclgrind) return 0;
   /* Oclgrind interprets every work-item: the small sizes, cubert's validate mode beside it. The
      autotuner is off there (it would time every candidate on the simulator). */
-  timing mine[4], peer[4];
+  timing mine[KERNELS], peer[KERNELS];
   run_child(self, "", "cpu", "validate", &small, mine);
   char env[1400];
   snprintf(env, sizeof env,
@@ -254,7 +274,7 @@ int main(int argc, char **argv) {
   printf(
       "| kernel | shape | cubert validate + sanitizer (ms) | Oclgrind (ms) | cubert faster by |\n");
   printf("| --- | --- | --- | --- | --- |\n");
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < KERNELS; ++i) {
     ms(&mine[i], a, sizeof a);
     ms(&peer[i], b, sizeof b);
     printf("| %s | %s | %s | %s | %.0fx |\n", names[i], shape[i], a, b,

@@ -4,12 +4,23 @@
    A GPU runs the cubes of a launch in any order and at once, and the units of a cube in any
    order between two barriers; so two units that access one buffer element in the same launch,
    at least one writing and not both atomically, race unless they are units of one cube with a
-   barrier between the accesses. A sanitized launch runs on one thread (scheduler.c), so this
-   shadow needs no locks: per element of each buffer the launch may write, the last write and
-   two reads, each as (epoch, unit). Epochs only grow: each cube (and each unit of a unit kernel)
-   starts a new one, each barrier interval of a cube another, so an access whose epoch is below
-   the running cube's first epoch is another cube's (unordered: a race if the kinds conflict),
-   and one of this cube is unordered only when it is in the same interval.
+   barrier between the accesses. Per element of each buffer the launch may write the shadow
+   keeps the last write and two reads, each as (epoch, global unit id). An access of another
+   cube (the unit id says which) is unordered whatever its epoch: a race if the kinds conflict.
+   One of the same cube ran on this thread (a cube never leaves its participant), whose epochs
+   only grow: each cube (and each unit of a unit kernel) starts a new one, each barrier interval
+   of a cube another, so it is unordered only when it is in the same interval.
+
+   The cubes run on every participant at once, against this one launch-wide shadow. Why that
+   still finds every race between cubes that one thread finds: a cell is checked and updated
+   under its own lock (when the launch has several chunks), so the checks of one cell happen in
+   some order, one at a time, exactly as if one thread had run the accesses in that order; and
+   since accesses of different cubes are unordered whatever their order, the detection of a
+   conflict between two cubes does not depend on which ran first (only which of the two the
+   report names first does). Accesses of one cube are checked in program order, as before.
+   Only the pair named changes: the launch keeps the first report. Launches smaller than
+   CUBERT_CPU_MIN_CHUNK_UNITS units are one chunk (scheduler.c): they run as before, on one
+   thread, in cube order, with no locking.
 
    Buffers the kernel declares `const` cannot be written through, so when no other binding of
    the launch overlaps them they get no shadow at all: the large inputs of matmul, reductions
@@ -47,17 +58,15 @@ static int cmp_lo(const void *a, const void *b) {
   return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-int cubert_cpu_san_buffers_begin(cubert_cpu_san *s) {
-  const cubert_cpu_job *job = s->job;
+/* The launch's buffers as regions, bindings over the same memory merged (the finest cells,
+   written if any is); returns the count. */
+static uint32_t build_regions(const cubert_cpu_job *job, cubert_cpu_san_region *regions) {
   const cubert_kernel_signature *sig = job->kernel->signature;
-  uint32_t n = job->binding_count;
-  s->regions = n ? calloc(n, sizeof *s->regions) : NULL;
-  if (n && !s->regions) return 0;
   uint32_t count = 0;
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i = 0; i < job->binding_count; ++i) {
     if (!job->buffers[i] || !job->buffer_bytes[i]) continue;
     const cubert_kernel_buffer_decl *d = sig && i < sig->buffer_count ? &sig->buffers[i] : NULL;
-    s->regions[count++] = (cubert_cpu_san_region){
+    regions[count++] = (cubert_cpu_san_region){
         .lo = (uintptr_t)job->buffers[i],
         .bytes = job->buffer_bytes[i],
         .binding = i,
@@ -65,12 +74,11 @@ int cubert_cpu_san_buffers_begin(cubert_cpu_san *s) {
         .read_only = d && is_const(d->type),
     };
   }
-  /* Bindings over the same memory become one region (the finest cells, written if any is). */
-  qsort(s->regions, count, sizeof *s->regions, cmp_lo);
+  qsort(regions, count, sizeof *regions, cmp_lo);
   uint32_t out = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    cubert_cpu_san_region *r = &s->regions[i];
-    cubert_cpu_san_region *last = out ? &s->regions[out - 1] : NULL;
+    cubert_cpu_san_region *r = &regions[i];
+    cubert_cpu_san_region *last = out ? &regions[out - 1] : NULL;
     if (last && r->lo < last->lo + last->bytes) {
       uint64_t end =
           r->lo + r->bytes > last->lo + last->bytes ? r->lo + r->bytes - last->lo : last->bytes;
@@ -80,12 +88,34 @@ int cubert_cpu_san_buffers_begin(cubert_cpu_san *s) {
       if (r->binding < last->binding) last->binding = r->binding;
       continue;
     }
-    s->regions[out++] = *r;
+    regions[out++] = *r;
   }
-  s->region_count = out;
-  cubert_cpu_undefined *undefined = &s->job->stream->device->undefined;
-  for (uint32_t i = 0; i < out; ++i) {
-    cubert_cpu_san_region *r = &s->regions[i];
+  return out;
+}
+
+static void launch_free(cubert_cpu_san_launch *l) {
+  for (uint32_t i = 0; i < l->region_count; ++i) {
+    free(l->regions[i].cells);
+    free(l->regions[i].unwritten);
+  }
+  free(l->regions);
+  free(l);
+}
+
+static cubert_cpu_san_launch *launch_build(const cubert_cpu_job *job) {
+  cubert_cpu_san_launch *l = calloc(1, sizeof *l);
+  uint32_t n = job->binding_count;
+  if (!l) return NULL;
+  l->regions = n ? calloc(n, sizeof *l->regions) : NULL;
+  if (n && !l->regions) {
+    free(l);
+    return NULL;
+  }
+  l->region_count = build_regions(job, l->regions);
+  l->locked = job->item_count > job->chunk_items;
+  cubert_cpu_undefined *undefined = &job->stream->device->undefined;
+  for (uint32_t i = 0; i < l->region_count; ++i) {
+    cubert_cpu_san_region *r = &l->regions[i];
     if (atomic_load_explicit(&undefined->nonempty, memory_order_relaxed)) {
       /* Without memory for the bitmap the region's unwritten bytes go unchecked (never a false
          report); they stay unwritten in the set. */
@@ -99,37 +129,48 @@ int cubert_cpu_san_buffers_begin(cubert_cpu_san *s) {
     /* calloc of this size maps zero pages: only the cells a launch touches cost memory. */
     r->cells = calloc((r->bytes >> r->shift) + 1, sizeof *r->cells);
     if (!r->cells) {
-      cubert_cpu_san_buffers_end(s);
-      return 0;
+      launch_free(l);
+      return NULL;
     }
   }
-  return 1;
+  return l;
 }
 
-void cubert_cpu_san_buffers_end(cubert_cpu_san *s) {
-  cubert_cpu_undefined *undefined = s->job ? &s->job->stream->device->undefined : NULL;
-  for (uint32_t i = 0; i < s->region_count; ++i) {
-    cubert_cpu_san_region *r = &s->regions[i];
-    free(r->cells);
+enum { LAUNCH_NONE, LAUNCH_BUILDING, LAUNCH_READY, LAUNCH_FAILED };
+
+cubert_cpu_san_launch *cubert_cpu_san_launch_join(cubert_cpu_job *job) {
+  uint32_t state = LAUNCH_NONE;
+  if (atomic_compare_exchange_strong_explicit(&job->san_state, &state, LAUNCH_BUILDING,
+                                              memory_order_acquire, memory_order_acquire)) {
+    job->san_launch = launch_build(job);
+    atomic_store_explicit(&job->san_state, job->san_launch ? LAUNCH_READY : LAUNCH_FAILED,
+                          memory_order_release);
+    return job->san_launch;
+  }
+  /* Another participant builds it: a few allocations, then its cubes run here too. */
+  while ((state = atomic_load_explicit(&job->san_state, memory_order_acquire)) == LAUNCH_BUILDING)
+    sched_yield();
+  return state == LAUNCH_READY ? job->san_launch : NULL;
+}
+
+void cubert_cpu_san_launch_finish(cubert_cpu_job *job) {
+  cubert_cpu_san_launch *l = job->san_launch;
+  atomic_store_explicit(&job->san_state, LAUNCH_NONE, memory_order_relaxed);
+  job->san_launch = NULL;
+  if (!l) return;
+  cubert_cpu_undefined *undefined = &job->stream->device->undefined;
+  const int done = atomic_load_explicit(&l->done, memory_order_relaxed) != 0;
+  for (uint32_t i = 0; i < l->region_count; ++i) {
+    cubert_cpu_san_region *r = &l->regions[i];
     if (!r->unwritten) continue;
     /* After a report the checks stopped, so its later writes are unknown: what the launch could
        write counts as written (no second report about a byte it may have filled). */
-    if (s->done && !r->read_only)
+    if (done && !r->read_only)
       cubert_cpu_undefined_remove(undefined, r->lo, r->bytes);
     else
       cubert_cpu_undefined_store(undefined, r->lo, r->bytes, r->unwritten);
-    free(r->unwritten);
   }
-  free(s->regions);
-  s->regions = NULL;
-  s->region_count = 0;
-}
-
-void cubert_cpu_san_buffers_clear(cubert_cpu_san *s) {
-  for (uint32_t i = 0; i < s->region_count; ++i) {
-    cubert_cpu_san_region *r = &s->regions[i];
-    if (r->cells) memset(r->cells, 0, ((r->bytes >> r->shift) + 1) * sizeof *r->cells);
-  }
+  launch_free(l);
 }
 
 /* ---- what the core and unwatched launches tell ------------------------------------------- */
@@ -225,18 +266,19 @@ static void report_unwritten(cubert_cpu_san *s, const cubert_cpu_san_region *r, 
 }
 
 /* Checks a read of [a, a + size) against the region's unwritten bytes, or marks a write's
-   bytes written. Returns 0 after a report. */
+   bytes written. Returns 0 after a report. The bits are shared by the launch's participants:
+   read and cleared atomically, since neighbouring bytes may be other cubes'. */
 static int check_unwritten(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_t a, uint64_t size,
                            int write, const void *pc) {
   uint64_t from = a - r->lo, to = from + size > r->bytes ? r->bytes : from + size;
   uint8_t *bits = r->unwritten;
   for (uint64_t i = from; i < to; ++i) {
-    if (!(bits[i >> 3] >> (i & 7) & 1)) continue;
+    if (!(__atomic_load_n(&bits[i >> 3], __ATOMIC_RELAXED) >> (i & 7) & 1)) continue;
     if (!write) {
       report_unwritten(s, r, r->lo + i, pc);
       return 0;
     }
-    bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+    __atomic_fetch_and(&bits[i >> 3], (uint8_t) ~(1u << (i & 7)), __ATOMIC_RELAXED);
   }
   return 1;
 }
@@ -246,16 +288,53 @@ static int check_unwritten(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_
 /* Whether recorded access `x` may happen at the same time as the running unit's (`me`). */
 static int unordered(const cubert_cpu_san *s, cubert_cpu_san_access x, cubert_cpu_san_access me) {
   if (!x.epoch) return 0;
-  uint32_t e = x.epoch & EPOCH_BITS;
-  if (e < s->base) return 1; /* another cube's, or another unit's of a unit kernel */
+  /* Another cube's (another unit's of a unit kernel): cubes are never ordered. */
+  if (s->unit_form ? x.unit != me.unit : (uint32_t)(x.unit - (uint32_t)s->cube_first) >= s->units)
+    return 1;
   /* This cube's: unordered only in the same barrier interval, by another unit. */
-  if (e != (me.epoch & EPOCH_BITS)) return 0;
+  if ((x.epoch ^ me.epoch) & EPOCH_BITS) return 0;
   if ((x.epoch | me.epoch) & F_ALL) return 0; /* as on shared memory: no finding alone */
   return x.unit != me.unit;
 }
 
 static int both_atomic(cubert_cpu_san_access x, cubert_cpu_san_access me) {
   return (x.epoch & me.epoch & F_ATOMIC) != 0;
+}
+
+static const char war_kind[] = "data race (write after read)";
+
+static void cell_lock(cubert_cpu_san_cell *c) {
+  while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
+    while (atomic_load_explicit(&c->lock, memory_order_relaxed)) cubert_cpu_relax();
+}
+
+/* Checks `me`'s access of cell `c` and records it. Returns the kind of race found (war_kind:
+   the other side read), with the other side in *out_other, or NULL. Under the cell's lock when the
+   launch has one. */
+static const char *cell_access(const cubert_cpu_san *s, cubert_cpu_san_cell *c, int write,
+                               cubert_cpu_san_access me, cubert_cpu_san_access *out_other) {
+  if (unordered(s, c->w, me) && !both_atomic(c->w, me)) {
+    *out_other = c->w;
+    return write ? "data race (write after write)" : "data race (read after write)";
+  }
+  if (!write) {
+    /* Keep two reads that may still race with a later write: replace one of this unit's, or
+       one ordered before this read, else the second. */
+    if (!unordered(s, c->r1, me) || c->r1.unit == me.unit)
+      c->r1 = me;
+    else
+      c->r2 = me;
+    return NULL;
+  }
+  for (int k = 0; k < 2; ++k) {
+    cubert_cpu_san_access rd = k ? c->r2 : c->r1;
+    if (unordered(s, rd, me) && !both_atomic(rd, me)) {
+      *out_other = rd;
+      return war_kind;
+    }
+  }
+  c->w = me;
+  return NULL;
 }
 
 void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_t a,
@@ -272,31 +351,17 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
       .unit = (uint32_t)cubert_cpu_san_unit_id(s),
       .pc = cubert_cpu_san_pc_pack(pc, s->pc_base),
   };
+  const int locked = s->launch->locked;
   for (uint64_t i = first; i <= last; ++i) {
     cubert_cpu_san_cell *c = &r->cells[i];
-    const uintptr_t at = r->lo + (i << r->shift) > a ? r->lo + (i << r->shift) : a;
-    if (unordered(s, c->w, me) && !both_atomic(c->w, me)) {
-      report_race(s, r, at,
-                  write ? "data race (write after write)" : "data race (read after write)", c->w,
-                  "wrote", write, pc);
+    cubert_cpu_san_access other;
+    if (locked) cell_lock(c);
+    const char *race = cell_access(s, c, write, me, &other);
+    if (locked) atomic_store_explicit(&c->lock, 0, memory_order_release);
+    if (race) {
+      const uintptr_t at = r->lo + (i << r->shift) > a ? r->lo + (i << r->shift) : a;
+      report_race(s, r, at, race, other, race == war_kind ? "read" : "wrote", write, pc);
       return;
     }
-    if (!write) {
-      /* Keep two reads that may still race with a later write: replace one of this unit's, or
-         one ordered before this read, else the second. */
-      if (!unordered(s, c->r1, me) || c->r1.unit == me.unit)
-        c->r1 = me;
-      else
-        c->r2 = me;
-      continue;
-    }
-    for (int k = 0; k < 2; ++k) {
-      cubert_cpu_san_access rd = k ? c->r2 : c->r1;
-      if (unordered(s, rd, me) && !both_atomic(rd, me)) {
-        report_race(s, r, at, "data race (write after read)", rd, "read", 1, pc);
-        return;
-      }
-    }
-    c->w = me;
   }
 }

@@ -22,9 +22,12 @@
    own stack: a fiber's or the thread's), and nothing more of the launch runs. No signal handler
    is involved: signals are the process's, and the access never happens.
 
-   The state is the thread's (one cube at a time runs on a thread, its fibers included); the
-   scheduler sets it around a chunk (cubert_cpu_san_begin/_cube/_end), the sanitize copy says
-   which unit runs (cubert_san_run, _resume, _phase_unit). */
+   The state is the thread's (one cube at a time runs on a thread, its fibers included), and so
+   is the shared memory shadow; the buffer shadow is the launch's, shared by every participant
+   that runs its cubes (san_buffers.c says why races between cubes on different threads are
+   still found). The scheduler sets the state around a chunk (cubert_cpu_san_begin/_cube/_end),
+   the sanitize copy says which unit runs (cubert_san_run, _resume, _phase_unit). A report or a
+   wild access on one thread stops the checks, or the launch, on the others at their next cube. */
 #include "cpu/sanitize.h"
 
 #include <inttypes.h>
@@ -77,7 +80,7 @@ uint64_t cubert_cpu_san_redzone(uint64_t shared_bytes) {
   return (rz + CUBERT_CPU_LINE - 1) & ~(uint64_t)(CUBERT_CPU_LINE - 1);
 }
 
-int cubert_cpu_san_begin(cubert_cpu_san *s, const cubert_cpu_job *job, void *shared,
+int cubert_cpu_san_begin(cubert_cpu_san *s, cubert_cpu_job *job, void *shared,
                          uint64_t shared_bytes, uint32_t units, int fibers) {
   memset(s, 0, sizeof *s);
   s->job = job;
@@ -106,26 +109,31 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, const cubert_cpu_job *job, void *sha
       return 0;
     }
   }
-  if (!cubert_cpu_san_buffers_begin(s)) {
+  s->launch = cubert_cpu_san_launch_join(job);
+  if (!s->launch) {
     cubert_cpu_san_end(s);
     return 0;
   }
+  s->region_count = s->launch->region_count;
+  s->regions = s->launch->regions;
   tls_san = s;
   return 1;
 }
 
-/* Epochs stay below 2^30 (san_buffers.c keeps two flag bits above them): start the shadows
-   afresh before they would pass it. */
+/* Epochs stay below 2^30 (san_buffers.c keeps two flag bits above them): start the shared
+   memory shadow afresh before they would pass it. The buffer shadow compares epochs of one cube
+   only, and no cell holds one of the cube about to start, so it keeps its cells. */
 static void new_epoch_base(cubert_cpu_san *s) {
   if (s->next > (1u << 30) - 0x10000u) {
     if (s->shadow) memset(s->shadow, 0, s->zone_bytes * sizeof *s->shadow);
-    cubert_cpu_san_buffers_clear(s);
     s->next = 1;
   }
   s->base = s->epoch = s->next++;
 }
 
 void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t *order) {
+  /* Another participant's report stops the checks here too (the launch keeps one). */
+  if (atomic_load_explicit(&s->launch->done, memory_order_relaxed)) s->done = 1;
   s->cube_first = first_unit;
   s->order = order;
   new_epoch_base(s);
@@ -143,7 +151,6 @@ void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t 
 
 void cubert_cpu_san_end(cubert_cpu_san *s) {
   if (tls_san == s) tls_san = NULL;
-  cubert_cpu_san_buffers_end(s);
   free(s->shadow);
   free(s->syncs);
   free(s->lines);
@@ -151,6 +158,10 @@ void cubert_cpu_san_end(cubert_cpu_san *s) {
   s->shadow = NULL;
   s->syncs = s->lines = NULL;
   s->frames = NULL;
+}
+
+int cubert_cpu_san_stopped(const cubert_cpu_san *s) {
+  return s->stopped || atomic_load_explicit(&s->launch->stopped, memory_order_relaxed);
 }
 
 /* ---- where the kernel is (the sanitize copy) ---------------------------------------------- */
@@ -219,7 +230,7 @@ void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t
     fn(ctx);
     return;
   }
-  if (s->stopped) return; /* a wild access stopped the launch */
+  if (cubert_cpu_san_stopped(s)) return; /* a wild access stopped the launch */
   s->ctx = ctx;
   run_stoppable(s, ctx, fn,
                 flags & CUBERT_KERNEL_PHASED      ? run_phased
@@ -349,6 +360,7 @@ uint64_t cubert_cpu_san_unit_id(const cubert_cpu_san *s) {
 
 void cubert_cpu_san_report(cubert_cpu_san *s, const char *what) {
   s->done = 1;
+  atomic_store_explicit(&s->launch->done, 1, memory_order_relaxed);
   cubert_cpu_report_sanitizer(s->ctx, cubert_cpu_san_unit_id(s), what);
 }
 
@@ -385,71 +397,93 @@ static void report_zone(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write
   cubert_cpu_san_report(s, what);
 }
 
+static __attribute__((noinline, cold)) void report_unset(cubert_cpu_san *s, uint64_t byte,
+                                                         const void *pc) {
+  char where[400], what[640];
+  cubert_cpu_san_place(s, pc, where, sizeof where);
+  snprintf(what, sizeof what,
+           "uninitialised shared memory: read of byte %" PRIu64 " (of %" PRIu64
+           "), which no unit of the cube wrote, %s",
+           byte, s->bytes, where);
+  cubert_cpu_san_report(s, what);
+}
+
+/* The running unit's access of shared memory byte `byte`, whose shadow is `h`. Returns 0 after a
+   report. */
+static inline int shadow_access(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uint64_t byte,
+                                int write, int atomic, const void *pc) {
+  const uint32_t e = s->epoch, u = s->unit, at = cubert_cpu_san_pc_pack(pc, s->pc_base);
+  if (write) {
+    if (u != CUBERT_CPU_SAN_ALL) {
+      if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
+          !(atomic && (h->flags & W_ATOMIC))) {
+        report_shared(s, "data race (write after write)", byte, h->w_unit, "wrote", h->w_pc, 1, pc);
+        return 0;
+      }
+      if (h->r_epoch == e && !(atomic && (h->flags & R_ATOMIC))) {
+        const int second = h->r_unit == u;
+        uint32_t other = second ? h->r_unit2 : h->r_unit;
+        if (other != u && other != CUBERT_CPU_SAN_ALL) {
+          report_shared(s, "data race (write after read)", byte, other, "read",
+                        second ? h->r_pc2 : h->r_pc, 1, pc);
+          return 0;
+        }
+      }
+    }
+    h->w_epoch = e;
+    h->w_unit = (uint16_t)u;
+    h->w_pc = at;
+    h->flags = (uint8_t)((h->flags & ~W_ATOMIC) | (atomic ? W_ATOMIC : 0));
+    return 1;
+  }
+  if (h->w_epoch < s->base) {
+    report_unset(s, byte, pc);
+    return 0;
+  }
+  if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
+      !(atomic && (h->flags & W_ATOMIC))) {
+    report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", h->w_pc, 0, pc);
+    return 0;
+  }
+  if (h->r_epoch != e) {
+    h->r_epoch = e;
+    h->r_unit = h->r_unit2 = (uint16_t)u;
+    h->r_pc = h->r_pc2 = at;
+    h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
+  } else {
+    if (h->r_unit != u) {
+      h->r_unit2 = (uint16_t)u;
+      h->r_pc2 = at;
+    }
+    if (!atomic) h->flags &= (uint8_t)~R_ATOMIC;
+  }
+  return 1;
+}
+
 /* The access [a, a + size) of the running unit, `a` inside the zone. */
 static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, int atomic,
                           const void *pc) {
-  uint64_t off = a - s->zone_lo;
   if (a < s->lo || a + size > s->lo + s->bytes) {
     report_zone(s, a, size, write, pc);
     return;
   }
   if (s->unit == CUBERT_CPU_SAN_ALL && !write) return; /* every unit reads: no finding alone */
-  const uint32_t e = s->epoch, u = s->unit, at = cubert_cpu_san_pc_pack(pc, s->pc_base);
-  for (uint64_t i = 0; i < size; ++i) {
-    cubert_cpu_san_shadow *h = &s->shadow[off + i];
-    uint64_t byte = a + i - s->lo;
-    if (write) {
-      if (u != CUBERT_CPU_SAN_ALL) {
-        if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
-            !(atomic && (h->flags & W_ATOMIC))) {
-          report_shared(s, "data race (write after write)", byte, h->w_unit, "wrote", h->w_pc, 1,
-                        pc);
-          return;
-        }
-        if (h->r_epoch == e && !(atomic && (h->flags & R_ATOMIC))) {
-          const int second = h->r_unit == u;
-          uint32_t other = second ? h->r_unit2 : h->r_unit;
-          if (other != u && other != CUBERT_CPU_SAN_ALL) {
-            report_shared(s, "data race (write after read)", byte, other, "read",
-                          second ? h->r_pc2 : h->r_pc, 1, pc);
-            return;
-          }
-        }
-      }
-      h->w_epoch = e;
-      h->w_unit = (uint16_t)u;
-      h->w_pc = at;
-      h->flags = (uint8_t)((h->flags & ~W_ATOMIC) | (atomic ? W_ATOMIC : 0));
-      continue;
-    }
-    if (h->w_epoch < s->base) {
-      char where[400], what[640];
-      cubert_cpu_san_place(s, pc, where, sizeof where);
-      snprintf(what, sizeof what,
-               "uninitialised shared memory: read of byte %" PRIu64 " (of %" PRIu64
-               "), which no unit of the cube wrote, %s",
-               byte, s->bytes, where);
-      cubert_cpu_san_report(s, what);
-      return;
-    }
-    if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
-        !(atomic && (h->flags & W_ATOMIC))) {
-      report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", h->w_pc, 0, pc);
-      return;
-    }
-    if (h->r_epoch != e) {
-      h->r_epoch = e;
-      h->r_unit = h->r_unit2 = (uint16_t)u;
-      h->r_pc = h->r_pc2 = at;
-      h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
-    } else {
-      if (h->r_unit != u) {
-        h->r_unit2 = (uint16_t)u;
-        h->r_pc2 = at;
-      }
-      if (!atomic) h->flags &= (uint8_t)~R_ATOMIC;
-    }
+  cubert_cpu_san_shadow *h = &s->shadow[a - s->zone_lo];
+  const uint64_t byte = a - s->lo;
+  /* The fast path: the bytes of a word were last accessed together (the usual case), so their
+     shadows are equal and one check stands for all; the update is the same for each. */
+  uint64_t same = 1;
+  while (same < size && !memcmp(&h[same], h, sizeof *h)) ++same;
+  if (same == size) {
+    /* Updated in a local copy, then stored whole: reloading h[0] right after its fields were
+       stored one by one stalls on every copy (a failed store-to-load forwarding). */
+    cubert_cpu_san_shadow v = *h;
+    if (!shadow_access(s, &v, byte, write, atomic, pc)) return;
+    for (uint64_t i = 0; i < size; ++i) h[i] = v;
+    return;
   }
+  for (uint64_t i = 0; i < size; ++i)
+    if (!shadow_access(s, &h[i], byte + i, write, atomic, pc)) return;
 }
 
 /* ---- wild pointers ------------------------------------------------------------------------ */
@@ -517,9 +551,14 @@ static __attribute__((noinline, cold)) void outside(cubert_cpu_san *s, uintptr_t
     cubert_cpu_san_report(s, what);
   }
   s->stopped = 1;
+  atomic_store_explicit(&s->launch->stopped, 1, memory_order_relaxed);
   siglongjmp(s->frame->jump, 1);
 }
 
+/* The callbacks' common path, cheapest test first: shared memory, then the unit's private
+   memory (its frames, between this callback's and its call's: private arrays and the context
+   the kernel's prologue reads, the most frequent accesses after shared memory), then the
+   buffers. The stack and the buffers never overlap, so the order changes no verdict. */
 static inline void check(const volatile void *p, uint64_t size, int write, int atomic,
                          const void *pc) {
   cubert_cpu_san *s = tls_san;
@@ -529,16 +568,17 @@ static inline void check(const volatile void *p, uint64_t size, int write, int a
     if (!s->done) access_shared(s, a, size, write, atomic, pc);
     return;
   }
+  const uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  if (a >= sp && a < s->stack_hi) return; /* stack_hi 0 outside a unit's call: never */
   for (uint32_t i = 0; i < s->region_count; ++i) {
     cubert_cpu_san_region *r = &s->regions[i];
     if (a - r->lo < r->bytes) {
-      if (!s->done) cubert_cpu_san_buffer_access(s, r, a, size, write, atomic, pc);
+      /* A read-only region nothing left unwritten has no shadow: the range test was all. */
+      if (!s->done && (r->cells || r->unwritten))
+        cubert_cpu_san_buffer_access(s, r, a, size, write, atomic, pc);
       return;
     }
   }
-  /* The unit's private memory: its frames, between this callback's and its call's. */
-  const uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-  if (a - sp < s->stack_hi - sp) return;
   outside(s, a, size, write, atomic, pc);
 }
 

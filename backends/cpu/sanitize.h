@@ -29,12 +29,16 @@ typedef struct cubert_cpu_san_shadow {
 
 /* Per element of a buffer a launch may write (san_buffers.c): the last write and two reads,
    each as (epoch, global unit id). Epochs keep 30 bits; the top two say "atomic" and "every
-   unit of the cube" (a phased kernel outside its PHASEs). Epoch 0: no such access yet. `pc`:
-   where the access is in the code (cubert_cpu_san_pc_pack, san_symbols.h). */
+   unit of the cube" (a phased kernel outside its PHASEs). Epoch 0: no such access yet. An
+   epoch is compared only with one of the same cube (a cube runs on one thread, whose epochs
+   only grow). `pc`: where the access is in the code (cubert_cpu_san_pc_pack, san_symbols.h).
+   `lock`: held while a participant checks and updates the cell, when several run the
+   launch's cubes. */
 typedef struct cubert_cpu_san_access {
   uint32_t epoch, unit, pc;
 } cubert_cpu_san_access;
 typedef struct cubert_cpu_san_cell {
+  _Atomic uint32_t lock;
   cubert_cpu_san_access w, r1, r2;
 } cubert_cpu_san_cell;
 
@@ -48,6 +52,17 @@ typedef struct cubert_cpu_san_region {
   cubert_cpu_san_cell *cells; /* (bytes >> shift) + 1 cells; NULL for read-only regions */
   uint8_t *unwritten;         /* a bit per byte that nothing wrote yet (undefined.h); NULL: none */
 } cubert_cpu_san_region;
+
+/* What every participant running a sanitized launch's cubes shares (san_buffers.c): the buffer
+   shadow is the launch's, so that a race between cubes on different threads is found. Built by
+   the first participant to run a chunk, freed when the launch finishes. */
+typedef struct cubert_cpu_san_launch {
+  uint32_t region_count;
+  cubert_cpu_san_region *regions;
+  int locked;               /* several chunks: cells are updated under their lock */
+  _Atomic uint32_t done;    /* a participant reported: the checks stop on every thread */
+  _Atomic uint32_t stopped; /* a wild access: nothing more of the launch runs */
+} cubert_cpu_san_launch;
 
 typedef struct cubert_cpu_san {
   const struct cubert_cpu_job *job;
@@ -70,7 +85,8 @@ typedef struct cubert_cpu_san {
   uint32_t *lines;   /* fibers: the line of each unit's last barrier (0: none yet) */
   cubert_cpu_san_shadow *shadow; /* zone_bytes entries */
   const uint16_t *order;         /* CUBERT_VALIDATE_SEED: the units of a PHASE, in order */
-  uint32_t region_count;         /* the launch's buffer memory (san_buffers.c) */
+  cubert_cpu_san_launch *launch; /* the launch's buffer memory (san_buffers.c) */
+  uint32_t region_count;         /* its regions, copied for the callbacks' fast path */
   cubert_cpu_san_region *regions;
   /* The running unit's call: its way out, and its private memory, which is its stack from the
      instrumentation callback's frame up to stack_hi (the frame that made the call). */
@@ -92,13 +108,15 @@ uint64_t cubert_cpu_san_redzone(uint64_t shared_bytes);
 /* Starts sanitizing on this thread: `shared` (NULL for none) is the kernel's shared memory with
    cubert_cpu_san_redzone bytes on each side. Returns 0 without memory for the shadow (the chunk
    then runs unsanitized). */
-int cubert_cpu_san_begin(cubert_cpu_san *s, const struct cubert_cpu_job *job, void *shared,
+int cubert_cpu_san_begin(cubert_cpu_san *s, struct cubert_cpu_job *job, void *shared,
                          uint64_t shared_bytes, uint32_t units, int fibers);
 /* A new cube, whose first unit is `first_unit`: a new barrier interval, nothing written.
    `order` (NULL: ascending) is the order its PHASE loops run its units in. */
 void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t *order);
 /* Stops sanitizing on this thread and frees the shadow. */
 void cubert_cpu_san_end(cubert_cpu_san *s);
+/* True when a wild access on any thread stopped the launch: no more of its cubes run. */
+int cubert_cpu_san_stopped(const cubert_cpu_san *s);
 
 /* ---- for san_buffers.c ---- */
 

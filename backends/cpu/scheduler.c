@@ -253,6 +253,38 @@ static void unpublish(cubert_cpu_device *d, cubert_server_stream *s) {
   s->published = 0;
 }
 
+/* Items (units, or cubes in cube mode) per chunk of a launch of `items` on `threads` threads;
+   *out_least: the smallest chunk its guided tail may use. About CHUNKS_PER_PARTICIPANT chunks
+   per thread: enough that a thread finishing early finds more work (load balance), few enough
+   that each chunk is a long contiguous range (streaming bandwidth, vectorised loops, one claim
+   per chunk). Smaller launches get chunks of at least MIN_CHUNK_UNITS units, but never fewer
+   chunks than threads (units may be long). Unit chunks above one cache line's worth of bytes are
+   rounded to 64 units so neighbouring chunks never write one line. */
+static uint64_t chunk_size(const cubert_cpu_job *job, uint64_t items, uint64_t threads,
+                           uint64_t *out_least) {
+  uint64_t target = threads * CUBERT_CPU_CHUNKS_PER_PARTICIPANT;
+  if (target > CUBERT_CPU_MAX_CHUNKS) target = CUBERT_CPU_MAX_CHUNKS;
+  uint64_t chunk = (items + target - 1) / target;
+  if (!job->cube_mode && chunk < CUBERT_CPU_MIN_CHUNK_UNITS) {
+    uint64_t per_thread = (items + threads - 1) / threads;
+    chunk = per_thread < CUBERT_CPU_MIN_CHUNK_UNITS ? per_thread : CUBERT_CPU_MIN_CHUNK_UNITS;
+  }
+  if (!job->cube_mode && chunk > 64) chunk = (chunk + 63) & ~(uint64_t)63;
+  /* A sanitized chunk sets up shadows of its own (sanitize.c): at least MIN_CHUNK_UNITS units
+     each, whole cubes, so a small launch runs on one thread in cube order (the report a
+     sequential run gives) and a big one on every participant. */
+  uint64_t least = job->cube_mode ? 1 : CUBERT_CPU_MIN_CHUNK_UNITS;
+  if (cubert_cpu_san_wanted(job)) {
+    least = job->cube_mode
+                ? (CUBERT_CPU_MIN_CHUNK_UNITS + job->units_per_cube - 1) / job->units_per_cube
+                : CUBERT_CPU_MIN_CHUNK_UNITS;
+    if (chunk < least) chunk = least;
+  }
+  *out_least = least;
+  /* A seeded order must repeat from run to run: one participant runs the whole launch. */
+  return job->shuffle || chunk > items ? items : chunk;
+}
+
 /* Fills the run-time shape of a launch that is about to start. Returns its chunk count, or 0
    when it completes at once (pending error, nothing to run, or too big). */
 static uint32_t job_prepare(cubert_cpu_device *d, cubert_server_stream *s, cubert_cpu_job *job) {
@@ -282,24 +314,10 @@ static uint32_t job_prepare(cubert_cpu_device *d, cubert_server_stream *s, cuber
     return 0;
   }
   if (units == 0) return 0;
-  uint64_t items = job->cube_mode ? cubes : units; /* About CHUNKS_PER_PARTICIPANT chunks per
-    thread: enough that a thread finishing early finds more work (load balance), few enough that
-    each chunk is a long contiguous range (streaming bandwidth, vectorised loops, one claim per
-    chunk). Smaller launches get chunks of at least MIN_CHUNK_UNITS units, but never fewer chunks
-    than threads (units may be long). Unit chunks above one cache line's worth of bytes are rounded
-    to 64 units so neighbouring chunks never write one line. */
-  uint64_t threads = d->caller_helps ? d->threads : d->worker_count;
-  uint64_t target = threads * CUBERT_CPU_CHUNKS_PER_PARTICIPANT;
-  if (target > CUBERT_CPU_MAX_CHUNKS) target = CUBERT_CPU_MAX_CHUNKS;
-  uint64_t chunk = (items + target - 1) / target;
-  if (!job->cube_mode && chunk < CUBERT_CPU_MIN_CHUNK_UNITS) {
-    uint64_t per_thread = (items + threads - 1) / threads;
-    chunk = per_thread < CUBERT_CPU_MIN_CHUNK_UNITS ? per_thread : CUBERT_CPU_MIN_CHUNK_UNITS;
-  }
-  if (!job->cube_mode && chunk > 64) chunk = (chunk + 63) & ~(uint64_t)63;
-  /* A seeded order must repeat from run to run, and the sanitizer's buffer shadow is the
-     launch's (sanitize.c): one participant runs the whole launch. */
-  if (job->shuffle || cubert_cpu_san_wanted(job)) chunk = items;
+  const uint64_t items = job->cube_mode ? cubes : units;
+  const uint64_t threads = d->caller_helps ? d->threads : d->worker_count;
+  uint64_t least;
+  const uint64_t chunk = chunk_size(job, items, threads, &least);
   uint64_t count = (items + chunk - 1) / chunk;
   job->item_count = items;
   job->chunk_items = chunk;
@@ -313,7 +331,7 @@ static uint32_t job_prepare(cubert_cpu_device *d, cubert_server_stream *s, cuber
      claims. Only when the finer chunks stay above the minimum chunk (units) or are whole cubes. */
   uint64_t fine = chunk / CUBERT_CPU_TAIL_SPLIT;
   if (!job->cube_mode) fine &= ~(uint64_t)63;
-  if (count >= 2 * threads && fine >= (job->cube_mode ? 1 : CUBERT_CPU_MIN_CHUNK_UNITS)) {
+  if (count >= 2 * threads && fine >= least) {
     uint64_t head = count - threads;
     uint64_t tail = (items - head * chunk + fine - 1) / fine;
     if (head + tail <= CUBERT_CPU_MAX_CHUNKS) {
@@ -326,6 +344,8 @@ static uint32_t job_prepare(cubert_cpu_device *d, cubert_server_stream *s, cuber
   atomic_store_explicit(&job->done_chunks, 0, memory_order_relaxed);
   atomic_store_explicit(&job->failed, 0, memory_order_relaxed);
   atomic_store_explicit(&job->abandoned, 0, memory_order_relaxed);
+  atomic_store_explicit(&job->san_state, 0, memory_order_relaxed);
+  job->san_launch = NULL;
   return (uint32_t)count;
 }
 
@@ -420,9 +440,11 @@ static void stream_step(cubert_server_stream *s, cubert_cpu_job *finished, int r
         copy_job_run(d, finished);
       /* What a launch the sanitizer did not watch may have written is written from now on
          (a watched one stored what it left unwritten itself: san_buffers.c). */
-      if (finished->kind == CUBERT_CPU_JOB_LAUNCH &&
-          atomic_load_explicit(&d->undefined.nonempty, memory_order_relaxed) &&
-          !cubert_cpu_san_wanted(finished))
+      if (finished->kind == CUBERT_CPU_JOB_LAUNCH && finished->san_launch)
+        cubert_cpu_san_launch_finish(finished);
+      else if (finished->kind == CUBERT_CPU_JOB_LAUNCH &&
+               atomic_load_explicit(&d->undefined.nonempty, memory_order_relaxed) &&
+               !cubert_cpu_san_wanted(finished))
         cubert_cpu_san_launch_wrote(finished);
       if (finished->skip_error) {
         cubert_stream_errors_push_for(s->errors, finished->submitter, finished->skip_error);
@@ -620,7 +642,7 @@ static void run_cubes(cubert_cpu_participant *part, cubert_cpu_job *job, cubert_
   if (job->shuffle)
     cubert_cpu_order_init(&cubes, cubert_config_get()->validate_seed, 0, end - begin);
   for (uint64_t k = begin; k < end; ++k) {
-    if (san && san->stopped) break; /* a wild access: nothing more of the launch runs */
+    if (san && cubert_cpu_san_stopped(san)) break; /* a wild access: nothing more runs */
     uint64_t cube = k;
     if (job->shuffle) {
       /* The cube's units in the order of (seed, cube), for the fiber ring (fiber.c). */

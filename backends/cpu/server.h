@@ -129,6 +129,10 @@ struct cubert_cpu_job {
   void *heap_arrays; /* arrays of launches larger than the inline ones, kept for reuse */
   uint32_t heap_binding_capacity, heap_info_capacity;
   cubert_status skip_error; /* reported when the launch is dropped at activation */
+  /* Validate mode with the kernel sanitizer: the launch's buffer shadow (san_buffers.c), built
+     by the first participant that runs a chunk, freed when the launch finishes. */
+  _Atomic uint32_t san_state;
+  struct cubert_cpu_san_launch *san_launch;
   cubert_server_stream *wait_stream;
   uint64_t wait_target;
   void *read_dst; /* CUBERT_CPU_JOB_READ: the host destination of bindings[0] */

@@ -443,7 +443,67 @@ static void time_reports(cubert_client *client) {
       first, fresh, again, clean);
 }
 
+/* ---- many cubes: several chunks on several threads ---------------------------------------- */
+
+extern const cubert_kernel_def cubes_fiber, cubes_phased, cubes_unit;
+
+enum { MANY_UNITS = 256, MANY_CUBES = 64, MANY = MANY_UNITS * MANY_CUBES };
+
+/* A launch of MANY_CUBES cubes of MANY_UNITS units (several chunks of the sanitized launch, run
+   by every participant at once: main asks for 4 threads) in validate mode; out holds MANY. */
+static cubert_status run_many(cubert_client *client, const cubert_kernel_def *k, uint32_t race,
+                              float *out) {
+  cubert_handle *h = NULL;
+  cubert_status s = cubert_client_create_buffer(client, out, MANY * sizeof *out, &h);
+  if (!s) {
+    const uint64_t words[1] = {race};
+    const cubert_kernel_args args = {&h, 1, words, 1};
+    s = cubert_client_launch_mode(client, k, cubert_cube_count_new_3d(MANY_CUBES, 1, 1),
+                                  cubert_cube_dim_new_3d(MANY_UNITS, 1, 1), &args,
+                                  CUBERT_EXECUTION_VALIDATE);
+  }
+  if (!s) s = cubert_client_read(client, h, out, MANY * sizeof *out);
+  cubert_handle_release(h);
+  return s;
+}
+
+/* Without the race each form runs clean and computes its values; with it, the race between
+   cube 0 (in the first chunk) and cube 63 (in the last, which another thread runs) is found,
+   each time (which side the report names first depends on which thread came second). */
+static void check_cubes(cubert_client *client) {
+  const cubert_kernel_def *const forms[] = {&cubes_fiber, &cubes_phased, &cubes_unit};
+  static float out[MANY];
+  for (int f = 0; f < 3; ++f) {
+    const char *name = forms[f]->name;
+    memset(out, 0, sizeof out);
+    cubert_status s = run_many(client, forms[f], 0, out);
+    CHECK(!s, "%s over %d cubes: a correct kernel was reported: %s", name, MANY_CUBES,
+          cubert_status_message(s));
+    cubert_status_free(s);
+    int wrong = 0;
+    for (int i = 0; i < MANY; ++i) {
+      const int next = i - i % MANY_UNITS + (i + 1) % MANY_UNITS;
+      wrong += out[i] != (float)(f == 2 ? i : next);
+    }
+    CHECK(!wrong, "%s over %d cubes: %d elements wrong (out[300] = %g)", name, MANY_CUBES, wrong,
+          out[300]);
+    for (int round = 0; round < 3; ++round) {
+      s = run_many(client, forms[f], 1, out);
+      const char *msg = s ? cubert_status_message(s) : "no report";
+      CHECK(
+          s && strstr(msg, "data race (write after write) on buffer 0 'out' element 0 (of 16384)"),
+          "%s over %d cubes: not the race on element 0: %s", name, MANY_CUBES, msg);
+      CHECK(strstr(msg, "of cube (0, 0, 0)") && strstr(msg, "of cube (63, 0, 0)"),
+            "%s over %d cubes: the race's cubes are not named: %s", name, MANY_CUBES, msg);
+      if (round == 0 && s) printf("%s over %d cubes: %s\n", name, MANY_CUBES, msg);
+      cubert_status_free(s);
+    }
+  }
+}
+
 int main(void) {
+  /* Several participants run a big sanitized launch, even on a machine of one core. */
+  setenv("CUBERT_CPU_THREADS", "4", 0);
   cubert_client *client = NULL;
   cubert_status s = cubert_client_create("cpu", &client);
   if (s) {
@@ -478,6 +538,7 @@ int main(void) {
   cubert_status_free(s);
   check_unwritten(client);
   check_after_wild(client);
+  check_cubes(client);
   cubert_client_release(client);
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;
