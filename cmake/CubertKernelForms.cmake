@@ -4,11 +4,10 @@
 # both CPU forms of its CUBE_KERNELs (issue 37):
 #   - as cubert_add_kernels builds it by default: the definitions under their own names, the
 #     CUBE_KERNELs phased by the build's transform where it runs (CUBERT_KERNEL_PHASES);
-#   - in the fiber form (FIBERS), every definition of the file named <prefix><kernel>.
+#   - in the fiber form (cubert_add_kernels' FIBERS), every definition of the file named
+#     <prefix><kernel>.
 # A source file has one set of compile properties per target, so the second copy is a generated
 # file, <build>/cubert_kernel_forms/<target>/<id>.cube.c, that only includes the original.
-# FIBERS is passed before every other argument: a cubert_add_kernels without that switch (the
-# transform not built in) leaves it among its unparsed arguments and builds fibers anyway.
 # NO_OPENCL_CHECK is passed on to both calls (files no OpenCL compiler is meant to build).
 # Used by the differential test of the two forms (tests/unit/phase_forms.c) and by
 # bench/natural_kernels.c.
