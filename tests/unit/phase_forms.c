@@ -82,22 +82,21 @@ typedef struct form_case {
 #define FORMS(k) #k, &k, &fib_##k
 #define DECLARE_FORMS(k) extern const cubert_kernel_def k, fib_##k;
 
-/* The CUBE_KERNELs, file by file. */
-#define KERNELS(X)                                                                                 \
-  /* examples/ */                                                                                  \
-  X(sgemm_tiled_fibers)                                                                            \
-  X(softmax_rows_fibers) /* tests/kernels/ */                                                      \
-  X(positions_fiber)                                                                               \
-  X(shared_histogram) X(cube_sum_fiber) X(skips_barrier) X(different_barriers)                     \
-      X(order_ticket_fiber) X(order_sum_fiber) X(helpers_fiber_f32) X(helpers_fiber_i32)           \
-          X(helpers_fiber_u32) X(shared_atomics_fiber) X(macro_args_fiber)                         \
-              X(shared_over_a_failing_build)                                                       \
-                  X(too_much_shared_memory) /* tests/compile_rules/clean.cube.c */                 \
-      X(clean_cube) X(clean_no_shared)      /* tests/sanitizer/bugs.cube.c, the correct ones */    \
-      X(ww_fiber_ok) X(rw_fiber_ok) X(atomic_fiber_ok) X(oob_fiber_ok) X(uninit_fiber_ok)          \
-          X(return_fiber_ok) X(ww_buffer_fiber_ok) X(rw_buffer_fiber_ok) X(atomic_buffer_fiber_ok) \
-              X(wild_fiber) X(read_in_fiber) /* bench/natural_kernels.cube.c */                    \
-      X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)
+/* The CUBE_KERNELs, file by file: examples/; tests/kernels/; tests/compile_rules/clean.cube.c;
+   tests/sanitizer/bugs.cube.c (the correct ones); bench/natural_kernels.cube.c. */
+/* clang-format off */
+#define KERNELS(X)                                                                                \
+  X(sgemm_tiled_fibers) X(softmax_rows_fibers)                                                    \
+  X(positions_fiber) X(shared_histogram) X(cube_sum_fiber) X(skips_barrier)                       \
+  X(different_barriers) X(order_ticket_fiber) X(order_sum_fiber) X(helpers_fiber_f32)             \
+  X(helpers_fiber_i32) X(helpers_fiber_u32) X(shared_atomics_fiber) X(macro_args_fiber)           \
+  X(shared_over_a_failing_build) X(too_much_shared_memory)                                        \
+  X(clean_cube) X(clean_no_shared)                                                                \
+  X(ww_fiber_ok) X(rw_fiber_ok) X(atomic_fiber_ok) X(oob_fiber_ok) X(uninit_fiber_ok)             \
+  X(return_fiber_ok) X(ww_buffer_fiber_ok) X(rw_buffer_fiber_ok) X(atomic_buffer_fiber_ok)        \
+  X(wild_fiber) X(read_in_fiber)                                                                  \
+  X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)
+/* clang-format on */
 KERNELS(DECLARE_FORMS)
 
 /* The sanitizer's planted bugs (tests/sanitizer/bugs.cube.c): races, out-of-range accesses,
