@@ -175,13 +175,13 @@ Test(lang_features, dynamic_shared_is_checked_against_the_kernel_and_the_device)
                                   "after 64 bytes of static shared memory exceed the maximum",
                                   "pass at most", NULL});
   o.dynamic_shared_bytes = 64;
-  assert_message(run_with(&particles_step, one, dim, b, 2, NULL, 0, &o),
-                 CUBERT_CODE_INVALID_ARGUMENT,
+  const uint64_t dt[1] = {0};
+  assert_message(run_with(&particles_step, one, dim, b, 2, dt, 1, &o), CUBERT_CODE_INVALID_ARGUMENT,
                  (const char *[]){"kernel \"particles_step\" declares no (dynamic_shared, type, "
                                   "name) array, but the launch gives it 64 bytes",
                                   NULL});
-  /* The largest size that fits runs (every unit writes its element only if it is in range). */
-  o.dynamic_shared_bytes = ((max - 64) / 4) * 4;
+  /* A size within the limit runs (each unit writes its element only if it is in range). */
+  o.dynamic_shared_bytes = ((max - 64) / 8) * 4;
   if (o.dynamic_shared_bytes > (1u << 20)) o.dynamic_shared_bytes = 1u << 20;
   cubert_status s = run_with(&dynamic_reverse_fiber, one, dim, b, 2, NULL, 0, &o);
   cr_assert_null(s, "%s", cubert_status_message(s));
@@ -299,7 +299,7 @@ Test(lang_features, load_and_store_on_buffers_of_structs) {
   enum { N = 70 };
   particle in[N], out[N], same[N];
   for (int i = 0; i < N; ++i)
-    in[i] = (particle){(float)i, 0.5f * (float)i, 10 * i, (uint32_t)i << 4, -(int64_t)i << 33};
+    in[i] = (particle){(float)i, 0.5f * (float)i, 10 * i, (uint32_t)i << 4, -((int64_t)i << 33)};
   cubert_handle *b[3] = {cts_buffer(in, sizeof in), cts_buffer(in, sizeof in),
                          cts_buffer(in, sizeof in)};
   uint64_t info[1];
