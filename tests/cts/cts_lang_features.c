@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cts.h"
+#include "kernels/lang_particle.h"
 
 TestSuite(lang_features, .init = cts_setup, .fini = cts_teardown);
 
@@ -287,13 +288,6 @@ Test(lang_features, atomics_64_without_the_extension_name_it) {
 }
 
 /* ---- buffers of structs -------------------------------------------------------------------- */
-
-typedef struct particle {
-  float x, v;
-  int32_t id;
-  uint32_t flags;
-  int64_t tag;
-} particle;
 
 Test(lang_features, load_and_store_on_buffers_of_structs) {
   enum { N = 70 };

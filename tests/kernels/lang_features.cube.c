@@ -85,12 +85,7 @@ UNIT_KERNEL(atomics64, n, (int64_t, c), (uint64_t, u), (scalar, uint32_t, n)) {
 
 /* ---- buffers of structs ---- */
 
-typedef struct particle {
-  float x, v;
-  int32_t id;
-  uint32_t flags;
-  int64_t tag;
-} particle;
+#include "lang_particle.h"
 
 /* out[i] = in[i + 1] moved by dt (the last unit's read is past the end: a zero particle);
    same[i] = in[i] through LOAD_UNIT / STORE_UNIT. */
