@@ -9,17 +9,20 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "base/status.h"
 #include "cubert/config.h"
 #include "cubert/server/violation.h"
 #include "device.h"
 
-/* "a: const float, b: const float, out: float" */
-static void describe_buffers(const cubert_kernel_signature *sig, char *out, size_t size) {
+void cubert_kernel_describe(const cubert_kernel_signature *sig, int scalars, char *out,
+                            size_t size) {
   size_t used = 0;
   out[0] = '\0';
-  for (uint32_t i = 0; i < sig->buffer_count && used < size; ++i) {
-    int n = snprintf(out + used, size - used, "%s%s: %s", i ? ", " : "", sig->buffers[i].name,
-                     sig->buffers[i].type);
+  const uint32_t count = scalars ? sig->scalar_count : sig->buffer_count;
+  for (uint32_t i = 0; i < count && used < size; ++i) {
+    const char *name = scalars ? sig->scalars[i].name : sig->buffers[i].name;
+    const char *type = scalars ? sig->scalars[i].type : sig->buffers[i].type;
+    int n = snprintf(out + used, size - used, "%s%s: %s", i ? ", " : "", name, type);
     if (n < 0) break;
     used += (size_t)n;
   }
@@ -32,7 +35,7 @@ cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
   const char *name = kernel->name ? kernel->name : "(unnamed)";
   if (got != sig->buffer_count) {
     char decl[512];
-    describe_buffers(sig, decl, sizeof decl);
+    cubert_kernel_describe(sig, 0, decl, sizeof decl);
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "kernel \"%s\" expects %" PRIu32 " buffers (%s), got %" PRIu32, name,
                               sig->buffer_count, decl, got);
@@ -61,6 +64,52 @@ cubert_status cubert_kernel_check_signature(const cubert_kernel_def *kernel,
                                 "or copy the data",
                                 name, i, d->name, d->type, bindings[i].offset, align);
   }
+  return NULL;
+}
+
+cubert_status cubert_kernel_check_scalars(const cubert_kernel_def *kernel, uint32_t info_count) {
+  const cubert_kernel_signature *sig = kernel->signature;
+  if (!sig || info_count >= sig->scalar_count) return NULL;
+  char decl[512];
+  cubert_kernel_describe(sig, 1, decl, sizeof decl);
+  return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                            "kernel \"%s\" declares %" PRIu32
+                            " named scalars (%s), info words "
+                            "0 .. %" PRIu32 ", but the launch passes %" PRIu32
+                            " info words; set each with cubert_kernel_scalar_set_*",
+                            kernel->name ? kernel->name : "(unnamed)", sig->scalar_count, decl,
+                            sig->scalar_count - 1, info_count);
+}
+
+cubert_status cubert_kernel_check_dynamic_shared(const cubert_kernel_def *kernel,
+                                                 uint64_t dynamic_bytes, uint64_t max_shared,
+                                                 const char *device_name) {
+  const char *name = kernel->name ? kernel->name : "(unnamed)";
+  const cubert_kernel_buffer_decl *d = kernel->signature ? kernel->signature->dynamic_shared : NULL;
+  if (!dynamic_bytes) return NULL;
+  if (!d)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "kernel \"%s\" declares no (dynamic_shared, type, name) array, but "
+                              "the launch gives it %" PRIu64
+                              " bytes of dynamic shared memory; pass 0",
+                              name, dynamic_bytes);
+  if (d->elem_bytes && dynamic_bytes % d->elem_bytes)
+    return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
+                              "kernel \"%s\" dynamic shared array \"%s\" (%s) takes whole "
+                              "%" PRIu32 "-byte elements, got %" PRIu64 " bytes",
+                              name, d->name, d->type, d->elem_bytes, dynamic_bytes);
+  const uint64_t offset = (kernel->shared_bytes + CUBERT_DYNAMIC_SHARED_ALIGN - 1) &
+                          ~(uint64_t)(CUBERT_DYNAMIC_SHARED_ALIGN - 1);
+  if (offset > max_shared || dynamic_bytes > max_shared - offset)
+    return cubert_status_set_limits(
+        cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
+                           "kernel \"%s\" dynamic shared array \"%s\": %" PRIu64
+                           " bytes after %" PRIu64 " bytes of static shared memory exceed the "
+                           "maximum of %" PRIu64 " bytes per cube on '%s'; pass at most %" PRIu64
+                           " bytes",
+                           name, d->name, dynamic_bytes, offset, max_shared, device_name,
+                           offset < max_shared ? max_shared - offset : 0),
+        offset + dynamic_bytes, max_shared);
   return NULL;
 }
 

@@ -220,7 +220,8 @@ static cubert_status launch_locked(cubert_call *call, const cubert_launch *launc
 
 static cubert_status launch(cubert_call *call, const cubert_kernel_def *kernel,
                             cubert_cube_count count, cubert_cube_dim dim,
-                            const cubert_kernel_args *args, cubert_execution_mode mode) {
+                            const cubert_kernel_args *args, cubert_execution_mode mode,
+                            uint64_t dynamic_shared_bytes) {
   if (mode != CUBERT_EXECUTION_CHECKED && mode != CUBERT_EXECUTION_VALIDATE &&
       mode != CUBERT_EXECUTION_UNCHECKED)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
@@ -230,6 +231,12 @@ static cubert_status launch(cubert_call *call, const cubert_kernel_def *kernel,
   cubert_client_obj *c = call->obj;
   cubert_device *device = call->device;
   CUBERT_RETURN_IF_ERROR(validate_launch(device, kernel, count, dim, args));
+  /* Kernel-language kernels: named scalars need their info words, a dynamic shared array its
+     size within the device's shared memory. */
+  CUBERT_RETURN_IF_ERROR(cubert_kernel_check_scalars(kernel, args ? args->info_count : 0));
+  const cubert_device_properties *props = &device->server->properties;
+  CUBERT_RETURN_IF_ERROR(cubert_kernel_check_dynamic_shared(
+      kernel, dynamic_shared_bytes, props->hardware.max_shared_memory_size, props->name));
   if (!count.dynamic && (count.x == 0 || count.y == 0 || count.z == 0)) return NULL;
   uint32_t n = args ? args->buffer_count : 0;
   cubert_binding inline_bindings[INLINE_BINDINGS + 1];
@@ -261,6 +268,7 @@ static cubert_status launch(cubert_call *call, const cubert_kernel_def *kernel,
         .info = args ? args->info : NULL,
         .info_count = args ? args->info_count : 0,
         .mode = mode,
+        .dynamic_shared_bytes = dynamic_shared_bytes,
     };
     if (cubert_dry_run_on(c)) {
       /* Checked and compiled, not queued: no stream slot to take, no ordering to resolve, no
@@ -278,17 +286,28 @@ static cubert_status launch(cubert_call *call, const cubert_kernel_def *kernel,
   return s;
 }
 
-cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kernel_def *kernel,
+cubert_status cubert_client_launch_with(cubert_client *client, const cubert_kernel_def *kernel,
                                         cubert_cube_count count, cubert_cube_dim dim,
                                         const cubert_kernel_args *args,
-                                        cubert_execution_mode mode) {
+                                        const cubert_launch_options *options) {
+  const cubert_launch_options none = {0};
+  if (!options) options = &none;
   /* While autotune measures a candidate, every buffer it binds may be written: each is used
      through a scratch copy unless it may be used in place (tune/scratch.h). */
   for (uint32_t i = 0; args && args->buffers && i < args->buffer_count; ++i)
     CUBERT_RETURN_IF_ERROR(cubert_tune_scratch_prepare(client, args->buffers[i]));
   cubert_call call;
   CUBERT_RETURN_IF_ERROR(cubert_call_open(client, &call));
-  return cubert_call_leave(&call, launch(&call, kernel, count, dim, args, mode));
+  return cubert_call_leave(
+      &call, launch(&call, kernel, count, dim, args, options->mode, options->dynamic_shared_bytes));
+}
+
+cubert_status cubert_client_launch_mode(cubert_client *client, const cubert_kernel_def *kernel,
+                                        cubert_cube_count count, cubert_cube_dim dim,
+                                        const cubert_kernel_args *args,
+                                        cubert_execution_mode mode) {
+  const cubert_launch_options options = {.mode = mode};
+  return cubert_client_launch_with(client, kernel, count, dim, args, &options);
 }
 
 cubert_status cubert_client_launch(cubert_client *client, const cubert_kernel_def *kernel,

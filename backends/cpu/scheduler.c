@@ -683,6 +683,8 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       .info_count = job->info_count,
       .priv_ = &call,
       .mode = job->mode,
+      .dynamic_shared_offset = job->dynamic_offset,
+      .dynamic_shared_bytes = job->dynamic_bytes,
   };
   /* Validate mode with the kernel sanitizer: the kernel's sanitize copy runs, its shared memory
      between redzones (sanitize.c). */
@@ -690,7 +692,7 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
   cubert_cpu_san san;
   const int sanitize = cubert_cpu_san_wanted(job);
   const uint64_t redzone =
-      sanitize && kernel->shared_bytes ? cubert_cpu_san_redzone(kernel->shared_bytes) : 0;
+      sanitize && job->shared_bytes ? cubert_cpu_san_redzone(job->shared_bytes) : 0;
   if (sanitize) fn = kernel->cpu_sanitize;
   if (!job->cube_mode) {
     if (sanitize && !cubert_cpu_san_begin(&san, job, NULL, 0, 1, 0)) {
@@ -716,11 +718,11 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
      needs them (once per participant and size, then reused), so a refusal is this launch's
      OUT_OF_MEMORY on its stream, reported before any of this chunk's cubes runs. */
   cubert_status s = NULL;
-  if (fibers || kernel->shared_bytes) {
+  if (fibers || job->shared_bytes) {
     s = participant_runner(part, kernel->name);
     if (!s)
       s = cubert_cpu_runner_prepare(part->runner, fibers ? (uint32_t)units : 0,
-                                    kernel->shared_bytes + 2 * redzone, kernel->name, &ctx.shared);
+                                    job->shared_bytes + 2 * redzone, kernel->name, &ctx.shared);
     if (s) {
       cubert_cpu_job_abandon(job, s);
       return;
@@ -728,8 +730,8 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
   }
   if (sanitize) {
     if (ctx.shared) ctx.shared = (char *)ctx.shared + redzone;
-    if (!cubert_cpu_san_begin(&san, job, kernel->shared_bytes ? ctx.shared : NULL,
-                              kernel->shared_bytes, (uint32_t)units, fibers)) {
+    if (!cubert_cpu_san_begin(&san, job, job->shared_bytes ? ctx.shared : NULL, job->shared_bytes,
+                              (uint32_t)units, fibers)) {
       cubert_cpu_job_fail(job, "the kernel sanitizer could not allocate its shadow memory");
       return;
     }

@@ -110,6 +110,11 @@ struct cubert_cpu_job {
   uint32_t cube_count[3], cube_dim[3];
   int cube_mode; /* each cube runs on one participant (SYNC_CUBE, PHASED or shared memory) */
   uint32_t mode; /* cubert_execution_mode of the launch */
+  /* Shared memory per cube: the static struct, then the dynamic array at dynamic_offset (the
+     struct rounded up to CUBERT_DYNAMIC_SHARED_ALIGN); shared_bytes covers both. */
+  uint64_t shared_bytes;
+  uint64_t dynamic_offset;
+  uint64_t dynamic_bytes;
   /* Validate mode with CUBERT_VALIDATE_SEED: one chunk, its cubes and units in the seeded
      order (order.h). */
   int shuffle;

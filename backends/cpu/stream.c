@@ -115,8 +115,16 @@ cubert_status cubert_cpu_launch(cubert_server *server, cubert_server_stream *s,
   job->cube_dim[1] = launch->cube_dim.y;
   job->cube_dim[2] = launch->cube_dim.z;
   job->units_per_cube = units_per_cube;
-  job->cube_mode = (kernel->flags & (CUBERT_KERNEL_SYNC_CUBE | CUBERT_KERNEL_PHASED)) ||
-                   kernel->shared_bytes > 0;
+  job->dynamic_bytes = launch->dynamic_shared_bytes;
+  job->dynamic_offset = 0;
+  job->shared_bytes = kernel->shared_bytes;
+  if (job->dynamic_bytes) {
+    job->dynamic_offset = (kernel->shared_bytes + CUBERT_DYNAMIC_SHARED_ALIGN - 1) &
+                          ~(uint64_t)(CUBERT_DYNAMIC_SHARED_ALIGN - 1);
+    job->shared_bytes = job->dynamic_offset + job->dynamic_bytes;
+  }
+  job->cube_mode =
+      (kernel->flags & (CUBERT_KERNEL_SYNC_CUBE | CUBERT_KERNEL_PHASED)) || job->shared_bytes > 0;
   job->mode = (uint32_t)launch->mode;
   job->shuffle = launch->mode == CUBERT_EXECUTION_VALIDATE && cubert_config_get()->validate_shuffle;
   for (uint32_t i = 0; i < launch->binding_count; ++i) {

@@ -267,8 +267,11 @@ static cubert_execution_mode launch_variant(const cubert_launch *launch) {
    argument count its source declares, its units per cube and its shared memory. */
 static cubert_status check_kernel_limits(const cubert_server *base, const cubert_ocl_kernel *k,
                                          const cubert_launch *launch) {
-  const int language = launch->kernel->signature != NULL;
-  uint32_t expected = language ? 2u + launch->binding_count
+  const cubert_kernel_signature *sig = launch->kernel->signature;
+  const int language = sig != NULL;
+  /* A dynamic shared array is two more arguments: the __local pointer and its size. */
+  const uint32_t dynamic = language && sig->dynamic_shared ? 2u : 0u;
+  uint32_t expected = language ? 2u + launch->binding_count + dynamic
                                : launch->binding_count + (launch->info_count ? 1u : 0u);
   if (k->arg_count != expected)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
@@ -294,6 +297,34 @@ static cubert_status check_kernel_limits(const cubert_server *base, const cubert
                            (unsigned long long)base->properties.hardware.max_shared_memory_size,
                            base->properties.name),
         k->local_mem, base->properties.hardware.max_shared_memory_size);
+  /* The static part as the compiler laid it out (CL_KERNEL_LOCAL_MEM_SIZE) with the dynamic
+     array: the core checked the declared sizes, the driver's may be larger. */
+  const uint64_t max_local = base->properties.hardware.max_shared_memory_size;
+  if (launch->dynamic_shared_bytes > max_local - k->local_mem)
+    return cubert_status_set_limits(
+        cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
+                           "%s: %llu bytes of static shared (local) memory and %llu dynamic bytes "
+                           "exceed the %llu bytes of CL_DEVICE_LOCAL_MEM_SIZE on '%s'; pass at "
+                           "most %llu dynamic bytes",
+                           k->what, (unsigned long long)k->local_mem,
+                           (unsigned long long)launch->dynamic_shared_bytes,
+                           (unsigned long long)max_local, base->properties.name,
+                           (unsigned long long)(max_local - k->local_mem)),
+        k->local_mem + launch->dynamic_shared_bytes, max_local);
+  return NULL;
+}
+
+/* The dynamic shared array's arguments (cube_opencl.h, CUBERT_CUBE_KPARAM_3): a __local buffer
+   of the launch's size (at least 1 byte: OpenCL refuses 0) and the size itself. Set on every
+   launch: the size is the launch's, and local arguments have no memory object to cache. */
+static cubert_status set_dynamic_shared(cubert_ocl_kernel *k, uint32_t index, uint64_t bytes) {
+  cl_ulong size = bytes;
+  cl_int err = clSetKernelArg(k->kernel, index, bytes ? (size_t)bytes : 1, NULL);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, index + 1, sizeof size, &size);
+  if (err != CL_SUCCESS)
+    return cubert_ocl_status(err, CUBERT_CODE_INVALID_ARGUMENT,
+                             "%s: clSetKernelArg(%u) for the dynamic shared array of %llu bytes",
+                             k->what, index, (unsigned long long)bytes);
   return NULL;
 }
 
@@ -320,6 +351,8 @@ static cubert_status set_launch_args(cubert_ocl_server *server, cubert_server_st
     s = cubert_ocl_binding_kernel_mem(server, &launch->bindings[i], &mem);
     if (!s) s = set_arg(k, first + i, mem, valid);
   }
+  if (!s && language && launch->kernel->signature->dynamic_shared)
+    s = set_dynamic_shared(k, first + launch->binding_count, launch->dynamic_shared_bytes);
   if (!s && !language && launch->info_count) {
     cl_mem info = NULL;
     s = cubert_ocl_info_buffer(server, launch->info, launch->info_count, &info);

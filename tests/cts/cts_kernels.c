@@ -303,8 +303,8 @@ static void scale_raw_cpu(const cubert_cpu_ctx *ctx) {
 
 static const cubert_kernel_buffer_decl scale_raw_buffers[] = {{"x", "const float", 4},
                                                               {"y", "float", 4}};
-static const cubert_kernel_signature scale_raw_signature = {2, scale_raw_buffers, __FILE__,
-                                                            __LINE__};
+static const cubert_kernel_signature scale_raw_signature = {
+    .buffer_count = 2, .buffers = scale_raw_buffers, .file = __FILE__, .line = __LINE__};
 static const cubert_kernel_def scale_raw_kernel = {
     .name = "scale_raw",
     .opencl_source = scale_raw_cl,

@@ -419,6 +419,25 @@ CUBERT_API cubert_status cubert_client_launch_unchecked(cubert_client *client,
                                                         cubert_cube_count count,
                                                         cubert_cube_dim dim,
                                                         const cubert_kernel_args *args);
+/** How a launch runs, beyond its arguments; valid when zeroed (a checked launch without dynamic
+   shared memory). */
+typedef struct cubert_launch_options {
+  cubert_execution_mode mode; /**< CUBERT_EXECUTION_CHECKED (0), _VALIDATE or _UNCHECKED */
+  /** Bytes per cube of the kernel's dynamic shared array, a kernel-language
+     `(dynamic_shared, T, name)` entry (docs/kernels.md): whole elements of T; 0 for a kernel
+     without one (INVALID_ARGUMENT otherwise). With the static shared struct (rounded up to
+     CUBERT_DYNAMIC_SHARED_ALIGN) it must fit the device's shared memory per cube
+     (SHARED_MEMORY naming the kernel, the size and the limit; on OpenCL also against
+     CL_DEVICE_LOCAL_MEM_SIZE with the compiled kernel's static local memory). */
+  uint64_t dynamic_shared_bytes;
+} cubert_launch_options;
+/** As launch, with `options` (NULL: all zero). Kernels with named scalars (kernel_scalars.h)
+   need at least one info word per scalar (INVALID_ARGUMENT naming them). */
+CUBERT_API cubert_status cubert_client_launch_with(cubert_client *client,
+                                                   const cubert_kernel_def *kernel,
+                                                   cubert_cube_count count, cubert_cube_dim dim,
+                                                   const cubert_kernel_args *args,
+                                                   const cubert_launch_options *options);
 /** As launch, in an explicit execution mode; INVALID_ARGUMENT for a mode out of the enum. */
 CUBERT_API cubert_status cubert_client_launch_mode(cubert_client *client,
                                                    const cubert_kernel_def *kernel,

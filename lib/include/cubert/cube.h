@@ -35,8 +35,18 @@
 
    `buffers` are `(type, name)` pairs, declared once: `(const float, x), (float, y)`, or
    NO_BUFFERS. Their count and element sizes are checked at every launch on both servers
-   (INVALID_ARGUMENT naming the kernel, what it expects and what it got). Shared memory is one
-   struct type with compile-time sizes; the CPU's per-cube allocation is sizeof that type.
+   (INVALID_ARGUMENT naming the kernel, what it expects and what it got); an element type is a
+   number or a plain struct typedef (LOAD out of range gives the struct with every member 0).
+   Shared memory is one struct type with compile-time sizes; the CPU's per-cube allocation is
+   sizeof that type. After the buffers the list may hold:
+     (scalar, T, name)          a named scalar: `name` is a T in the body and in `active` (T one
+                                of int8_t .. uint64_t, float, double); scalar k is info word k,
+                                set on the host by cubert_kernel_scalar_set_* (kernel_scalars.h)
+     (dynamic_shared, T, name)  last, CUBE_KERNEL and PHASED_KERNEL only: `name` is a T * into
+                                the cube's shared memory, LEN(name) elements, sized in bytes by
+                                the launch (cubert_launch_options.dynamic_shared_bytes); checked
+                                with the struct against the device's shared memory
+   The order (buffers, scalars, dynamic array) and the scalar types are static assertions.
 
    ---- Inside a body ----------------------------------------------------------------------------
 
@@ -56,9 +66,12 @@
    Scalars, from the launch's info words: INFO_U64(k), INFO_I64, INFO_U32 / INFO_I32 (low 32
      bits), INFO_F32 (IEEE bits in the low 32 bits: cubert_kernel_info_f32), INFO_F64.
    Barriers: SYNC_CUBE().
-   Atomics on 32-bit buffer elements (int32_t, uint32_t; checked like LOAD; return the old value):
-     ATOMIC_ADD(buf, i, v), ATOMIC_SUB, ATOMIC_MIN, ATOMIC_MAX, ATOMIC_XCHG, ATOMIC_CAS(buf, i,
-     expected, desired), ATOMIC_ADD_F32(buf, i, v) (float add by compare-exchange).
+   Atomics on buffer elements (int32_t, uint32_t, int64_t, uint64_t; checked like LOAD; return
+   the old value): ATOMIC_ADD(buf, i, v), ATOMIC_SUB, ATOMIC_MIN, ATOMIC_MAX, ATOMIC_XCHG,
+     ATOMIC_CAS(buf, i, expected, desired), ATOMIC_ADD_F32(buf, i, v) (float add by
+     compare-exchange), ATOMIC_ADD_F64 (double, the same). 64-bit ones on OpenCL need
+     cl_khr_int64_base_atomics (MIN/MAX: _extended_atomics): without it a kernel using one fails
+     to build with a message naming the extension (cube_prelude.cl).
    Atomics on shared memory through a pointer (int32_t or uint32_t; return the old value):
      SHARED_ATOMIC_ADD(p, v), _SUB, _MIN, _MAX, _XCHG, _CAS(p, expected, desired); on floats
      SHARED_ATOMIC_ADD_F32(p, v), _MIN_F32, _MAX_F32 (min/max follow fmin/fmax: a NaN loses to a
@@ -129,20 +142,23 @@
        a small record the kernel writes and the server reads); on the CPU units of a CUBE_KERNEL
        that reach different barriers (or return while others wait) are reported too.
      unchecked: plain accesses, for kernels whose indices are known good.
-   Shared memory and private arrays are not checked: size them with compile-time constants.
+   Shared memory and private arrays are not checked by these modes (the CPU server's kernel
+   sanitizer checks them in validate mode, the dynamic shared array included).
 
    ---- Not part of the language (compiles on one side at best, or differs) -------------------
      vector types other than the f32x<n> above (float4 ..., lane access, swizzles), recursion,
      function pointers, variable-length arrays, mutable globals (file-scope variables other
      than `const`), libc and other headers' functions, pointers to pointers in buffers,
-     `size_t`/`long` (their widths differ: use the <stdint.h> names), 64-bit atomics, barriers
-     that not every unit of a cube reaches (divergent barriers), and side effects inside
+     `size_t`/`long` (their widths differ: use the <stdint.h> names), 64-bit shared atomics,
+   barriers that not every unit of a cube reaches (divergent barriers), and side effects inside
      LOAD/STORE index expressions.
    The build rejects what it can at the file's line (docs/kernels.md, "Rules the build
    enforces"): SYNC_CUBE() in a UNIT_KERNEL or inside a PHASE (static assertions), size_t,
    ptrdiff_t, printf, malloc and, without CUBE_NEEDS_FP64, double (poisoned at the end of this
-   header), variable-length arrays (-Werror=vla), and with CUBERT_CHECK_KERNELS whatever an
-   OpenCL compiler rejects.
+   header) and floating literals without the f suffix (GCC; clang and clang-based OpenCL
+   compilers: floats promoted to double), variable-length arrays (-Werror=vla), the order and
+   types of the parameter list, and with CUBERT_CHECK_KERNELS whatever an OpenCL compiler
+   rejects.
 
    This header defines short upper-case names (UNIT_POS_X, LOAD, PHASE, ...) and the math names
    above; include it only in kernel files.
@@ -229,7 +245,7 @@
 /** @def STORE_UNIT(buf, v)
     STORE(buf, UNIT_ID, v), with the range check hoisted out of the CPU loop. */
 /** @def LEN(buf)
-    Elements in the buffer bound to `buf` (uint64_t). */
+    Elements in the buffer bound to `buf` (uint64_t), or in the dynamic shared array `buf`. */
 /** @def INFO_U64(k)
     Info word `k` (uint64_t); 0 past the launch's words (checked, validate). */
 /** @def INFO_AT_MOST(k, limit)
@@ -284,6 +300,9 @@
 /** @def ATOMIC_ADD_F32(buf, i, v)
     Atomically adds `v` to element `i` of a float buffer (compare-exchange); returns the old
     value. */
+/** @def ATOMIC_ADD_F64(buf, i, v)
+    Atomically adds `v` to element `i` of a double buffer (compare-exchange; OpenCL: fp64 and
+    cl_khr_int64_base_atomics); returns the old value. */
 /** @def SHARED_ATOMIC_ADD(p, v)
     Atomically adds `v` to the int32_t or uint32_t at `p` (shared memory); returns the old
     value. */
@@ -379,7 +398,18 @@
   CUBERT_PP_CAT(CUBERT_PP_EACH_, CUBERT_PP_NARGS(__VA_ARGS__))(M, __VA_ARGS__)
 #define CUBERT_PP_ONE_(M, i, pair) CUBERT_PP_ONE2_(M, i, CUBERT_PP_UNPAREN_ pair)
 #define CUBERT_PP_ONE2_(M, i, ...) CUBERT_PP_ONE3_(M, i, __VA_ARGS__)
-#define CUBERT_PP_ONE3_(M, i, T, n) CUBERT_PP_CAT(M, CUBERT_PP_IS_NONE_(n))(i, T, n)
+/* The entry's kind picks M0_ .. M3_: 0 a buffer (T, n), 1 NO_BUFFERS, 2 a named scalar
+   (scalar, T, n), 3 the dynamic shared array (dynamic_shared, T, n); M2_ and M3_ take
+   (i, keyword, T, n). */
+#define CUBERT_PP_ONE3_(M, i, T, ...) \
+  CUBERT_PP_CAT(M, CUBERT_PP_KIND_(T, __VA_ARGS__))(i, T, __VA_ARGS__)
+#define CUBERT_PP_KIND_(T, ...)                        \
+  CUBERT_PP_KIND2_(CUBERT_PP_CAT(CUBERT_PP_ENTRY_, T), \
+                   CUBERT_PP_IS_NONE_(CUBERT_PP_FIRST_(__VA_ARGS__, ~)))
+#define CUBERT_PP_KIND2_(probe, otherwise) CUBERT_PP_SECOND_(probe, otherwise, ~)
+#define CUBERT_PP_ENTRY_scalar ~, 2
+#define CUBERT_PP_ENTRY_dynamic_shared ~, 3
+#define CUBERT_PP_FIRST_(a, ...) a
 #define CUBERT_PP_SECOND_(a, b, ...) b
 #define CUBERT_PP_IS_PROBE_(...) CUBERT_PP_SECOND_(__VA_ARGS__, 0, ~)
 #define CUBERT_PP_PROBE_cubert_none_ ~, 1
@@ -553,13 +583,72 @@
 /* Number of (type, name) pairs, NO_BUFFERS counting 0. */
 #define CUBERT_CUBE_COUNT1_0(i, T, n) +1
 #define CUBERT_CUBE_COUNT1_1(i, T, n)
+#define CUBERT_CUBE_COUNT1_2(i, kw, T, n)
+#define CUBERT_CUBE_COUNT1_3(i, kw, T, n)
 #define CUBERT_CUBE_BUFFER_COUNT_(...) (0 CUBERT_PP_EACH(CUBERT_CUBE_COUNT1_, __VA_ARGS__))
+/* Named scalars (scalar, T, n): how many, and how many entries precede them (the buffers, or
+   NO_BUFFERS), so that scalar k, entry i, is info word k = i - CUBERT_CUBE_LEAD_COUNT_. */
+#define CUBERT_CUBE_SCOUNT_0(i, T, n)
+#define CUBERT_CUBE_SCOUNT_1(i, T, n)
+#define CUBERT_CUBE_SCOUNT_2(i, kw, T, n) +1
+#define CUBERT_CUBE_SCOUNT_3(i, kw, T, n)
+#define CUBERT_CUBE_SCALAR_COUNT_(...) (0 CUBERT_PP_EACH(CUBERT_CUBE_SCOUNT_, __VA_ARGS__))
+#define CUBERT_CUBE_LEAD_0(i, T, n) +1
+#define CUBERT_CUBE_LEAD_1(i, T, n) +1
+#define CUBERT_CUBE_LEAD_2(i, kw, T, n)
+#define CUBERT_CUBE_LEAD_3(i, kw, T, n)
+#define CUBERT_CUBE_LEAD_COUNT_(...) (0 CUBERT_PP_EACH(CUBERT_CUBE_LEAD_, __VA_ARGS__))
+/* The dynamic shared array (dynamic_shared, T, n): 1 when declared. */
+#define CUBERT_CUBE_DCOUNT_0(i, T, n)
+#define CUBERT_CUBE_DCOUNT_1(i, T, n)
+#define CUBERT_CUBE_DCOUNT_2(i, kw, T, n)
+#define CUBERT_CUBE_DCOUNT_3(i, kw, T, n) +1
+#define CUBERT_CUBE_DYNAMIC_COUNT_(...) (0 CUBERT_PP_EACH(CUBERT_CUBE_DCOUNT_, __VA_ARGS__))
+/* Sums of the entries' positions per kind, for the order check (buffers, then scalars, then the
+   dynamic shared array: each kind's positions are then consecutive from where the last ended). */
+#define CUBERT_CUBE_BSUM_0(i, T, n) +(i)
+#define CUBERT_CUBE_BSUM_1(i, T, n)
+#define CUBERT_CUBE_BSUM_2(i, kw, T, n)
+#define CUBERT_CUBE_BSUM_3(i, kw, T, n)
+#define CUBERT_CUBE_SSUM_0(i, T, n)
+#define CUBERT_CUBE_SSUM_1(i, T, n)
+#define CUBERT_CUBE_SSUM_2(i, kw, T, n) +(i)
+#define CUBERT_CUBE_SSUM_3(i, kw, T, n)
+#define CUBERT_CUBE_DSUM_0(i, T, n)
+#define CUBERT_CUBE_DSUM_1(i, T, n)
+#define CUBERT_CUBE_DSUM_2(i, kw, T, n)
+#define CUBERT_CUBE_DSUM_3(i, kw, T, n) +(i)
+/* True when the entries come in the language's order: buffers at 0 .. B-1 (or NO_BUFFERS), the
+   S scalars right after them, then at most one dynamic shared array, last. */
+#define CUBERT_CUBE_ORDER_OK_(...)                                                                 \
+  ((0 CUBERT_PP_EACH(CUBERT_CUBE_BSUM_, __VA_ARGS__)) ==                                           \
+       CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__) * (CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__) - 1) /     \
+           2 &&                                                                                    \
+   (0 CUBERT_PP_EACH(CUBERT_CUBE_SSUM_, __VA_ARGS__)) ==                                           \
+       CUBERT_CUBE_SCALAR_COUNT_(__VA_ARGS__) * CUBERT_CUBE_LEAD_COUNT_(__VA_ARGS__) +             \
+           CUBERT_CUBE_SCALAR_COUNT_(__VA_ARGS__) * (CUBERT_CUBE_SCALAR_COUNT_(__VA_ARGS__) - 1) / \
+               2 &&                                                                                \
+   CUBERT_CUBE_DYNAMIC_COUNT_(__VA_ARGS__) <= 1 &&                                                 \
+   (0 CUBERT_PP_EACH(CUBERT_CUBE_DSUM_, __VA_ARGS__)) ==                                           \
+       CUBERT_CUBE_DYNAMIC_COUNT_(__VA_ARGS__) *                                                   \
+           (CUBERT_CUBE_LEAD_COUNT_(__VA_ARGS__) + CUBERT_CUBE_SCALAR_COUNT_(__VA_ARGS__)))
+/* A named scalar's value from its info word: the value's bytes are the word's low bytes (as the
+   host's cubert_kernel_scalar_set_* store them; both sides are little-endian). */
+#define CUBERT_CUBE_SCALAR_FROM_(T, word) \
+  (((union {                              \
+     uint64_t w;                          \
+     T v;                                 \
+   }){.w = (word)})                       \
+       .v)
 
 /* Checked accesses, spelled alike on both sides. cubert_chk_ is true when the access may go
    ahead; its arguments name the violation for validate mode. */
 #define CUBERT_CUBE_OK_(buf, i) \
   cubert_chk_(CUBERT_CUBE_ENV_, cubert_mode_, (uint64_t)(i), buf##_len_, buf##_idx_, cubert_rid_)
-#define LOAD(buf, ...) (CUBERT_CUBE_OK_(buf, (__VA_ARGS__)) ? (buf)[__VA_ARGS__] : 0)
+/* Out of range, LOAD gives the element type's zero (CUBERT_CUBE_ZERO_, per side): 0 for numbers,
+   every member 0 for a struct. */
+#define LOAD(buf, ...) \
+  (CUBERT_CUBE_OK_(buf, (__VA_ARGS__)) ? (buf)[__VA_ARGS__] : CUBERT_CUBE_ZERO_(buf))
 #define STORE(buf, ...) \
   CUBERT_PP_PICK_(2, CUBERT_CUBE_STORE_, CUBERT_CUBE_STORE_SPLIT_, __VA_ARGS__)(buf, __VA_ARGS__)
 #define CUBERT_CUBE_STORE_(buf, i, v)            \
@@ -568,7 +657,8 @@
   } while (0)
 #define CUBERT_CUBE_STORE_SPLIT_(buf, ...) \
   CUBERT_CUBE_STORE_(buf, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
-#define LOAD_UNIT(buf) ((cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) ? (buf)[UNIT_ID] : 0)
+#define LOAD_UNIT(buf) \
+  ((cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) ? (buf)[UNIT_ID] : CUBERT_CUBE_ZERO_(buf))
 #define STORE_UNIT(buf, ...)                                                               \
   do {                                                                                     \
     if (cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) (buf)[UNIT_ID] = (__VA_ARGS__); \
@@ -600,6 +690,8 @@
 #define ATOMIC_XCHG(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_GATOMIC_XCHG_, buf, __VA_ARGS__)
 #define ATOMIC_ADD_F32(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_ATOMIC_ADD_F32_, buf, __VA_ARGS__)
 #define CUBERT_CUBE_ATOMIC_ADD_F32_(p, v) cubert_atomic_add_f32_((p), (v))
+#define ATOMIC_ADD_F64(buf, ...) CUBERT_CUBE_ATOMIC2_(CUBERT_CUBE_ATOMIC_ADD_F64_, buf, __VA_ARGS__)
+#define CUBERT_CUBE_ATOMIC_ADD_F64_(p, v) cubert_atomic_add_f64_((p), (v))
 /* `G(&(buf)[i], v)` for element i in range, else 0 (0.0f for ATOMIC_ADD_F32). */
 #define CUBERT_CUBE_ATOMIC2_(G, buf, ...)                                            \
   CUBERT_PP_PICK_(2, CUBERT_CUBE_ATOMIC_AT_, CUBERT_CUBE_ATOMIC_SPLIT_, __VA_ARGS__) \
@@ -615,6 +707,7 @@
 #define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_GATOMIC_MAX_ 0
 #define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_GATOMIC_XCHG_ 0
 #define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_ATOMIC_ADD_F32_ 0.0f
+#define CUBERT_CUBE_ATOMIC_NONE_CUBERT_CUBE_ATOMIC_ADD_F64_ ((double)0)
 /* Three expressions (i, e, d): beyond the exact count, a statement expression holds them as the
    C parser splits them, typed as the buffer's elements (32-bit integers: `+ 0` drops the
    qualifiers, OpenCL's address space among them). GCC, clang and clang-based OpenCL compilers. */

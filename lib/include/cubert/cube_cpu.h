@@ -131,6 +131,9 @@ struct cubert_form_unit_;
 
 /* ---- helpers the macros call ---- */
 
+/* LOAD's value out of range: the element type's zero, numbers and plain structs alike. */
+#define CUBERT_CUBE_ZERO_(buf) ((__typeof__((buf)[0])){0})
+
 /* Validate mode: reports the first out-of-range access of the launch (kernel.h). */
 #define CUBERT_CUBE_ENV_ cubert_ctx_
 CUBERT_CUBE_INLINE_ int cubert_chk_(const cubert_cpu_ctx *ctx, int mode, uint64_t i, uint64_t len,
@@ -177,14 +180,16 @@ CUBERT_CUBE_INLINE_ void cubert_sync_(const cubert_cpu_ctx *ctx, int form, uint6
 #define CUBERT_CUBE_GATOMIC_ADD_(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define CUBERT_CUBE_GATOMIC_SUB_(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
 #define CUBERT_CUBE_GATOMIC_XCHG_(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
-#define CUBERT_CUBE_GATOMIC_MIN_(p, v) \
-  _Generic((p), int32_t * : cubert_atomic_min_i32_, uint32_t * : cubert_atomic_min_u32_)((p), (v))
-#define CUBERT_CUBE_GATOMIC_MAX_(p, v) \
-  _Generic((p), int32_t * : cubert_atomic_max_i32_, uint32_t * : cubert_atomic_max_u32_)((p), (v))
-#define CUBERT_CUBE_GATOMIC_CAS_(p, e, d)       \
-  _Generic((p), int32_t *                       \
-           : cubert_atomic_cas_i32_, uint32_t * \
-           : cubert_atomic_cas_u32_)((p), (e), (d))
+/* 32- and 64-bit integer elements; add, sub and xchg are GCC's type-generic builtins. */
+#define CUBERT_CUBE_GATOMIC_FN_(op, p)             \
+  _Generic((p), int32_t *                          \
+           : cubert_atomic_##op##_i32_, uint32_t * \
+           : cubert_atomic_##op##_u32_, int64_t *  \
+           : cubert_atomic_##op##_i64_, uint64_t * \
+           : cubert_atomic_##op##_u64_)
+#define CUBERT_CUBE_GATOMIC_MIN_(p, v) CUBERT_CUBE_GATOMIC_FN_(min, p)((p), (v))
+#define CUBERT_CUBE_GATOMIC_MAX_(p, v) CUBERT_CUBE_GATOMIC_FN_(max, p)((p), (v))
+#define CUBERT_CUBE_GATOMIC_CAS_(p, e, d) CUBERT_CUBE_GATOMIC_FN_(cas, p)((p), (e), (d))
 #define CUBERT_CUBE_ATOMIC_FNS_(T, sfx)                                                        \
   CUBERT_CUBE_INLINE_ T cubert_atomic_min_##sfx##_(T *p, T v) {                                \
     T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                              \
@@ -206,6 +211,17 @@ CUBERT_CUBE_INLINE_ void cubert_sync_(const cubert_cpu_ctx *ctx, int form, uint6
   }
 CUBERT_CUBE_ATOMIC_FNS_(int32_t, i32)
 CUBERT_CUBE_ATOMIC_FNS_(uint32_t, u32)
+CUBERT_CUBE_ATOMIC_FNS_(int64_t, i64)
+CUBERT_CUBE_ATOMIC_FNS_(uint64_t, u64)
+CUBERT_CUBE_INLINE_ double cubert_atomic_add_f64_(double *p, double v) {
+  uint64_t *bits = (uint64_t *)(void *)p;
+  uint64_t old = __atomic_load_n(bits, __ATOMIC_RELAXED), next;
+  do {
+    double sum = cubert_bits_f64_(old) + v;
+    memcpy(&next, &sum, sizeof next);
+  } while (!__atomic_compare_exchange_n(bits, &old, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return cubert_bits_f64_(old);
+}
 CUBERT_CUBE_INLINE_ float cubert_atomic_add_f32_(float *p, float v) {
   uint32_t *bits = (uint32_t *)(void *)p;
   uint32_t old = __atomic_load_n(bits, __ATOMIC_RELAXED), next;
@@ -666,13 +682,60 @@ typedef struct cubert_no_shared_ {
   , CUBERT_CUBE_UNUSED_ T *restrict n, CUBERT_CUBE_UNUSED_ const uint64_t n##_len_, \
       CUBERT_CUBE_UNUSED_ const uint32_t n##_idx_
 #define CUBERT_CUBE_BPARAM_1(i, T, n)
+/* A named scalar is a parameter of its type; the dynamic shared array a pointer and its length
+   in elements (LEN). */
+#define CUBERT_CUBE_BPARAM_2(i, kw, T, n) , CUBERT_CUBE_UNUSED_ T n
+#define CUBERT_CUBE_BPARAM_3(i, kw, T, n) \
+  , CUBERT_CUBE_UNUSED_ T *n, CUBERT_CUBE_UNUSED_ const uint64_t n##_len_
 #define CUBERT_CUBE_BARG_0(i, T, n) , (T *)cubert_b_[i], cubert_n_[i], (uint32_t)(i)
+#define CUBERT_CUBE_BARG_2(i, kw, T, n) , n##_sv_
+#define CUBERT_CUBE_BARG_3(i, kw, T, n) , n##_dp_, n##_dl_
 #define CUBERT_CUBE_BARG_1(i, T, n)
 #define CUBERT_CUBE_BLEN_0(i, T, n) \
   cubert_n_[i] = cubert_ctx_->buffer_bytes ? cubert_ctx_->buffer_bytes[i] / sizeof(T) : 0;
 #define CUBERT_CUBE_BLEN_1(i, T, n)
+/* Scalars from their info words (the client checked that the launch has them all); the dynamic
+   shared array after the cube's shared struct (cubert_cpu_ctx). */
+#define CUBERT_CUBE_BLEN_2(i, kw, T, n) \
+  T n##_sv_ = CUBERT_CUBE_SCALAR_FROM_(T, cubert_ctx_->info[(i)-cubert_lead_]);
+#define CUBERT_CUBE_BLEN_3(i, kw, T, n)                                                \
+  T *const n##_dp_ =                                                                   \
+      (T *)(void *)((char *)cubert_ctx_->shared + cubert_ctx_->dynamic_shared_offset); \
+  const uint64_t n##_dl_ = cubert_ctx_->dynamic_shared_bytes / sizeof(T);
 #define CUBERT_CUBE_BDECL_0(i, T, n) {#n, #T, (uint32_t)sizeof(T)},
 #define CUBERT_CUBE_BDECL_1(i, T, n)
+#define CUBERT_CUBE_BDECL_2(i, kw, T, n)
+#define CUBERT_CUBE_BDECL_3(i, kw, T, n)
+#define CUBERT_CUBE_SDECL_0(i, T, n)
+#define CUBERT_CUBE_SDECL_1(i, T, n)
+#define CUBERT_CUBE_SDECL_2(i, kw, T, n) {#n, #T, CUBERT_CUBE_SCALAR_KIND_(T), (uint32_t)sizeof(T)},
+#define CUBERT_CUBE_SDECL_3(i, kw, T, n)
+#define CUBERT_CUBE_DDECL_0(i, T, n)
+#define CUBERT_CUBE_DDECL_1(i, T, n)
+#define CUBERT_CUBE_DDECL_2(i, kw, T, n)
+#define CUBERT_CUBE_DDECL_3(i, kw, T, n) {#n, #T, (uint32_t)sizeof(T)},
+/* A named scalar's type: one of the <stdint.h> integers, float or double (kernel.h). */
+#define CUBERT_CUBE_SCALAR_KIND_(T)      \
+  _Generic((T)0, int8_t                  \
+           : CUBERT_SCALAR_I8, uint8_t   \
+           : CUBERT_SCALAR_U8, int16_t   \
+           : CUBERT_SCALAR_I16, uint16_t \
+           : CUBERT_SCALAR_U16, int32_t  \
+           : CUBERT_SCALAR_I32, uint32_t \
+           : CUBERT_SCALAR_U32, int64_t  \
+           : CUBERT_SCALAR_I64, uint64_t \
+           : CUBERT_SCALAR_U64, float    \
+           : CUBERT_SCALAR_F32, double   \
+           : CUBERT_SCALAR_F64, default  \
+           : CUBERT_SCALAR_NONE)
+#define CUBERT_CUBE_SCHECK_0(i, T, n)
+#define CUBERT_CUBE_SCHECK_1(i, T, n)
+#define CUBERT_CUBE_SCHECK_2(i, kw, T, n)                             \
+  _Static_assert(CUBERT_CUBE_SCALAR_KIND_(T) != CUBERT_SCALAR_NONE,   \
+                 "(scalar, " #T ", " #n                               \
+                 "): the type of a named scalar is one of int8_t .. " \
+                 "uint64_t, float or double");
+#define CUBERT_CUBE_SCHECK_3(i, kw, T, n)
 /* Shared memory: restrict only in the phased form, whose one call runs the whole cube, so the
    object is reached through this pointer alone; a fiber's other units write it inside
    SYNC_CUBE(), which restrict would let the compiler ignore (cube_opencl.h says the same). */
@@ -682,12 +745,15 @@ typedef struct cubert_no_shared_ {
 
 /* Buffer pointers and lengths in elements, read once per call. A launch whose buffer count
    differs from the declaration never gets here (the client refuses it). */
-#define CUBERT_CUBE_PROLOGUE_(...)                              \
-  enum { cubert_nb_ = CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__) }; \
-  void *const *cubert_b_ = cubert_ctx_->buffers;                \
-  uint64_t cubert_n_[cubert_nb_ + 1] = {0};                     \
-  (void)cubert_b_;                                              \
-  (void)cubert_n_;                                              \
+#define CUBERT_CUBE_PROLOGUE_(...)                       \
+  enum {                                                 \
+    cubert_nb_ = CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__), \
+    cubert_lead_ = CUBERT_CUBE_LEAD_COUNT_(__VA_ARGS__)  \
+  };                                                     \
+  void *const *cubert_b_ = cubert_ctx_->buffers;         \
+  uint64_t cubert_n_[cubert_nb_ + 1] = {0};              \
+  (void)cubert_b_;                                       \
+  (void)cubert_n_;                                       \
   CUBERT_PP_EACH(CUBERT_CUBE_BLEN_, __VA_ARGS__)
 
 /* Hand-written CPU overrides. A kernel file may replace the CPU function of kernel K by one of
@@ -724,14 +790,27 @@ typedef struct cubert_no_shared_ {
 
 /* The signature and the definition object. */
 #define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...)                                   \
+  _Static_assert(CUBERT_CUBE_ORDER_OK_(__VA_ARGS__),                                              \
+                 "kernel " #kname                                                                 \
+                 ": the parameters come in this order: the (type, name) "                         \
+                 "buffers (or NO_BUFFERS), then the (scalar, type, name) entries, then at most "  \
+                 "one (dynamic_shared, type, name), last");                                       \
+  CUBERT_PP_EACH(CUBERT_CUBE_SCHECK_, __VA_ARGS__)                                                \
   static const cubert_kernel_buffer_decl kname##_decls_[] = {                                     \
       CUBERT_PP_EACH(CUBERT_CUBE_BDECL_, __VA_ARGS__){0, 0, 0}};                                  \
+  static const cubert_kernel_scalar_decl kname##_scalars_[] = {                                   \
+      CUBERT_PP_EACH(CUBERT_CUBE_SDECL_, __VA_ARGS__){0, 0, 0, 0}};                               \
+  static const cubert_kernel_buffer_decl kname##_dynamic_[] = {                                   \
+      CUBERT_PP_EACH(CUBERT_CUBE_DDECL_, __VA_ARGS__){0, 0, 0}};                                  \
   CUBERT_CUBE_SAN_DECL_(kname)                                                                    \
   static const cubert_kernel_signature kname##_signature_ = {                                     \
       .buffer_count = CUBERT_CUBE_BUFFER_COUNT_(__VA_ARGS__),                                     \
       .buffers = kname##_decls_,                                                                  \
       .file = __FILE__,                                                                           \
       .line = __LINE__,                                                                           \
+      .scalar_count = CUBERT_CUBE_SCALAR_COUNT_(__VA_ARGS__),                                     \
+      .scalars = kname##_scalars_,                                                                \
+      .dynamic_shared = CUBERT_CUBE_DYNAMIC_COUNT_(__VA_ARGS__) ? kname##_dynamic_ : 0,           \
   };                                                                                              \
   CUBERT_KERNEL_EXPORT extern const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname); \
   CUBERT_KERNEL_EXPORT const cubert_kernel_def CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname) = {     \
@@ -802,6 +881,9 @@ typedef struct cubert_no_shared_ {
   } while (0)
 
 #define UNIT_KERNEL(name, active, ...)                                                             \
+  _Static_assert(CUBERT_CUBE_DYNAMIC_COUNT_(__VA_ARGS__) == 0,                                     \
+                 "(dynamic_shared, ...) in a UNIT_KERNEL: unit kernels have no shared memory "     \
+                 "(use CUBE_KERNEL or PHASED_KERNEL)");                                            \
   CUBERT_CUBE_INLINE_ void name##_body_(CUBERT_CUBE_UNIT_PARAMS_ CUBERT_PP_EACH(                   \
       CUBERT_CUBE_BPARAM_, __VA_ARGS__) CUBERT_CUBE_UNIT_TAG_PARAM_);                              \
   CUBERT_CUBE_INLINE_ uint64_t name##_active_(                                                     \
@@ -1008,6 +1090,20 @@ CUBERT_CUBE_INLINE_ void cubert_san_sync_(const cubert_cpu_ctx *ctx, int form, u
 #pragma GCC poison size_t ptrdiff_t printf fprintf sprintf snprintf puts malloc calloc realloc
 #ifndef CUBE_NEEDS_FP64
 #pragma GCC poison double
+#endif
+#endif
+/* The literal rule (docs/kernels.md, "Rules the build enforces"): in a file without
+   CUBE_NEEDS_FP64 a floating literal carries the f suffix, since `x * 0.5` computes in double on
+   both sides (PoCL and NVIDIA's OpenCL too, silently). GCC rejects every unsuffixed literal of
+   the kernel file, and float values promoted to double; clang, which has no warning for the
+   literal itself, the promotion (cube_opencl.h sets the same for clang-based OpenCL
+   compilers). */
+#ifndef CUBE_NEEDS_FP64
+#if defined(__clang__)
+#pragma clang diagnostic error "-Wdouble-promotion"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic error "-Wunsuffixed-float-constants"
+#pragma GCC diagnostic error "-Wdouble-promotion"
 #endif
 #endif
 

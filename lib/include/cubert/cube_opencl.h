@@ -55,13 +55,14 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 #define SHARED_ATOMIC_XCHG(...) atomic_xchg(__VA_ARGS__)
 #define SHARED_ATOMIC_CAS(...) atomic_cmpxchg(__VA_ARGS__)
 
-/* ---- buffer atomics (ATOMIC_*): OpenCL's atomics on __global memory ---- */
-#define CUBERT_CUBE_GATOMIC_ADD_(p, v) atomic_add((p), (v))
-#define CUBERT_CUBE_GATOMIC_SUB_(p, v) atomic_sub((p), (v))
-#define CUBERT_CUBE_GATOMIC_MIN_(p, v) atomic_min((p), (v))
-#define CUBERT_CUBE_GATOMIC_MAX_(p, v) atomic_max((p), (v))
-#define CUBERT_CUBE_GATOMIC_XCHG_(p, v) atomic_xchg((p), (v))
-#define CUBERT_CUBE_GATOMIC_CAS_(p, e, d) atomic_cmpxchg((p), (e), (d))
+/* ---- buffer atomics (ATOMIC_*): OpenCL's atomics on __global memory, overloaded for 32- and
+   64-bit elements in cube_prelude.cl (64-bit: cl_khr_int64_base/extended_atomics) ---- */
+#define CUBERT_CUBE_GATOMIC_ADD_(p, v) cubert_gatomic_add_((p), (v))
+#define CUBERT_CUBE_GATOMIC_SUB_(p, v) cubert_gatomic_sub_((p), (v))
+#define CUBERT_CUBE_GATOMIC_MIN_(p, v) cubert_gatomic_min_((p), (v))
+#define CUBERT_CUBE_GATOMIC_MAX_(p, v) cubert_gatomic_max_((p), (v))
+#define CUBERT_CUBE_GATOMIC_XCHG_(p, v) cubert_gatomic_xchg_((p), (v))
+#define CUBERT_CUBE_GATOMIC_CAS_(p, e, d) cubert_gatomic_cas_((p), (e), (d))
 
 /** Float atomics on shared memory: compare-exchange loops (cube_prelude.cl). */
 #define SHARED_ATOMIC_ADD_F32(...) cubert_shared_atomic_add_f32_(__VA_ARGS__)
@@ -149,13 +150,31 @@ typedef float16 f32x16;
       const int cubert_own_safe_
 #define CUBERT_CUBE_RID_ const int cubert_rid_
 
+/* Entry parameters: a buffer's pointer; for the dynamic shared array a __local pointer (sized
+   by the server's clSetKernelArg) and its size in bytes. Named scalars are info words. */
 #define CUBERT_CUBE_KPARAM_0(i, T, n) , __global T *n
 #define CUBERT_CUBE_KPARAM_1(i, T, n)
+#define CUBERT_CUBE_KPARAM_2(i, kw, T, n)
+#define CUBERT_CUBE_KPARAM_3(i, kw, T, n) , __local T *n##_dyn_, const ulong n##_dynb_
+/* Body parameters: a buffer's pointer, length, index and its element type's zero (LOAD's value
+   out of range: OpenCL C has no typeof to build it from the pointer); a named scalar as a value
+   of its type; the dynamic shared array's pointer and length (LEN). */
 #define CUBERT_CUBE_BPARAM_0(i, T, n) \
-  , __global T *CUBERT_CL_RESTRICT_ n, const uint64_t n##_len_, const uint32_t n##_idx_
+  , __global T *CUBERT_CL_RESTRICT_ n, const uint64_t n##_len_, const uint32_t n##_idx_, T n##_zero_
 #define CUBERT_CUBE_BPARAM_1(i, T, n)
-#define CUBERT_CUBE_BARG_0(i, T, n) , n, cubert_info_[2 + (i)] / sizeof(T), (uint32_t)(i)
+#define CUBERT_CUBE_BPARAM_2(i, kw, T, n) , T n
+#define CUBERT_CUBE_BPARAM_3(i, kw, T, n) , __local T *n, const uint64_t n##_len_
+#define CUBERT_CUBE_BARG_0(i, T, n)                            \
+  , n, cubert_info_[2 + (i)] / sizeof(T), (uint32_t)(i), (T) { \
+    0                                                          \
+  }
 #define CUBERT_CUBE_BARG_1(i, T, n)
+#define CUBERT_CUBE_BARG_2(i, kw, T, n) \
+  , CUBERT_CUBE_SCALAR_FROM_(T, cubert_info_[(cubert_info_[0] >> 32) + (i)-cubert_lead_])
+#define CUBERT_CUBE_BARG_3(i, kw, T, n) , n##_dyn_, n##_dynb_ / sizeof(T)
+#define CUBERT_CUBE_ZERO_(buf) (buf##_zero_)
+/* The entries before the named scalars (cube.h): at the top of every entry point. */
+#define CUBERT_CUBE_LEAD_DECL_(...) enum { cubert_lead_ = CUBERT_CUBE_LEAD_COUNT_(__VA_ARGS__) };
 /* The shared pointer is never restrict: the cube's other units write the object between
    barriers, which restrict rules out, and NVIDIA's compiler took it at its word (a load of
    shared memory after a barrier read the value from before it: examples/scan.cube.c lost the
@@ -180,6 +199,7 @@ typedef float16 f32x16;
     return (uint64_t)(active);                                                                     \
   }                                                                                                \
   CUBERT_CUBE_ENTRY_(name, __VA_ARGS__) {                                                          \
+    CUBERT_CUBE_LEAD_DECL_(__VA_ARGS__)                                                            \
     if (cubert_unit_id_() >= name##_active_(cubert_info_, cubert_rec_, CUBERT_MODE_,               \
                                             0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__)))     \
       return;                                                                                      \
@@ -197,6 +217,7 @@ typedef float16 f32x16;
       CUBERT_CUBE_ENV_PARAMS_, CUBERT_CUBE_RID_ CUBERT_PP_EACH(CUBERT_CUBE_BPARAM_, __VA_ARGS__) \
                                    CUBERT_CUBE_SHARED_PARAM_ shared);                            \
   CUBERT_CUBE_ENTRY_(name, __VA_ARGS__) {                                                        \
+    CUBERT_CUBE_LEAD_DECL_(__VA_ARGS__)                                                          \
     CUBERT_CUBE_SHARED_DECL_ shared name##_body_(                                                \
         cubert_info_, cubert_rec_, CUBERT_MODE_, CUBERT_OWN_SAFE_,                               \
         0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), &cubert_shared_storage_);              \
@@ -206,5 +227,12 @@ typedef float16 f32x16;
                                    CUBERT_CUBE_SHARED_PARAM_ shared)
 #define CUBE_KERNEL(name, shared, ...) CUBERT_CUBE_KERNEL_OCL_(name, shared, __VA_ARGS__)
 #define PHASED_KERNEL(name, shared, ...) CUBERT_CUBE_KERNEL_OCL_(name, shared, __VA_ARGS__)
+
+/* The literal rule (cube_cpu.h says why): float values promoted to double are errors in a file
+   without CUBE_NEEDS_FP64, for clang-based OpenCL compilers (PoCL, Oclgrind; others ignore
+   the pragma, and the C build has checked the same text). */
+#ifndef CUBE_NEEDS_FP64
+#pragma clang diagnostic error "-Wdouble-promotion"
+#endif
 
 #endif /* CUBERT_CUBE_OPENCL_H */

@@ -131,6 +131,100 @@ static inline double cubert_bits_f64_(ulong bits) {
   return as_double(bits);
 }
 #endif
+/* Buffer atomics (cube.h's ATOMIC_*), one overloaded name per operation: OpenCL 1.2's atomic_*
+   for 32-bit elements, the cl_khr_int64_base_atomics / _extended_atomics atom_* for 64-bit ones
+   (min and max are the extended ones). Where the device lacks an extension the 64-bit overloads
+   are declared unavailable, so a kernel that uses one fails to build with this message at its
+   line (the server's COMPILATION error names the kernel); a kernel that does not still builds.
+   -DCUBERT_NO_INT64_ATOMICS takes them away as on such a device (the tests' way to see the
+   error on any device). */
+#define CUBERT_CL_OVL_ static inline __attribute__((overloadable))
+#define CUBERT_CL_ATOMIC32_(T)                                                           \
+  CUBERT_CL_OVL_ T cubert_gatomic_add_(volatile __global T *p, T v) {                    \
+    return atomic_add(p, v);                                                             \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_gatomic_sub_(volatile __global T *p, T v) {                    \
+    return atomic_sub(p, v);                                                             \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_gatomic_xchg_(volatile __global T *p, T v) {                   \
+    return atomic_xchg(p, v);                                                            \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_gatomic_min_(volatile __global T *p, T v) {                    \
+    return atomic_min(p, v);                                                             \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_gatomic_max_(volatile __global T *p, T v) {                    \
+    return atomic_max(p, v);                                                             \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_gatomic_cas_(volatile __global T *p, T e, T d) {               \
+    return atomic_cmpxchg(p, e, d);                                                      \
+  }
+CUBERT_CL_ATOMIC32_(int)
+CUBERT_CL_ATOMIC32_(uint)
+#if defined(cl_khr_int64_base_atomics) && !defined(CUBERT_NO_INT64_ATOMICS)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define CUBERT_CL_BASE64_(T)                                                             \
+  CUBERT_CL_OVL_ T cubert_gatomic_add_(volatile __global T *p, T v) {                    \
+    return atom_add(p, v);                                                               \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_gatomic_sub_(volatile __global T *p, T v) {                    \
+    return atom_sub(p, v);                                                               \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_gatomic_xchg_(volatile __global T *p, T v) {                   \
+    return atom_xchg(p, v);                                                              \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_gatomic_cas_(volatile __global T *p, T e, T d) {               \
+    return atom_cmpxchg(p, e, d);                                                        \
+  }
+#define CUBERT_CL_HAVE_BASE64_ 1
+#else
+#define CUBERT_CL_NO_BASE64_                                                                       \
+  __attribute__((overloadable,                                                                     \
+                 unavailable("ATOMIC_* on 64-bit elements needs the OpenCL extension "             \
+                             "cl_khr_int64_base_atomics, which this device does not have")))
+#define CUBERT_CL_BASE64_(T)                                                \
+  T cubert_gatomic_add_(volatile __global T *p, T v) CUBERT_CL_NO_BASE64_;  \
+  T cubert_gatomic_sub_(volatile __global T *p, T v) CUBERT_CL_NO_BASE64_;  \
+  T cubert_gatomic_xchg_(volatile __global T *p, T v) CUBERT_CL_NO_BASE64_; \
+  T cubert_gatomic_cas_(volatile __global T *p, T e, T d) CUBERT_CL_NO_BASE64_;
+#endif
+CUBERT_CL_BASE64_(long)
+CUBERT_CL_BASE64_(ulong)
+#if defined(cl_khr_int64_extended_atomics) && !defined(CUBERT_NO_INT64_ATOMICS)
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#define CUBERT_CL_EXT64_(T)                                               \
+  CUBERT_CL_OVL_ T cubert_gatomic_min_(volatile __global T *p, T v) {     \
+    return atom_min(p, v);                                                \
+  }                                                                       \
+  CUBERT_CL_OVL_ T cubert_gatomic_max_(volatile __global T *p, T v) {     \
+    return atom_max(p, v);                                                \
+  }
+#else
+#define CUBERT_CL_NO_EXT64_                                                                        \
+  __attribute__((overloadable,                                                                     \
+                 unavailable("ATOMIC_MIN / ATOMIC_MAX on 64-bit elements need the OpenCL "          \
+                             "extension cl_khr_int64_extended_atomics, which this device does "     \
+                             "not have")))
+#define CUBERT_CL_EXT64_(T)                                                \
+  T cubert_gatomic_min_(volatile __global T *p, T v) CUBERT_CL_NO_EXT64_; \
+  T cubert_gatomic_max_(volatile __global T *p, T v) CUBERT_CL_NO_EXT64_;
+#endif
+CUBERT_CL_EXT64_(long)
+CUBERT_CL_EXT64_(ulong)
+/* ATOMIC_ADD_F64: a compare-exchange loop on the bits (fp64 and 64-bit base atomics). */
+#ifdef cl_khr_fp64
+#ifdef CUBERT_CL_HAVE_BASE64_
+static inline double cubert_atomic_add_f64_(volatile __global double *p, double v) {
+  volatile __global ulong *bits = (volatile __global ulong *)p;
+  ulong old = *bits, seen;
+  while ((seen = atom_cmpxchg(bits, old, as_ulong(as_double(old) + v))) != old) old = seen;
+  return as_double(old);
+}
+#else
+double cubert_atomic_add_f64_(volatile __global double *p, double v)
+    __attribute__((unavailable("ATOMIC_ADD_F64 needs the OpenCL extension "
+                               "cl_khr_int64_base_atomics, which this device does not have")));
+#endif
+#endif
 static inline float cubert_atomic_add_f32_(volatile __global float *p, float v) {
   volatile __global uint *bits = (volatile __global uint *)p;
   uint old = *bits, seen;

@@ -10,6 +10,7 @@
 #include "cubert/geometry.h"
 #include "cubert/handle.h"
 #include "cubert/kernel.h"
+#include "cubert/kernel_scalars.h"
 #include "cubert/kernels.h"
 #include "cubert/layout.h"
 #include "cubert/memory.h"

@@ -35,6 +35,10 @@ typedef struct cubert_cpu_ctx {
   /* private fields follow; never touch */
   void *priv_;
   uint32_t mode; /**< the launch's cubert_execution_mode (read by kernel-language code) */
+  /** The launch's dynamic shared array (a kernel-language `(dynamic_shared, T, name)` entry):
+     its bytes, at `shared + dynamic_shared_offset` (the static part rounded up to 64 bytes). */
+  uint64_t dynamic_shared_offset;
+  uint64_t dynamic_shared_bytes; /**< cubert_launch_options.dynamic_shared_bytes (client.h) */
 } cubert_cpu_ctx;
 
 /** A CPU implementation: runs the units [ctx->unit_begin, ctx->unit_end). */
@@ -85,6 +89,35 @@ typedef struct cubert_kernel_buffer_decl {
   uint32_t elem_bytes; /**< sizeof the element type */
 } cubert_kernel_buffer_decl;
 
+/** Where a dynamic shared array starts after the static shared struct: its size rounded up to
+   this many bytes (on the CPU server; the core checks the total the same way everywhere). */
+#define CUBERT_DYNAMIC_SHARED_ALIGN 64u
+
+/** The type of a named scalar parameter (a kernel-language `(scalar, T, name)` entry). */
+typedef enum cubert_scalar_kind {
+  CUBERT_SCALAR_NONE = 0, /**< not a named scalar's type */
+  CUBERT_SCALAR_I8,       /**< int8_t */
+  CUBERT_SCALAR_U8,       /**< uint8_t */
+  CUBERT_SCALAR_I16,      /**< int16_t */
+  CUBERT_SCALAR_U16,      /**< uint16_t */
+  CUBERT_SCALAR_I32,      /**< int32_t */
+  CUBERT_SCALAR_U32,      /**< uint32_t */
+  CUBERT_SCALAR_I64,      /**< int64_t */
+  CUBERT_SCALAR_U64,      /**< uint64_t */
+  CUBERT_SCALAR_F32,      /**< float */
+  CUBERT_SCALAR_F64,      /**< double (kernel files with CUBE_NEEDS_FP64) */
+} cubert_scalar_kind;
+
+/** One named scalar parameter of a kernel, as declared in its kernel-language source. Scalar k
+   (declaration order) is info word k of a launch: the value's bytes in the word's low bytes, as
+   cubert_kernel_scalar_set_* (kernel_scalars.h) store them. */
+typedef struct cubert_kernel_scalar_decl {
+  const char *name;        /**< the parameter's name, e.g. "alpha" */
+  const char *type;        /**< its type as written, e.g. "float" */
+  cubert_scalar_kind kind; /**< its type */
+  uint32_t bytes;          /**< sizeof the type */
+} cubert_kernel_scalar_decl;
+
 /** What a kernel-language kernel declares. The client checks every launch against it on every
    server: exactly buffer_count buffers, each a whole number of its elements
    (INVALID_ARGUMENT naming the kernel, what it expects and what it got). On OpenCL a kernel
@@ -94,6 +127,12 @@ typedef struct cubert_kernel_signature {
   const cubert_kernel_buffer_decl *buffers; /**< buffer_count entries */
   const char *file;                         /**< where the kernel is defined */
   uint32_t line;                            /**< and the line */
+  /** Named scalars: info words 0 .. scalar_count-1 (a launch must pass at least as many). */
+  uint32_t scalar_count;
+  const cubert_kernel_scalar_decl *scalars; /**< scalar_count entries */
+  /** The dynamic shared array, or NULL: its name, element type and element size. Its size is
+     the launch's cubert_launch_options.dynamic_shared_bytes (client.h). */
+  const cubert_kernel_buffer_decl *dynamic_shared;
 } cubert_kernel_signature;
 
 /** A kernel: a codelet with one implementation per backend. Definitions are immutable and may

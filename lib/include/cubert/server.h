@@ -136,6 +136,10 @@ typedef struct cubert_launch {
   const uint64_t *info;                /**< info words */
   uint32_t info_count;                 /**< entries of info */
   cubert_execution_mode mode;          /**< effective mode (cubert_kernel_effective_mode) */
+  /** Bytes of the kernel's dynamic shared array per cube (its signature's dynamic_shared; 0
+     without one), checked by the core against the device's shared memory with the static part
+     (rounded up to CUBERT_DYNAMIC_SHARED_ALIGN, where the array starts on the CPU server). */
+  uint64_t dynamic_shared_bytes;
 } cubert_launch;
 
 /* ---- the required vtable ----------------------------------------------------------------- */
