@@ -1,5 +1,5 @@
 # cubert_add_kernels(<target> FILES a.cube.c ... [PREFIX <symbol prefix>] [EXPORT <macro>]
-#                    [INCLUDE_DIRS dir ...])
+#                    [INCLUDE_DIRS dir ...] [FIBERS])
 #
 # Adds kernel-language files (cubert/cube.h) to <target>. Each file is
 #   - compiled as C for the CPU server (-O3 outside Debug builds: phases vectorise across units
@@ -104,7 +104,7 @@ function(cubert_add_kernel_sanitize target path id symbol prefix out_dir include
 endfunction()
 
 function(cubert_add_kernels target)
-  cmake_parse_arguments(A "OPENCL_CHECK_APART;NO_OPENCL_CHECK" "PREFIX;EXPORT" "FILES;INCLUDE_DIRS" ${ARGN})
+  cmake_parse_arguments(A "OPENCL_CHECK_APART;NO_OPENCL_CHECK;FIBERS" "PREFIX;EXPORT" "FILES;INCLUDE_DIRS" ${ARGN})
   set(stamps "")
   set(check_tool "")
   set(check_tool_target "")

@@ -4,7 +4,7 @@
 # without a package archive, such as the GPU machine, which brings its own packages).
 set -eu
 [ "${CUBERT_SKIP_DEPS:-0}" = 1 ] && exit 0
-PKGS="cmake make gcc pkg-config libhwloc-dev libcriterion-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo libopenblas-dev libclblast-dev libopenmpi-dev openmpi-bin doxygen oclgrind"
+PKGS="cmake make gcc pkg-config libhwloc-dev libcriterion-dev ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo libopenblas-dev libclblast-dev libopenmpi-dev openmpi-bin doxygen oclgrind python3-clang libclang-dev"
 # `install-deps.sh fuzz` (make test-fuzz) adds clang and its runtime libraries (libFuzzer).
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 missing=""

@@ -161,6 +161,9 @@
 /** @def CUBE_KERNEL(name, shared, buffers...)
     Defines the cube kernel `name`, whose body runs once per unit and may call SYNC_CUBE();
     `shared` is `(SharedType, shared_name)` or NO_SHARED. */
+/** @def CUBE_KERNEL_FIBERS(name, shared, buffers...)
+    CUBE_KERNEL, kept in the fiber form on the CPU server: the build's phase transform
+    (docs/kernels.md, "Natural kernels are phased by the build") leaves this kernel alone. */
 /** @def PHASED_KERNEL(name, shared, buffers...)
     Defines the phased kernel `name`, whose body runs once per cube; the units' work is written
     in PHASE blocks separated by SYNC_CUBE(). `shared` as for CUBE_KERNEL. */
@@ -670,5 +673,8 @@
 #else
 #include "cubert/cube_cpu.h"
 #endif
+
+/* The per-kernel switch to the fiber form: the same kernel, a name the phase transform skips. */
+#define CUBE_KERNEL_FIBERS(...) CUBE_KERNEL(__VA_ARGS__)
 
 #endif /* CUBERT_CUBE_H */
