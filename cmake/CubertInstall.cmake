@@ -72,7 +72,7 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/cubertConfigVersion
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cubertConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/cubertConfigVersion.cmake
               cmake/CubertKernels.cmake cmake/flatten.cmake cmake/check_kernel.cmake
-              cmake/sanitize_rename.cmake
+              cmake/sanitize_rename.cmake tools/cubert_phase.py
   DESTINATION ${CUBERT_INSTALL_CMAKEDIR} COMPONENT dev)
 
 # ---- pkg-config ---------------------------------------------------------------------------

@@ -75,6 +75,10 @@ function(cubert_add_kernel_sanitize target path id symbol prefix out_dir include
   cubert_write_if_changed(${wrapper} "${text}")
   string(MAKE_C_IDENTIFIER "${target}_san_${id}" lib)
   add_library(${lib} OBJECT ${wrapper})
+  get_property(phase_target GLOBAL PROPERTY CUBERT_KERNEL_PHASE_TARGET_${target}_${id})
+  if(phase_target)
+    add_dependencies(${lib} ${phase_target})
+  endif()
   set_source_files_properties(${wrapper} TARGET_DIRECTORY ${lib} PROPERTIES OBJECT_DEPENDS ${path})
   target_include_directories(${lib} PRIVATE ${includes} ${dir}
                              $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
@@ -105,6 +109,60 @@ function(cubert_add_kernel_sanitize target path id symbol prefix out_dir include
     target_sources(${target} PRIVATE ${renamed})
   endif()
   set(${out_defs} CUBERT_CUBE_HAVE_SANITIZE=1 PARENT_SCOPE)
+endfunction()
+
+# The phase transform (tools/cubert_phase.py, docs/kernels.md "Natural kernels are phased by
+# the build"): with CUBERT_KERNEL_PHASES on (the default) and python3 with libclang's binding
+# (Debian's python3-clang), the C side of each kernel file is the tool's output, in which every
+# CUBE_KERNEL it can handle is a PHASED_KERNEL, with `#line` directives naming the original
+# lines; the OpenCL side is the original. A kernel it cannot handle keeps the fiber form with a
+# build note. The output is cached by content (the file, the headers it includes, the tool) in
+# CUBERT_KERNEL_PHASES_CACHE (default ~/.cache/cubert-phases), and the tool runs only when one
+# of those changes. FIBERS in a cubert_add_kernels call, or CUBE_KERNEL_FIBERS in place of
+# CUBE_KERNEL in the source, keeps the fiber form.
+if(NOT DEFINED CUBERT_KERNEL_PHASES)
+  set(CUBERT_KERNEL_PHASES ON)
+endif()
+if(NOT DEFINED CUBERT_PHASE_TOOL)
+  if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/cubert_phase.py) # installed beside this file
+    set(CUBERT_PHASE_TOOL ${CMAKE_CURRENT_LIST_DIR}/cubert_phase.py)
+  else()
+    get_filename_component(CUBERT_PHASE_TOOL ${CMAKE_CURRENT_LIST_DIR}/../tools/cubert_phase.py
+                           ABSOLUTE)
+  endif()
+endif()
+if(NOT DEFINED CUBERT_KERNEL_PHASES_CACHE)
+  if(DEFINED ENV{XDG_CACHE_HOME})
+    set(CUBERT_KERNEL_PHASES_CACHE $ENV{XDG_CACHE_HOME}/cubert-phases)
+  else()
+    set(CUBERT_KERNEL_PHASES_CACHE $ENV{HOME}/.cache/cubert-phases)
+  endif()
+endif()
+function(cubert_kernel_phases_usable out)
+  get_property(checked GLOBAL PROPERTY CUBERT_PHASES_PYTHON)
+  if(NOT checked)
+    set(checked NONE)
+    if(CUBERT_KERNEL_PHASES AND EXISTS ${CUBERT_PHASE_TOOL})
+      find_program(CUBERT_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+      find_program(CUBERT_PYTHON3 NAMES python3)
+      if(CUBERT_PYTHON3)
+        execute_process(COMMAND ${CUBERT_PYTHON3} -c "import clang.cindex as c; c.Index.create()"
+                        RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+        if(rc EQUAL 0)
+          set(checked ${CUBERT_PYTHON3})
+        endif()
+      endif()
+      if(checked STREQUAL "NONE")
+        message(STATUS "cubert: no python3 with libclang (python3-clang): CUBE_KERNELs keep the "
+                       "fiber form on the CPU server (install python3-clang to phase them)")
+      endif()
+    endif()
+    set_property(GLOBAL PROPERTY CUBERT_PHASES_PYTHON ${checked})
+  endif()
+  if(checked STREQUAL "NONE")
+    set(checked "")
+  endif()
+  set(${out} "${checked}" PARENT_SCOPE)
 endfunction()
 
 function(cubert_add_kernels target)
@@ -152,7 +210,30 @@ function(cubert_add_kernels target)
               ${CUBERT_KERNELS_CMAKE_DIR}/flatten.cmake
       DEPFILE ${cl}.d
       COMMENT "Flattening ${rel} into OpenCL C" VERBATIM)
-    target_sources(${target} PRIVATE ${path} ${embedded})
+    # The C side: the phase transform's output, or the file itself.
+    set(c_side ${path})
+    cubert_kernel_phases_usable(python)
+    if(python AND NOT A_FIBERS)
+      set(c_side ${out_dir}/${id}_phased.c)
+      set(inc_dirs "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
+      set(defs_prop "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
+      add_custom_command(OUTPUT ${c_side}
+        COMMAND ${python} ${CUBERT_PHASE_TOOL} ${path} --output ${c_side} --depfile ${c_side}.d
+                --cache-dir ${CUBERT_KERNEL_PHASES_CACHE} -I ${CUBERT_CUBE_INCLUDE_DIR} -I ${dir}
+                "$<$<BOOL:${A_INCLUDE_DIRS}>:-I;$<JOIN:${A_INCLUDE_DIRS},;-I;>>"
+                "$<$<BOOL:${inc_dirs}>:-I;$<JOIN:${inc_dirs},;-I;>>"
+                "$<$<BOOL:${defs_prop}>:-D;$<JOIN:${defs_prop},;-D;>>"
+        DEPENDS ${path} ${CUBERT_PHASE_TOOL}
+        DEPFILE ${c_side}.d
+        COMMENT "Phasing the CUBE_KERNELs of ${rel}" COMMAND_EXPAND_LISTS VERBATIM)
+      # One target owns the output, which the sanitize and variant copies include too.
+      string(MAKE_C_IDENTIFIER "${target}_phase_${id}" phase_target)
+      add_custom_target(${phase_target} DEPENDS ${c_side})
+      add_dependencies(${target} ${phase_target})
+      set_property(GLOBAL PROPERTY CUBERT_KERNEL_PHASE_TARGET_${target}_${id} ${phase_target})
+    endif()
+    set_property(GLOBAL PROPERTY CUBERT_KERNEL_C_SIDE_${target}_${id} ${c_side})
+    target_sources(${target} PRIVATE ${c_side} ${embedded})
     if(check_tool)
       add_custom_command(OUTPUT ${cl}.checked
         COMMAND ${CMAKE_COMMAND} -DTOOL=${check_tool} -DCL=${cl} -DSTAMP=${cl}.checked
@@ -174,14 +255,17 @@ function(cubert_add_kernels target)
     endif()
     cubert_kernel_sanitizer_usable(sanitize)
     if(sanitize)
-      cubert_add_kernel_sanitize(${target} ${path} ${id} ${symbol} "${A_PREFIX}" ${out_dir}
-                                 "${CUBERT_CUBE_INCLUDE_DIR};${A_INCLUDE_DIRS}" san_defs)
+      cubert_add_kernel_sanitize(${target} ${c_side} ${id} ${symbol} "${A_PREFIX}" ${out_dir}
+                                 "${CUBERT_CUBE_INCLUDE_DIR};${A_INCLUDE_DIRS};${dir}" san_defs)
       list(APPEND defs ${san_defs})
     endif()
     if(A_EXPORT)
       list(APPEND defs CUBERT_KERNEL_EXPORT=${A_EXPORT})
     endif()
-    set_source_files_properties(${path} TARGET_DIRECTORY ${target} PROPERTIES
+    if(NOT c_side STREQUAL path)
+      list(APPEND options -I${dir}) # the file's own "..." includes
+    endif()
+    set_source_files_properties(${c_side} TARGET_DIRECTORY ${target} PROPERTIES
       COMPILE_DEFINITIONS "${defs}"
       COMPILE_OPTIONS "${options}")
     # Bytes above 0x7f (UTF-8 in string literals) do not fit a signed char: GCC and Clang wrap
@@ -249,12 +333,20 @@ function(cubert_add_kernel_cpu_variants target)
       continue()
     endif()
     set(wrapper ${out_dir}/${id}_${name}.c)
-    file(RELATIVE_PATH inc ${out_dir} ${path}) # relative: see cubert_add_kernel_sanitize
+    get_property(c_side GLOBAL PROPERTY CUBERT_KERNEL_C_SIDE_${target}_${id})
+    if(NOT c_side)
+      set(c_side ${path})
+    endif()
+    file(RELATIVE_PATH inc ${out_dir} ${c_side}) # relative: see cubert_add_kernel_sanitize
     cubert_write_if_changed(${wrapper}
       "/* generated: ${rel} built with -march=${march} */\n#include \"${inc}\"\n")
     string(MAKE_C_IDENTIFIER "${target}_${name}_${id}" lib)
     add_library(${lib} OBJECT ${wrapper})
-    set_source_files_properties(${wrapper} TARGET_DIRECTORY ${lib} PROPERTIES OBJECT_DEPENDS ${path})
+    get_property(phase_target GLOBAL PROPERTY CUBERT_KERNEL_PHASE_TARGET_${target}_${id})
+    if(phase_target)
+      add_dependencies(${lib} ${phase_target})
+    endif()
+    set_source_files_properties(${wrapper} TARGET_DIRECTORY ${lib} PROPERTIES OBJECT_DEPENDS ${c_side})
     target_include_directories(${lib} PRIVATE ${dir} $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
     set(defs CUBERT_CUBE_SOURCE=cubert_cube_src_${id} CUBERT_KERNEL_PREFIX=${A_PREFIX}${name}_
              $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>)

@@ -1,0 +1,106 @@
+/* The phase transform's rules and fallbacks (tools/cubert_phase.py), one small kernel each.
+   check_phase.py runs the tool on this file and checks, for each `expect` line, that the
+   output holds (or, with `expect-not`, lacks) the text, and for each `note` line that the
+   kernel kept the fiber form with that construct named. Built also as a kernel file of
+   phase_rules (tests/CMakeLists.txt), so the output compiles clean under -Werror. */
+#include "cubert/cube.h"
+
+typedef struct rules_shared {
+  float v[64];
+  float scratch[64];
+} rules_shared;
+
+/* expect: PHASED_KERNEL(tiled, */
+/* expect: EXCLUSIVE(float, acc); */
+/* expect-not: EXCLUSIVE(uint32_t, row) */
+/* expect: MY(acc) += sh->v[ */
+/* expect: for (uint32_t t = 0; t < n; ++t) { */
+CUBE_KERNEL(tiled, (rules_shared, sh), (const float, in), (float, out)) {
+  const uint32_t n = INFO_U32(0);
+  const uint32_t row = CUBE_POS * CUBE_DIM + UNIT_POS;
+  float acc = 0.0f;
+  for (uint32_t t = 0; t < n; ++t) {
+    sh->v[UNIT_POS] = LOAD(in, (uint64_t)t * LEN(out) + row);
+    SYNC_CUBE();
+    acc += sh->v[(UNIT_POS + 1) % CUBE_DIM];
+    SYNC_CUBE();
+  }
+  STORE(out, row, acc);
+}
+
+/* expect: if (CUBE_POS_X == 0) { */
+/* expect: while (top < CUBE_DIM) top *= 2; */
+/* expect: CUBE_REDUCE_SUM(MY(cubert_pv0_), sh->scratch, MY(total)); */
+/* expect: continue; */
+CUBE_KERNEL(reduce, (rules_shared, sh), (const float, in), (float, out)) {
+  uint32_t top = 1;
+  while (top < CUBE_DIM) top *= 2;
+  const float x = LOAD(in, UNIT_ID);
+  float total;
+  CUBE_REDUCE_SUM(x * 2.0f, sh->scratch, total);
+  if (CUBE_POS_X == 0) {
+    sh->v[UNIT_POS] = total;
+    SYNC_CUBE();
+  }
+  if (UNIT_POS != 0) return;
+  STORE(out, CUBE_POS, total + (float)top);
+}
+
+/* expect-not: PHASED_KERNEL(fibers_by_name */
+CUBE_KERNEL_FIBERS(fibers_by_name, (rules_shared, sh), (float, out)) {
+  sh->v[UNIT_POS] = 1.0f;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+
+/* note: per_unit_if: a barrier under a condition that is not uniform */
+CUBE_KERNEL(per_unit_if, (rules_shared, sh), (float, out)) {
+  if (UNIT_POS % 2) SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+
+/* note: per_unit_loop: a barrier in a loop whose condition is not uniform */
+CUBE_KERNEL(per_unit_loop, (rules_shared, sh), (float, out)) {
+  for (uint32_t i = 0; i < UNIT_POS; ++i) SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+
+/* note: early_return: return before a barrier */
+CUBE_KERNEL(early_return, (rules_shared, sh), (float, out)) {
+  if (UNIT_POS == 0) return;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+
+/* note: break_across: break or continue across a barrier */
+CUBE_KERNEL(break_across, (rules_shared, sh), (float, out)) {
+  for (uint32_t i = 0; i < 4; ++i) {
+    if (LOAD(out, UNIT_ID) > 0.0f) break;
+    SYNC_CUBE();
+  }
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+
+/* note: with_goto: goto or a label in a kernel with barriers */
+CUBE_KERNEL(with_goto, (rules_shared, sh), (float, out)) {
+  if (UNIT_POS == 0) goto done;
+  sh->v[UNIT_POS] = 1.0f;
+done:
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+
+/* note: escaping: the address of a per-unit variable escapes a phase */
+CUBE_KERNEL(escaping, (rules_shared, sh), (float, out)) {
+  float mine = LOAD(out, UNIT_ID);
+  float *p = &mine;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, *p + sh->v[0]);
+}
+
+/* note: array_across: the per-unit array `vals` lives across a barrier */
+CUBE_KERNEL(array_across, (rules_shared, sh), (float, out)) {
+  float vals[2] = {LOAD(out, UNIT_ID), 0.0f};
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, vals[0] + sh->v[0]);
+}
