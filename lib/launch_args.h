@@ -4,6 +4,7 @@
 #define CUBERT_LIB_LAUNCH_ARGS_H
 
 #include "cubert/kernel.h"
+#include "cubert/program.h"
 #include "cubert/status.h"
 
 /* For a kernel flagged CUBERT_KERNEL_ARG_LIST, before anything else of the launch is checked:

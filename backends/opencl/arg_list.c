@@ -73,20 +73,24 @@ static const char *kind_text(uint32_t kind) {
                                      : "an unknown kind";
 }
 
-/* What the kernel declares for argument `i`: the kind it takes and its words for errors. */
-static uint32_t expected_kind(const cubert_ocl_arg_info *a, const char **out_text) {
+/* What the kernel declares for argument `a`: the kind it takes, its words for errors and the
+   call that passes it. */
+static uint32_t expected_kind(const cubert_ocl_arg_info *a, const char **out_text,
+                              const char **out_fix) {
   switch (a->address) {
     case CL_KERNEL_ARG_ADDRESS_GLOBAL:
-      *out_text = "a __global pointer: pass cubert_arg_buffer";
-      return CUBERT_ARG_BUFFER;
     case CL_KERNEL_ARG_ADDRESS_CONSTANT:
-      *out_text = "a __constant pointer: pass cubert_arg_buffer";
+      *out_text = a->address == CL_KERNEL_ARG_ADDRESS_GLOBAL ? "a __global pointer"
+                                                             : "a __constant pointer";
+      *out_fix = "pass cubert_arg_buffer";
       return CUBERT_ARG_BUFFER;
     case CL_KERNEL_ARG_ADDRESS_LOCAL:
-      *out_text = "a __local pointer: pass cubert_arg_local with its size in bytes";
+      *out_text = "a __local pointer";
+      *out_fix = "pass cubert_arg_local with its size in bytes";
       return CUBERT_ARG_LOCAL;
     default:
-      *out_text = "a value: pass cubert_arg_scalar (CUBERT_ARG_VALUE) with its bytes";
+      *out_text = "a value";
+      *out_fix = "pass cubert_arg_scalar (CUBERT_ARG_VALUE) with its bytes";
       return CUBERT_ARG_SCALAR;
   }
 }
@@ -97,12 +101,12 @@ static cubert_status check_one(const cubert_ocl_server *server, const cubert_ocl
   uint32_t kind = (uint32_t)(w >> 56);
   if (k->arg_info_state == 1) {
     const cubert_ocl_arg_info *a = &k->arg_info[i];
-    const char *text = NULL;
-    if (expected_kind(a, &text) != kind)
-      return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
-                                "%s: argument %u ('%s', %s) is declared as %s; the launch passes "
-                                "%s",
-                                k->what, i, a->name, a->type, text, kind_text(kind));
+    const char *text = NULL, *fix = NULL;
+    if (expected_kind(a, &text, &fix) != kind)
+      return cubert_status_make(
+          CUBERT_CODE_INVALID_ARGUMENT,
+          "%s: argument %u ('%s') is declared as %s (%s): %s; the launch passes %s", k->what, i,
+          a->name, text, a->type, fix, kind_text(kind));
     uint64_t want = kind == CUBERT_ARG_SCALAR ? builtin_size(a->type) : 0;
     if (want && want != (uint32_t)w)
       return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "cubert/program.h"
 #include "cubert/server/violation.h"
 #include "opencl/arg_list.h"
 #include "opencl/errors.h"

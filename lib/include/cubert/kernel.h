@@ -76,9 +76,6 @@ enum {
   CUBERT_KERNEL_NEEDS_FP64 = 1u << 1, /**< the OpenCL source needs cl_khr_fp64 */
   CUBERT_KERNEL_NEEDS_FP16 = 1u << 2, /**< the OpenCL source needs cl_khr_fp16 */
   CUBERT_KERNEL_PHASED = 1u << 3, /**< CPU: one call per whole cube (units as loops, no fibers) */
-  /** Set by cubert_program_kernel (cubert/program.h) alone: the kernel takes its arguments in
-     its own order, launched with cubert_client_launch_args. */
-  CUBERT_KERNEL_ARG_LIST = 1u << 8,
 };
 
 /** One buffer argument of a kernel, as declared in its kernel-language source. */

@@ -45,6 +45,10 @@
 
 CUBERT_EXTERN_C_BEGIN
 
+/** A bit of cubert_kernel_def.flags (cubert/kernel.h) that cubert_program_kernel alone sets:
+   the kernel takes its arguments in its own order, launched with cubert_client_launch_args. */
+#define CUBERT_KERNEL_ARG_LIST (1u << 8)
+
 /** OpenCL C source and its build options (opaque). */
 typedef struct cubert_program cubert_program;
 
