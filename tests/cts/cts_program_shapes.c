@@ -110,7 +110,7 @@ static int min_int(int a, int b) {
 static void pathfinder_cpu(const cubert_cpu_ctx *ctx) {
   const int32_t *wall = cubert_cpu_arg_buffer(ctx, 0), *src = cubert_cpu_arg_buffer(ctx, 1);
   int32_t *dst = cubert_cpu_arg_buffer(ctx, 2), *prev = cubert_cpu_arg_local(ctx, 5);
-  int32_t cols, row;
+  int32_t cols = 0, row = 0;
   cubert_cpu_arg_get(ctx, 3, &cols, 4);
   cubert_cpu_arg_get(ctx, 4, &row, 4);
   const int c = (int)ctx->unit_begin, l = (int)cubert_cpu_unit_linear(ctx, ctx->unit_begin);
