@@ -21,6 +21,7 @@
 #include "dry_run.h"
 #include "handle.h"
 #include "kernel_check.h"
+#include "launch_args.h"
 #include "profile_log.h"
 #include "stream/resolve.h"
 #include "stream/slots.h"
@@ -39,6 +40,8 @@ static cubert_status validate_launch(const cubert_device *device, const cubert_k
   if (!kernel) return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT, "kernel is NULL");
   const char *name = kernel->name ? kernel->name : "(unnamed)";
   const int is_cpu = device->server->vtable->kernel_form == CUBERT_KERNEL_FORM_CPU;
+  /* Program kernels (cubert/program.h): their arguments' list, and the CPU server's refusal. */
+  CUBERT_RETURN_IF_ERROR(cubert_launch_args_check(kernel, args, is_cpu));
   if (is_cpu ? !kernel->cpu : !kernel->opencl_source)
     return cubert_status_make(CUBERT_CODE_COMPILATION,
                               "kernel \"%s\" has no implementation for the %s backend", name,

@@ -7,12 +7,14 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cubert/backend.h"
 #include "opencl/errors.h"
+#include "opencl/oclgrind.h"
 
 #ifndef CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE_3_0
 #define CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE_3_0 0x1067 /* OpenCL 3.0 device query */
@@ -524,12 +526,29 @@ static cubert_status list_platform(const platform_key *key, cubert_ocl_device_en
   return NULL;
 }
 
+/* CUBERT_OCLGRIND (oclgrind.c), once per process, before the first clGetPlatformIDs. */
+static pthread_once_t oclgrind_once = PTHREAD_ONCE_INIT;
+static int oclgrind_ok;
+static char oclgrind_reason[256];
+static void oclgrind_select_once(void) {
+  oclgrind_ok = cubert_ocl_oclgrind_select(oclgrind_reason, sizeof oclgrind_reason);
+}
+
 cubert_status cubert_ocl_list_devices(cubert_ocl_device_entry **out, size_t *out_count) {
   *out = NULL;
   *out_count = 0;
   cubert_ocl_device_entry *entries = NULL;
   size_t count = 0, capacity = 0;
   cubert_ocl_device_entry *e = NULL;
+  pthread_once(&oclgrind_once, oclgrind_select_once);
+  if (!oclgrind_ok) {
+    /* Asked for Oclgrind and it is missing: no device rather than another one silently. */
+    CUBERT_RETURN_IF_ERROR(push_entry(&entries, &count, &capacity, &e));
+    copy_string(e->reason, sizeof(e->reason), oclgrind_reason);
+    *out = entries;
+    *out_count = count;
+    return NULL;
+  }
   cl_uint platform_count = 0;
   cl_int err = clGetPlatformIDs(0, NULL, &platform_count);
   if (err == CL_PLATFORM_NOT_FOUND_KHR || (err == CL_SUCCESS && platform_count == 0))

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "cubert/program.h"
 #include "cubert/server/violation.h"
+#include "opencl/arg_list.h"
 #include "opencl/errors.h"
 #include "opencl/interop.h"
 #include "opencl/memory.h"
@@ -68,7 +70,8 @@ cubert_status cubert_ocl_info_buffer(cubert_ocl_server *server, const uint64_t *
 
 /* ---- launch ------------------------------------------------------------------------------ */
 
-static cubert_status set_arg(cubert_ocl_kernel *k, uint32_t index, cl_mem mem, int valid) {
+cubert_status cubert_ocl_kernel_set_mem(cubert_ocl_kernel *k, uint32_t index, cl_mem mem,
+                                        int valid) {
   if (valid && k->args[index] == mem) return NULL;
   cl_int err = clSetKernelArg(k->kernel, index, sizeof(cl_mem), &mem);
   if (err != CL_SUCCESS)
@@ -265,15 +268,20 @@ static cubert_execution_mode launch_variant(const cubert_launch *launch) {
 
 /* Checks the launch against the kernel object's own limits, before anything is enqueued: the
    argument count its source declares, its units per cube and its shared memory. */
-static cubert_status check_kernel_limits(const cubert_server *base, const cubert_ocl_kernel *k,
+static cubert_status check_kernel_limits(cubert_ocl_server *server, cubert_ocl_kernel *k,
                                          const cubert_launch *launch) {
+  const cubert_server *base = &server->base;
   const cubert_kernel_signature *sig = launch->kernel->signature;
   const int language = sig != NULL;
   /* A dynamic shared array is two more arguments: the __local pointer and its size. */
   const uint32_t dynamic = language && sig->dynamic_shared ? 2u : 0u;
   uint32_t expected = language ? 2u + launch->binding_count + dynamic
                                : launch->binding_count + (launch->info_count ? 1u : 0u);
-  if (k->arg_count != expected)
+  /* Program kernels: their own arguments, and the __local sizes they pass. */
+  uint64_t local_args = 0;
+  if (launch->kernel->flags & CUBERT_KERNEL_ARG_LIST)
+    CUBERT_RETURN_IF_ERROR(cubert_ocl_arg_list_check(server, k, launch, &local_args));
+  else if (k->arg_count != expected)
     return cubert_status_make(CUBERT_CODE_INVALID_ARGUMENT,
                               "%s declares %u arguments; the launch passes %u buffers%s", k->what,
                               k->arg_count, launch->binding_count,
@@ -288,29 +296,30 @@ static cubert_status check_kernel_limits(const cubert_server *base, const cubert
                            (unsigned long long)units, (unsigned long long)k->max_units,
                            base->properties.name, base->properties.hardware.max_units_per_cube),
         units, k->max_units);
-  if (k->local_mem > base->properties.hardware.max_shared_memory_size)
+  const uint64_t local = k->local_mem + local_args;
+  if (local > base->properties.hardware.max_shared_memory_size)
     return cubert_status_set_limits(
         cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
-                           "%s needs %llu bytes of shared (local) memory, maximum %llu bytes on "
-                           "'%s'",
-                           k->what, (unsigned long long)k->local_mem,
+                           "%s needs %llu bytes of shared (local) memory (%llu of them in __local "
+                           "arguments), maximum %llu bytes on '%s'",
+                           k->what, (unsigned long long)local, (unsigned long long)local_args,
                            (unsigned long long)base->properties.hardware.max_shared_memory_size,
                            base->properties.name),
-        k->local_mem, base->properties.hardware.max_shared_memory_size);
+        local, base->properties.hardware.max_shared_memory_size);
   /* The static part as the compiler laid it out (CL_KERNEL_LOCAL_MEM_SIZE) with the dynamic
      array: the core checked the declared sizes, the driver's may be larger. */
   const uint64_t max_local = base->properties.hardware.max_shared_memory_size;
-  if (launch->dynamic_shared_bytes > max_local - k->local_mem)
+  if (launch->dynamic_shared_bytes > max_local - local)
     return cubert_status_set_limits(
         cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
                            "%s: %llu bytes of static shared (local) memory and %llu dynamic bytes "
                            "exceed the %llu bytes of CL_DEVICE_LOCAL_MEM_SIZE on '%s'; pass at "
                            "most %llu dynamic bytes",
-                           k->what, (unsigned long long)k->local_mem,
+                           k->what, (unsigned long long)local,
                            (unsigned long long)launch->dynamic_shared_bytes,
                            (unsigned long long)max_local, base->properties.name,
-                           (unsigned long long)(max_local - k->local_mem)),
-        k->local_mem + launch->dynamic_shared_bytes, max_local);
+                           (unsigned long long)(max_local - local)),
+        local + launch->dynamic_shared_bytes, max_local);
   return NULL;
 }
 
@@ -328,36 +337,47 @@ static cubert_status set_dynamic_shared(cubert_ocl_kernel *k, uint32_t index, ui
   return NULL;
 }
 
-/* Sets the kernel's arguments for `launch`: for kernel-language kernels the info words and the
-   validate record first, then the buffers, then (other kernels) the info pointer. On failure the
-   kernel's argument cache is marked stale and the deferred objects are released. */
-static cubert_status set_launch_args(cubert_ocl_server *server, cubert_server_stream *stream,
-                                     cubert_ocl_kernel *k, const cubert_launch *launch) {
+/* Sets the arguments of cubert's calling conventions: for kernel-language kernels the info words
+   and the validate record first, then the buffers, then (other kernels) the info pointer. */
+static cubert_status set_convention_args(cubert_ocl_server *server, cubert_server_stream *stream,
+                                         cubert_ocl_kernel *k, const cubert_launch *launch,
+                                         int valid) {
   const int language = launch->kernel->signature != NULL;
   const uint32_t first = language ? 2u : 0u;
-  /* Objects replaced while setting arguments are released only after the enqueue, so the
-     generation cannot change in between and `valid` holds for the whole launch. */
-  int valid = k->args_generation == server->mem_generation;
   cubert_status s = NULL;
   if (language) {
     cl_mem info = NULL, record = NULL;
     s = language_info(server, stream, launch, &info);
-    if (!s) s = set_arg(k, 0, info, valid);
+    if (!s) s = cubert_ocl_kernel_set_mem(k, 0, info, valid);
     if (!s) s = stream_record(server, stream, &record);
-    if (!s) s = set_arg(k, 1, record, valid);
+    if (!s) s = cubert_ocl_kernel_set_mem(k, 1, record, valid);
   }
   for (uint32_t i = 0; i < launch->binding_count && !s; ++i) {
     cl_mem mem = NULL;
     s = cubert_ocl_binding_kernel_mem(server, &launch->bindings[i], &mem);
-    if (!s) s = set_arg(k, first + i, mem, valid);
+    if (!s) s = cubert_ocl_kernel_set_mem(k, first + i, mem, valid);
   }
   if (!s && language && launch->kernel->signature->dynamic_shared)
     s = set_dynamic_shared(k, first + launch->binding_count, launch->dynamic_shared_bytes);
   if (!s && !language && launch->info_count) {
     cl_mem info = NULL;
     s = cubert_ocl_info_buffer(server, launch->info, launch->info_count, &info);
-    if (!s) s = set_arg(k, launch->binding_count, info, valid);
+    if (!s) s = cubert_ocl_kernel_set_mem(k, launch->binding_count, info, valid);
   }
+  return s;
+}
+
+/* Sets the kernel's arguments for `launch`: a program kernel's in its own order (arg_list.c),
+   others by cubert's conventions. On failure the kernel's argument cache is marked stale and
+   the deferred objects are released. */
+static cubert_status set_launch_args(cubert_ocl_server *server, cubert_server_stream *stream,
+                                     cubert_ocl_kernel *k, const cubert_launch *launch) {
+  /* Objects replaced while setting arguments are released only after the enqueue, so the
+     generation cannot change in between and `valid` holds for the whole launch. */
+  int valid = k->args_generation == server->mem_generation;
+  cubert_status s = launch->kernel->flags & CUBERT_KERNEL_ARG_LIST
+                        ? cubert_ocl_arg_list_set(server, k, launch, valid)
+                        : set_convention_args(server, stream, k, launch, valid);
   if (s) {
     k->args_generation = 0; /* partly set: set every argument next time */
     cubert_ocl_release_deferred(server);
@@ -370,7 +390,7 @@ cubert_status cubert_ocl_launch_kernel(cubert_ocl_server *server, const cubert_l
   *out = NULL;
   cubert_ocl_kernel *k = NULL;
   CUBERT_RETURN_IF_ERROR(cubert_ocl_kernel_get(server, launch->kernel, launch_variant(launch), &k));
-  CUBERT_RETURN_IF_ERROR(check_kernel_limits(&server->base, k, launch));
+  CUBERT_RETURN_IF_ERROR(check_kernel_limits(server, k, launch));
   if (!launch->dynamic_count) {
     const uint32_t dim[3] = {launch->cube_dim.x, launch->cube_dim.y, launch->cube_dim.z};
     CUBERT_RETURN_IF_ERROR(check_count(server, k, launch->cube_count, dim, "cube count"));

@@ -18,6 +18,9 @@ cubert_status cubert_ocl_launch(cubert_server *server, cubert_server_stream *str
    count (what a launch checks before enqueueing; prepare.c's dry run shares it). */
 cubert_status cubert_ocl_launch_kernel(cubert_ocl_server *server, const cubert_launch *launch,
                                        cubert_ocl_kernel **out);
+/* clSetKernelArg(index, mem) on `k` unless `valid` and the argument already holds `mem`. */
+cubert_status cubert_ocl_kernel_set_mem(cubert_ocl_kernel *k, uint32_t index, cl_mem mem,
+                                        int valid);
 /* Cached device buffer holding `words[0..count)` (owned by the cache). */
 cubert_status cubert_ocl_info_buffer(cubert_ocl_server *server, const uint64_t *words,
                                      uint32_t count, cl_mem *out);

@@ -145,6 +145,7 @@ static void kernel_free(cubert_ocl_kernel *k) {
   free(k->what);
   free(k->args);
   free(k->locals);
+  free(k->arg_info);
   free(k);
 }
 

@@ -54,6 +54,11 @@ typedef struct cubert_ocl_kernel {
   uint32_t local_last[3];
   uint32_t (*locals)[3];
   uint32_t local_count;
+  /* Program kernels (arg_list.c): the arguments' kinds, names and types, read at the first
+     launch; arg_info_state 0: not asked yet, 1: arg_info holds arg_count entries, 2: the
+     driver kept no argument info (only the count is checked). */
+  struct cubert_ocl_arg_info *arg_info;
+  int arg_info_state;
   struct cubert_ocl_kernel *next;
 } cubert_ocl_kernel;
 

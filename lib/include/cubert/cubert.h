@@ -17,6 +17,7 @@
 #include "cubert/ops.h"
 #include "cubert/pinned.h"
 #include "cubert/profile.h"
+#include "cubert/program.h"
 #include "cubert/status.h"
 #include "cubert/stream.h"
 #include "cubert/tune.h"
