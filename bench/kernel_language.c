@@ -4,7 +4,9 @@
    1. Tiled 16x16 SGEMM (examples/sgemm.cube.c), N x N x N f32 (default N = 1024), GFLOP/s
       (2 N^3 / time):
       - sgemm_tiled (PHASED_KERNEL, 16x16 units) on the CPU server; target >= 10x
-      - sgemm_tiled_fibers (CUBE_KERNEL, the same body on fibers) on the CPU server;
+      - sgemm_tiled_fibers (CUBE_KERNEL, the same body; the build phases it, tools/cubert_phase.py,
+        so the target is within 1.5x of the hand-phased kernel; bench_natural_kernels times the
+        fiber form too);
       - sgemm_tiled_4rows (the phased kernel register-blocked: 16x4 units, 4 rows each);
       - sgemm_tiled and sgemm_tiled_4rows with their kernel file built with -march=native
         (bench/sgemm_native.cube.c; cubert_add_kernels builds for the baseline ISA);
@@ -373,8 +375,9 @@ static void section_sgemm(const config *cfg, int threads, bench_notes *notes) {
   snprintf(what, sizeof(what), "SGEMM %u\u00b3 f32, tiled 16\u00d716, CPU server, PHASED_KERNEL",
            n);
   bench_text r = ratio_text(phased.median / fibers.median);
-  bench_row(what, "GFLOP/s", phased, "same body as CUBE_KERNEL (fibers), CPU server", fibers, r.s,
-            "\u2265 10\u00d7", bench_verdict(phased.median >= 10 * fibers.median));
+  bench_row(what, "GFLOP/s", phased,
+            "same body as CUBE_KERNEL (phased by the build where it can: issue 37)", fibers, r.s,
+            "\u2264 1.5\u00d7", bench_verdict(phased.median <= 1.5 * fibers.median));
   r = pocl.count ? ratio_text(phased.median / pocl_s.median) : bench_textf("n/a");
   bench_row(what, "GFLOP/s", phased, "same kernel on \"opencl\" (PoCL)", pocl_s, r.s,
             "CPU server faster", pocl.count ? bench_verdict(phased.median > pocl_s.median) : "n/a");
