@@ -1,4 +1,5 @@
-# cubert_add_kernel_forms(<target> PREFIX <prefix> [NO_OPENCL_CHECK] FILES a.cube.c ...)
+# cubert_add_kernel_forms(<target> PREFIX <prefix> [NO_OPENCL_CHECK] [NO_SANITIZE]
+#                         FILES a.cube.c ...)
 #
 # Adds each kernel file to <target> twice (cmake/CubertKernels.cmake), so that one program holds
 # both CPU forms of its CUBE_KERNELs (issue 37):
@@ -8,11 +9,12 @@
 #     <prefix><kernel>.
 # A source file has one set of compile properties per target, so the second copy is a generated
 # file, <build>/cubert_kernel_forms/<target>/<id>.cube.c, that only includes the original.
-# NO_OPENCL_CHECK is passed on to both calls (files no OpenCL compiler is meant to build).
+# NO_OPENCL_CHECK is passed on to both calls (files no OpenCL compiler is meant to build), and
+# so is NO_SANITIZE (no kernel sanitizer copy: a target that never runs validate mode).
 # Used by the differential test of the two forms (tests/unit/phase_forms.c) and by
 # bench/natural_kernels.c.
 function(cubert_add_kernel_forms target)
-  cmake_parse_arguments(A "NO_OPENCL_CHECK" "PREFIX" "FILES" ${ARGN})
+  cmake_parse_arguments(A "NO_OPENCL_CHECK;NO_SANITIZE" "PREFIX" "FILES" ${ARGN})
   if(NOT A_PREFIX)
     message(FATAL_ERROR "cubert_add_kernel_forms(${target}): PREFIX (the fiber copy's symbol "
                         "prefix, e.g. fib_) is required")
@@ -20,6 +22,9 @@ function(cubert_add_kernel_forms target)
   set(check "")
   if(A_NO_OPENCL_CHECK)
     set(check NO_OPENCL_CHECK)
+  endif()
+  if(A_NO_SANITIZE)
+    list(APPEND check NO_SANITIZE)
   endif()
   cubert_add_kernels(${target} FILES ${A_FILES} ${check})
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/cubert_kernel_forms/${target})

@@ -1,5 +1,5 @@
 # cubert_add_kernels(<target> FILES a.cube.c ... [PREFIX <symbol prefix>] [EXPORT <macro>]
-#                    [INCLUDE_DIRS dir ...] [FIBERS])
+#                    [INCLUDE_DIRS dir ...] [FIBERS] [NO_SANITIZE])
 #
 # Adds kernel-language files (cubert/cube.h) to <target>. Each file is
 #   - compiled as C for the CPU server (-O3 outside Debug builds: phases vectorise across units
@@ -38,7 +38,8 @@ set(CUBERT_KERNELS_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 # CUBERT_KERNEL_OBJECTS, for the libraries made from it). The main copy then carries the
 # sanitized function as cpu_sanitize, which validate mode runs. The copy always carries line
 # tables (-g1), from which the CPU server names each report's source line. CUBERT_KERNEL_SANITIZER=OFF
-# builds no sanitize copy.
+# builds no sanitize copy; NO_SANITIZE leaves it out for the files of one call (kernels that a
+# target never runs in validate mode, such as a test's second copy of a file).
 if(NOT DEFINED CUBERT_KERNEL_SANITIZER)
   set(CUBERT_KERNEL_SANITIZER ON)
 endif()
@@ -166,7 +167,8 @@ function(cubert_kernel_phases_usable out)
 endfunction()
 
 function(cubert_add_kernels target)
-  cmake_parse_arguments(A "OPENCL_CHECK_APART;NO_OPENCL_CHECK;FIBERS" "PREFIX;EXPORT" "FILES;INCLUDE_DIRS" ${ARGN})
+  cmake_parse_arguments(A "OPENCL_CHECK_APART;NO_OPENCL_CHECK;FIBERS;NO_SANITIZE" "PREFIX;EXPORT"
+                        "FILES;INCLUDE_DIRS" ${ARGN})
   set(stamps "")
   set(check_tool "")
   set(check_tool_target "")
@@ -254,7 +256,7 @@ function(cubert_add_kernels target)
       list(APPEND defs CUBERT_KERNEL_PREFIX=${A_PREFIX})
     endif()
     cubert_kernel_sanitizer_usable(sanitize)
-    if(sanitize)
+    if(sanitize AND NOT A_NO_SANITIZE)
       cubert_add_kernel_sanitize(${target} ${c_side} ${id} ${symbol} "${A_PREFIX}" ${out_dir}
                                  "${CUBERT_CUBE_INCLUDE_DIR};${A_INCLUDE_DIRS};${dir}" san_defs)
       list(APPEND defs ${san_defs})
