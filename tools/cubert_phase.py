@@ -17,7 +17,8 @@ alone. The work is done on the parse: statements, declarations and references co
 AST; the text of each statement is copied from FILE, its references to per-unit variables that
 live across barriers rewritten as MY(x).
 
-The output is cached under --cache-dir by the content of FILE, the headers it includes, the
+The output is cached under --cache-dir (used only where the user owns it and nobody else may
+write it) by the content of FILE, the headers it includes, the
 arguments and this tool's own text, so that a clean build whose kernels did not change does not
 parse them again. Exit status: 0 (output written, kernels phased or kept), 2 (bad arguments,
 python3-clang missing: the caller builds the fiber form). A file libclang does not parse is
@@ -696,6 +697,11 @@ def cached(cache_dir, path, args):
         k = digest(tool + b"\0" + "\0".join([path] + args).encode() + b"\0" + f.read())
     entry = os.path.join(cache_dir, k[:2], k + ".json")
     try:
+        # The text is compiled into a program: like cubert's own caches (lib/base/cache_file.c),
+        # an entry is used only when it, its folder and the cache folder are the user's and
+        # nobody else may write them.
+        if not all(trusted(p) for p in (cache_dir, os.path.dirname(entry), entry)):
+            return entry, None
         with open(entry) as f:
             data = json.load(f)
         if all(os.path.exists(d) and file_digest(d) == h for d, h in data["deps"]):
@@ -703,6 +709,25 @@ def cached(cache_dir, path, args):
     except (OSError, ValueError, KeyError):
         pass
     return entry, None
+
+
+def trusted(path):
+    st = os.stat(path)
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def store(entry, data):
+    """Writes a cache entry (folders 0700, the file 0600); a cache that cannot be written only
+    costs the next build the transform again."""
+    try:
+        os.makedirs(os.path.dirname(entry), mode=0o700, exist_ok=True)
+        tmp = "%s.%d" % (entry, os.getpid())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, entry)
+    except OSError:
+        pass
 
 
 def write_if_changed(path, text):
@@ -742,11 +767,7 @@ def main(argv):
             entry = None  # its headers are unknown: not cached
         data = {"text": text, "notes": notes, "deps": [[d, file_digest(d)] for d in deps]}
         if entry:
-            os.makedirs(os.path.dirname(entry), exist_ok=True)
-            tmp = "%s.%d" % (entry, os.getpid())
-            with open(tmp, "w") as f:
-                json.dump(data, f)
-            os.replace(tmp, entry)
+            store(entry, data)
     for line, name, what, at in data["notes"]:
         print("%s:%d: note: CUBE_KERNEL %s keeps the fiber form on the CPU server: %s (line %d)"
               % (path, line, name, what, at), file=sys.stderr)
