@@ -41,6 +41,7 @@ typedef struct geometry {
   uint64_t elems[MAX_BUFFERS];
   uint64_t info[4];
   uint32_t info_count;
+  uint64_t dynamic_bytes; /* of the kernel's dynamic shared array, per cube */
 } geometry;
 
 typedef struct rng {
@@ -77,13 +78,16 @@ typedef struct form_case {
   uint64_t info0; /* info word 0 when `custom` is NULL (none when 0) */
   /* Sets the count, the sizes and the info words for g->dim (NULL: sizes from `sizes`). */
   void (*custom)(rng *r, geometry *g);
+  uint32_t dynamic_per_unit; /* bytes of the dynamic shared array per unit of a cube */
 } form_case;
 
 #define FORMS(k) #k, &k, &fib_##k
 #define DECLARE_FORMS(k) extern const cubert_kernel_def k, fib_##k;
 
 /* The CUBE_KERNELs, file by file: examples/; tests/kernels/; tests/compile_rules/clean.cube.c;
-   tests/sanitizer/bugs.cube.c (the correct ones); bench/natural_kernels.cube.c. */
+   tests/sanitizer/bugs.cube.c (the correct ones); bench/natural_kernels.cube.c;
+   tests/phase/rules.cube.c (those that write what they read); tests/sanitizer/cubes.cube.c;
+   tests/kernels/lang_features.cube.c. */
 /* clang-format off */
 #define KERNELS(X)                                                                                \
   X(sgemm_tiled_fibers) X(softmax_rows_fibers)                                                    \
@@ -95,17 +99,39 @@ typedef struct form_case {
   X(ww_fiber_ok) X(rw_fiber_ok) X(atomic_fiber_ok) X(oob_fiber_ok) X(uninit_fiber_ok)             \
   X(return_fiber_ok) X(ww_buffer_fiber_ok) X(rw_buffer_fiber_ok) X(atomic_buffer_fiber_ok)        \
   X(wild_fiber) X(read_in_fiber)                                                                  \
-  X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)
+  X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
+  X(tiled) X(reduce) X(cubes_fiber)                                                               \
+  X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow)
 /* clang-format on */
 KERNELS(DECLARE_FORMS)
 
 /* The sanitizer's planted bugs (tests/sanitizer/bugs.cube.c): races, out-of-range accesses,
    reads of what nobody wrote and divergent barriers, whose results are undefined, so the two
    forms need not agree. tests/sanitizer/sanitizer_bugs.c checks that validate mode reports
-   each of them. */
+   each of them. The phase transform's fallback kernels (tests/phase/rules.cube.c) are there
+   for the transform's notes (tests/phase/check_phase.py), not for their results: each stores
+   sh->v[0], which no unit of it writes (the cube's shared memory holds what an earlier launch
+   left there, on whichever thread runs the cube), and four of them take barriers that not every
+   unit reaches. */
 static const char *const excluded[] = {
-    "ww_fiber",     "rw_fiber",     "war_fiber",     "oob_index_fiber", "oob_ptr_fiber",
-    "uninit_fiber", "return_fiber", "private_fiber", "ww_buffer_fiber", "rw_buffer_fiber"};
+    "ww_fiber", "rw_fiber", "war_fiber", "oob_index_fiber", "oob_ptr_fiber", "uninit_fiber",
+    "return_fiber", "private_fiber", "ww_buffer_fiber", "rw_buffer_fiber",
+    /* bugs.cube.c: unit 7 of cube (0, 1, 0) reads element 16 of 16 (a planted bug) */
+    "oob_buffer_fiber",
+    /* rules.cube.c: reads sh->v[0], never written; a barrier only the odd units reach */
+    "per_unit_if",
+    /* rules.cube.c: reads sh->v[0], never written; each unit takes UNIT_POS barriers */
+    "per_unit_loop",
+    /* rules.cube.c: reads sh->v[0], never written; unit 0 returns before the barrier */
+    "early_return",
+    /* rules.cube.c: reads sh->v[0], never written; the barrier count follows the input */
+    "break_across",
+    /* rules.cube.c: reads sh->v[0], never written (unit 0 skips its store) */
+    "with_goto",
+    /* rules.cube.c: reads sh->v[0], never written */
+    "escaping",
+    /* rules.cube.c: reads sh->v[0], never written */
+    "array_across"};
 
 /* ---- geometries of the kernels that take sizes of their own ---- */
 
@@ -177,6 +203,29 @@ static void transpose_geometry(rng *r, geometry *g) {
   g->count = cubert_cube_count_new_3d((uint32_t)(cols + 31) / 32, (uint32_t)(rows + 31) / 32, 1);
 }
 
+/* The random count of a kernel without sizes of its own; the units of all its cubes. */
+static uint64_t random_count(rng *r, geometry *g) {
+  g->count = cubert_cube_count_new_3d(pick(r, 1, 3), pick(r, 1, 2), pick(r, 1, 2));
+  return (uint64_t)g->dim.x * g->dim.y * g->dim.z * g->count.x * g->count.y * g->count.z;
+}
+
+/* rules.cube.c's tiled: `in` holds n slices of one element per unit, n = info word 0. */
+static void tiled_geometry(rng *r, geometry *g) {
+  const uint64_t units = random_count(r, g), n = pick(r, 1, 4);
+  g->elems[0] = n * units;
+  g->elems[1] = units;
+  g->info[0] = n;
+  g->info_count = 1;
+}
+
+/* lang_features.cube.c's scalars_fiber: scalars base (int64_t, negative too) and step (uint8_t). */
+static void scalars_geometry(rng *r, geometry *g) {
+  g->elems[0] = random_count(r, g);
+  g->info[0] = (uint64_t)(int64_t)((int32_t)pick(r, 0, 2000000) - 1000000);
+  g->info[1] = pick(r, 0, 255);
+  g->info_count = 2;
+}
+
 /* ---- the table ---- */
 
 #define DIM(x, y) \
@@ -187,40 +236,49 @@ static void transpose_geometry(rng *r, geometry *g) {
   { 0, k, 0 }
 
 static const form_case cases[] = {
-    {FORMS(sgemm_tiled_fibers), 0, DIM(16, 16), 0, {{0}}, 0, sgemm_geometry},
-    {FORMS(softmax_rows_fibers), 1024, {0}, ONE_D, {{0}}, 0, softmax_geometry},
-    {FORMS(positions_fiber), 64, {0}, 0, {UNITS(16)}, 0, NULL},
-    {FORMS(shared_histogram), 256, {0}, MIN_UNITS4, {CUBES(4)}, 0, NULL},
-    {FORMS(cube_sum_fiber), 256, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL},
-    {FORMS(skips_barrier), 64, {0}, 0, {UNITS(1)}, 0, NULL},
-    {FORMS(different_barriers), 64, {0}, 0, {UNITS(1)}, 0, NULL},
-    {FORMS(order_ticket_fiber), 64, {0}, ONE_CUBE, {{0, 0, 1}, UNITS(1)}, 0, NULL},
-    {FORMS(order_sum_fiber), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL},
-    {FORMS(helpers_fiber_f32), 256, {0}, 0, {UNITS(1), UNITS(5)}, 0, NULL},
-    {FORMS(helpers_fiber_i32), 256, {0}, 0, {UNITS(1), UNITS(5)}, 0, NULL},
-    {FORMS(helpers_fiber_u32), 256, {0}, 0, {UNITS(1), UNITS(5)}, 0, NULL},
-    {FORMS(shared_atomics_fiber), 128, {0}, 0, {UNITS(1), CUBES(3), {4, 1, 0}}, 0, NULL},
-    {FORMS(macro_args_fiber), 64, {0}, 0, {UNITS(1), {4, 4, 0}}, 0, NULL},
-    {FORMS(shared_over_a_failing_build), 8, {0}, REFUSED, {UNITS(1)}, 0, NULL},
-    {FORMS(too_much_shared_memory), 8, {0}, REFUSED, {UNITS(1)}, 0, NULL},
-    {FORMS(clean_cube), 128, {0}, 0, {UNITS(1), UNITS(1)}, 0, NULL},
-    {FORMS(clean_no_shared), 64, {0}, 0, {UNITS(1)}, 0, NULL},
+    {FORMS(sgemm_tiled_fibers), 0, DIM(16, 16), 0, {{0}}, 0, sgemm_geometry, 0},
+    {FORMS(softmax_rows_fibers), 1024, {0}, ONE_D, {{0}}, 0, softmax_geometry, 0},
+    {FORMS(positions_fiber), 64, {0}, 0, {UNITS(16)}, 0, NULL, 0},
+    {FORMS(shared_histogram), 256, {0}, MIN_UNITS4, {CUBES(4)}, 0, NULL, 0},
+    {FORMS(cube_sum_fiber), 256, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
+    {FORMS(skips_barrier), 64, {0}, 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(different_barriers), 64, {0}, 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(order_ticket_fiber), 64, {0}, ONE_CUBE, {{0, 0, 1}, UNITS(1)}, 0, NULL, 0},
+    {FORMS(order_sum_fiber), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
+    {FORMS(helpers_fiber_f32), 256, {0}, 0, {UNITS(1), UNITS(5)}, 0, NULL, 0},
+    {FORMS(helpers_fiber_i32), 256, {0}, 0, {UNITS(1), UNITS(5)}, 0, NULL, 0},
+    {FORMS(helpers_fiber_u32), 256, {0}, 0, {UNITS(1), UNITS(5)}, 0, NULL, 0},
+    {FORMS(shared_atomics_fiber), 128, {0}, 0, {UNITS(1), CUBES(3), {4, 1, 0}}, 0, NULL, 0},
+    {FORMS(macro_args_fiber), 64, {0}, 0, {UNITS(1), {4, 4, 0}}, 0, NULL, 0},
+    {FORMS(shared_over_a_failing_build), 8, {0}, REFUSED, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(too_much_shared_memory), 8, {0}, REFUSED, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(clean_cube), 128, {0}, 0, {UNITS(1), UNITS(1)}, 0, NULL, 0},
+    {FORMS(clean_no_shared), 64, {0}, 0, {UNITS(1)}, 0, NULL, 0},
     /* bugs.cube.c's kernels are written for cubes of 8 units (shared8) */
-    {FORMS(ww_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL},
-    {FORMS(rw_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL},
-    {FORMS(atomic_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL},
-    {FORMS(oob_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL},
-    {FORMS(uninit_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL},
-    {FORMS(return_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL},
-    {FORMS(ww_buffer_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL},
-    {FORMS(rw_buffer_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL},
-    {FORMS(atomic_buffer_fiber_ok), 0, DIM(8, 1), 0, {{0, 0, 1}}, 0, NULL},
-    {FORMS(wild_fiber), 0, DIM(8, 1), 0, {UNITS(1)}, 4 /* bit 2: the corrected twin */, NULL},
-    {FORMS(read_in_fiber), 0, DIM(8, 1), 0, {UNITS(1), UNITS(1)}, 0, NULL},
-    {FORMS(reduce_tree_natural), 1024, {0}, ONE_D, {{0}}, 0, reduce_geometry},
-    {FORMS(hotspot_natural), 0, DIM(16, 16), 0, {{0}}, 0, hotspot_geometry},
-    {FORMS(scan_natural), 1024, {0}, ONE_D, {{0}}, 0, scan_geometry},
-    {FORMS(transpose_natural), 0, DIM(32, 8), 0, {{0}}, 0, transpose_geometry},
+    {FORMS(ww_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(rw_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(atomic_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(oob_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(uninit_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(return_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(ww_buffer_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(rw_buffer_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(atomic_buffer_fiber_ok), 0, DIM(8, 1), 0, {{0, 0, 1}}, 0, NULL, 0},
+    {FORMS(wild_fiber), 0, DIM(8, 1), 0, {UNITS(1)}, 4 /* bit 2: the corrected twin */, NULL, 0},
+    {FORMS(read_in_fiber), 0, DIM(8, 1), 0, {UNITS(1), UNITS(1)}, 0, NULL, 0},
+    {FORMS(reduce_tree_natural), 1024, {0}, ONE_D, {{0}}, 0, reduce_geometry, 0},
+    {FORMS(hotspot_natural), 0, DIM(16, 16), 0, {{0}}, 0, hotspot_geometry, 0},
+    {FORMS(scan_natural), 1024, {0}, ONE_D, {{0}}, 0, scan_geometry, 0},
+    {FORMS(transpose_natural), 0, DIM(32, 8), 0, {{0}}, 0, transpose_geometry, 0},
+    /* rules.cube.c: rules_shared holds 64 elements per array, indexed by UNIT_POS */
+    {FORMS(tiled), 64, {0}, 0, {{0}}, 0, tiled_geometry, 0},
+    {FORMS(reduce), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
+    /* cubes.cube.c: each unit reads the element of the next unit modulo 256 (CUBES_UNITS) */
+    {FORMS(cubes_fiber), 0, DIM(256, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    {FORMS(scalars_fiber), 64, {0}, 0, {{0}}, 0, scalars_geometry, 0},
+    /* one float / uint32_t of dynamic shared memory per unit */
+    {FORMS(dynamic_reverse_fiber), 256, {0}, 0, {UNITS(1), UNITS(1)}, 0, NULL, 4},
+    {FORMS(dynamic_overflow), 256, {0}, 0, {UNITS(1)}, 0, NULL, 4},
 };
 
 /* ---- running both forms ---- */
@@ -248,6 +306,7 @@ static void geometry_make(rng *r, const form_case *c, int trial, geometry *g) {
     g->count = cubert_cube_count_new_3d(pick(r, 1, 3), pick(r, 1, 2), pick(r, 1, 2));
   }
   const uint64_t per_cube = (uint64_t)g->dim.x * g->dim.y * g->dim.z;
+  g->dynamic_bytes = (uint64_t)c->dynamic_per_unit * per_cube;
   const uint64_t cubes = (uint64_t)g->count.x * g->count.y * g->count.z;
   g->units = per_cube * cubes;
   if (!c->custom) {
@@ -318,7 +377,10 @@ static cubert_code run_form(cubert_client *client, const cubert_kernel_def *def,
     cr_assert_null(s, "%s: buffer %u: %s", def->name, i, s ? cubert_status_message(s) : "");
   }
   const cubert_kernel_args args = {h, b->count, g->info, g->info_count};
-  cubert_status s = cubert_client_launch(client, def, g->count, g->dim, &args);
+  const cubert_launch_options options = {.dynamic_shared_bytes = g->dynamic_bytes};
+  cubert_status s = g->dynamic_bytes
+                        ? cubert_client_launch_with(client, def, g->count, g->dim, &args, &options)
+                        : cubert_client_launch(client, def, g->count, g->dim, &args);
   if (!s) s = cubert_client_sync(client);
   const cubert_code code = s ? cubert_status_code(s) : CUBERT_CODE_OK;
   cubert_status_free(s);
