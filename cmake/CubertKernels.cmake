@@ -217,6 +217,7 @@ function(cubert_add_kernels target)
     cubert_kernel_phases_usable(python)
     if(python AND NOT A_FIBERS)
       set(c_side ${out_dir}/${id}_phased.c)
+      file(MAKE_DIRECTORY ${out_dir}) # the tool may run before anything else of the target
       set(inc_dirs "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
       set(defs_prop "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
       add_custom_command(OUTPUT ${c_side}

@@ -737,6 +737,8 @@ def write_if_changed(path, text):
                 return
     except OSError:
         pass
+    # The build may run this before anything else of the target made the folder.
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write(text)
 
