@@ -135,9 +135,9 @@ static inline cubert_arg cubert_arg_local(uint64_t size) {
 #define CUBERT_ARGS_MAX 256u
 
 /** Launches `kernel` (a definition of cubert_program_kernel) over `count` cubes of `dim` units
-   (OpenCL: global size count x dim, local size dim) with `args[0 .. arg_count)` on the calling
-   stream, with the checks and ordering of cubert_client_launch (cubert/client.h) plus those of
-   the arguments: INVALID_ARGUMENT naming the argument's position for a kind out of the enum, a
+   (OpenCL: global size count x dim, local size dim) with the `arg_count` entries of `args` on the
+   calling stream, with the checks and ordering of cubert_client_launch (cubert/client.h) plus those
+   of the arguments: INVALID_ARGUMENT naming the argument's position for a kind out of the enum, a
    NULL handle or value, a scalar or local size of 0 or over 4 GiB, more than CUBERT_ARGS_MAX
    arguments, and a kernel not made by cubert_program_kernel; NOT_FOUND for a released handle.
    The OpenCL server then checks them against the kernel (see the top of this file):
