@@ -30,6 +30,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
+#include "cubert/program.h"
 #include "opencl/build_log.h"
 #include "opencl/disk_cache.h"
 #include "opencl/errors.h"
@@ -57,17 +58,21 @@ cubert_status cubert_ocl_check_kernel_features(const cubert_device_properties *p
 
 char *cubert_ocl_build_options(const cubert_kernel_def *kernel, cubert_execution_mode variant) {
   const cubert_execution_mode mode = (cubert_execution_mode)(variant & ~CUBERT_OCL_OWN_SAFE);
+  /* A program's kernel (cubert/program.h) is foreign OpenCL C: the mode cannot change what it
+     does, so it builds with -cl-std alone (and its own options), one program for every mode. */
+  const int foreign = (kernel->flags & CUBERT_KERNEL_ARG_LIST) != 0;
   /* Checked kernels bound-check their accesses; VALIDATE additionally reports them. Kernels
      test the macros with #if, so UNCHECKED leaves them undefined. */
-  const char *mode_flags = mode == CUBERT_EXECUTION_UNCHECKED ? ""
+  const char *mode_flags = foreign || mode == CUBERT_EXECUTION_UNCHECKED ? ""
                            : mode == CUBERT_EXECUTION_VALIDATE
                                ? " -DCUBERT_CHECKED=1 -DCUBERT_VALIDATE=1"
                                : " -DCUBERT_CHECKED=1";
   const char *user = kernel->opencl_options ? kernel->opencl_options : "";
   /* Kernel-language sources (cubert/cube_prelude.cl) read the mode as one number. */
-  char mode_number[48];
-  snprintf(mode_number, sizeof mode_number, " -DCUBERT_MODE=%d%s", (int)mode,
-           variant & CUBERT_OCL_OWN_SAFE ? " -DCUBERT_OWN_SAFE=1" : "");
+  char mode_number[48] = "";
+  if (!foreign)
+    snprintf(mode_number, sizeof mode_number, " -DCUBERT_MODE=%d%s", (int)mode,
+             variant & CUBERT_OCL_OWN_SAFE ? " -DCUBERT_OWN_SAFE=1" : "");
   size_t size =
       strlen("-cl-std=CL1.2") + strlen(mode_flags) + strlen(mode_number) + 1 + strlen(user) + 1;
   char *options = malloc(size);

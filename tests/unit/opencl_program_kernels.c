@@ -91,6 +91,27 @@ Test(opencl_program_kernels, a_second_client_finds_the_program_in_the_disk_cache
   core_env_set("CUBERT_LOG", NULL);
 }
 
+/* cubert's mode macros stay out of a program's build: one build serves every mode. */
+Test(opencl_program_kernels, the_kernel_languages_mode_macros_do_not_reach_a_program) {
+  ocl_test_env();
+  static const char *source =
+      "#if defined(CUBERT_MODE) || defined(CUBERT_CHECKED)\n"
+      "#error cubert's mode macros reached a foreign program\n"
+      "#endif\n"
+      "__kernel void scaled(__global int *out, __global const int *in,\n"
+      "                     int n, int k) {\n"
+      "  int i = (int)get_global_id(0);\n"
+      "  if (i < n) out[i] = in[i] * k + OFFSET;\n"
+      "}\n";
+  cubert_program *p = NULL;
+  const cubert_kernel_def *def = NULL;
+  cr_assert_null(cubert_program_create(source, "-DOFFSET=7", &p));
+  cr_assert_null(cubert_program_kernel(p, "scaled", NULL, &def));
+  core_capture cap;
+  run_once(def, &cap); /* asserts out[i] == 2 * i + 7 */
+  cubert_program_release(p);
+}
+
 Test(opencl_program_kernels, a_profile_lists_the_launch_under_the_definitions_name) {
   ocl_test_env();
   core_env_set("CUBERT_PROFILE", "basic");
