@@ -589,6 +589,12 @@ class Kernel:
                         grow = True
         first = it[2][0][-1].extent.start.offset
         out = [self.at(first), "PHASE {"]
+        acting = [e for e in it[2] if e[0] != "stmt" or self.stmt_text(e[1])]
+        if len(acting) == 1 and acting[0][0] == "stmt" and acting[0][1].kind == K.IF_STMT and \
+                len(children(acting[0][1])) == 2:
+            limit = self.x_limit(children(acting[0][1])[0])
+            if limit:
+                out[1] = "CUBERT_CUBE_PHASE_BELOW_X_(%s) {" % limit
         for v in sorted(need, key=lambda v: self.vars[v].location.offset):
             c = self.vars[v]
             init = [x for x in children(c) if x.kind.is_expression()][-1]
@@ -606,6 +612,46 @@ class Kernel:
                     e[1], self.rewrite(toks[0].extent.start.offset, toks[-1].extent.end.offset))]
         # A phase left with only declarations recomputed where they are used is dropped.
         return out + body + ["}"] if body else []
+
+    # ---- a phase whose units past an x bound do nothing ----
+    def x_limit(self, cond):
+        """The C text of a bound L such that condition cond is false for every unit with
+        UNIT_POS_X >= L, from a conjunct `X < L`, `L > X` or `X == L` (X the unit's x or linear
+        position, L of an integer type, uniform and without calls), else None."""
+        c = bare(cond)
+        if c.kind != K.BINARY_OPERATOR:
+            return None
+        lhs, rhs = children(c)
+        op = self.op_of(c, lhs)
+        if op == "&&":
+            return self.x_limit(lhs) or self.x_limit(rhs)
+        for x, bound, ops in ((lhs, rhs, ("<", "==")), (rhs, lhs, (">", "=="))):
+            if op in ops and self.is_x(x) and self.plain_uniform(bound):
+                text = self.rewrite(bound.extent.start.offset, bound.extent.end.offset)
+                return "(uint64_t)(%s) + 1" % text if op == "==" else text
+        return None
+
+    def is_x(self, e):
+        """Whether e is the unit's x or linear position, or a per-unit local never written whose
+        initialiser is (each of an integer type of 32 bits or more, so that it does not wrap)."""
+        e = bare(e)
+        if e.kind == K.CSTYLE_CAST_EXPR:
+            if not wide_int(e.type):
+                return False
+            e = bare(children(e)[-1])
+        if e.kind != K.DECL_REF_EXPR or e.referenced is None:
+            return False
+        r = e.referenced
+        if r.kind == K.PARM_DECL:
+            return r.spelling in ("cubert_ux_", "cubert_ul_")
+        v = key(r)
+        if v not in self.cheaps or not wide_int(r.type):
+            return False
+        return self.is_x([x for x in children(r) if x.kind.is_expression()][-1])
+
+    def plain_uniform(self, e):
+        return wide_int(e.type) and self.is_uniform(e) and not any(
+            n.kind == K.CALL_EXPR for n in walk(e))
 
     def emit(self, items):
         out = []
@@ -650,6 +696,19 @@ class Kernel:
         out += self.emit(self.items)
         out += [self.at(self.end - 1), "}"]
         return "\n".join(out) + "\n"
+
+
+def bare(e):
+    """Expression e without its parentheses and implicit conversions."""
+    while e.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR) and len(children(e)) == 1:
+        e = children(e)[0]
+    return e
+
+
+def wide_int(t):
+    t = t.get_canonical()
+    return t.kind in (ci.TypeKind.INT, ci.TypeKind.UINT, ci.TypeKind.LONG, ci.TypeKind.ULONG,
+                      ci.TypeKind.LONGLONG, ci.TypeKind.ULONGLONG)
 
 
 def declarators(s):

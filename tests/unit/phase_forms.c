@@ -100,7 +100,7 @@ typedef struct form_case {
   X(return_fiber_ok) X(ww_buffer_fiber_ok) X(rw_buffer_fiber_ok) X(atomic_buffer_fiber_ok)        \
   X(wild_fiber) X(read_in_fiber)                                                                  \
   X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
-  X(tiled) X(reduce) X(mixed_decl) X(cubes_fiber)                                                 \
+  X(tiled) X(reduce) X(mixed_decl) X(below_x) X(cubes_fiber)                                                 \
   X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow)
 /* clang-format on */
 KERNELS(DECLARE_FORMS)
@@ -274,6 +274,7 @@ static const form_case cases[] = {
     {FORMS(tiled), 64, {0}, 0, {{0}}, 0, tiled_geometry, 0},
     {FORMS(reduce), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
     {FORMS(mixed_decl), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
+    {FORMS(below_x), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
     /* cubes.cube.c: each unit reads the element of the next unit modulo 256 (CUBES_UNITS) */
     {FORMS(cubes_fiber), 0, DIM(256, 1), 0, {UNITS(1)}, 0, NULL, 0},
     {FORMS(scalars_fiber), 64, {0}, 0, {{0}}, 0, scalars_geometry, 0},
