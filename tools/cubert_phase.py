@@ -248,10 +248,6 @@ class Kernel:
         init = [x for x in children(c) if x.kind.is_expression()]
         if init and not self.is_uniform(init[-1]):
             return False
-        if v not in self.struct_init:
-            stmt = self.decl_stmt[v]
-            if any(key(o) not in self.uniform for o in children(stmt) if o.kind == K.VAR_DECL):
-                return False
         for d, p, kind in self.writes(v):
             if kind == "addr":
                 return False
@@ -292,7 +288,7 @@ class Kernel:
 
     def top_uniform(self, s):
         if s.kind == K.DECL_STMT:
-            vs = [v for v in children(s) if v.kind == K.VAR_DECL]
+            vs = declarators(s)
             return bool(vs) and all(key(v) in self.uniform for v in vs)
         return self.is_uniform(s)
 
@@ -316,9 +312,13 @@ class Kernel:
                     phase = None
                     items.append(("top", s))
             else:
+                uniform = [v for v in declarators(s) if key(v) in self.uniform]
                 if phase is None:
                     phase = ["phase", self.new_seg(), []]
                     items.append(phase)
+                if uniform:  # the uniform declarators before the phase, the rest in it
+                    self.split.add(key(s))
+                    items.insert(items.index(phase), ("top", s, uniform))
                 phase[2].append(("stmt", s))
                 self.seg_ranges.append((s.extent.start.offset, self.src.stmt_end(s), phase[1]))
         return items
@@ -395,6 +395,7 @@ class Kernel:
     def analyse(self):
         self.nseg, self.seg_ranges, self.forced, self.extra_refs = 0, [], set(), {}
         self.temps, self.helper_ranges, self.returns = [], [], []
+        self.split = set()  # declarations whose uniform declarators are emitted before the phase
         for n in walk(self.body):
             if n.kind in (K.GOTO_STMT, K.INDIRECT_GOTO_STMT, K.LABEL_STMT) and self.barriers:
                 self.fail("goto or a label in a kernel with barriers", n)
@@ -530,14 +531,15 @@ class Kernel:
 
     def stmt_text(self, s):
         end = self.src.stmt_end(s)
-        vs = [v for v in children(s) if v.kind == K.VAR_DECL] if s.kind == K.DECL_STMT else []
+        vs = declarators(s)
+        if key(s) in self.split:
+            vs = [v for v in vs if key(v) not in self.uniform]
         idle = [key(v) for v in vs if key(v) in self.cheaps and
                 self.decl_seg[key(v)] not in self.segs(key(v), decl=False)]
-        if not any(key(v) in self.exclusive for v in vs) and not idle:
+        if not any(key(v) in self.exclusive for v in vs) and not idle and key(s) not in self.split:
             return self.rewrite(s.extent.start.offset, end)
-        prefix = self.src.text(s.extent.start.offset, vs[0].location.offset)
         out = []
-        for i, v in enumerate(vs):
+        for v in vs:
             init = [x for x in children(v) if x.kind.is_expression()]
             if key(v) in idle:  # recomputed where it is used
                 continue
@@ -546,9 +548,31 @@ class Kernel:
                     out.append("MY(%s) = %s;" % (v.spelling, self.rewrite(
                         init[-1].extent.start.offset, v.extent.end.offset)))
             else:
-                a = v.location.offset if i == 0 else v.extent.start.offset
-                out.append(prefix + self.rewrite(a, v.extent.end.offset) + ";")
+                out.append(self.declaration(s, v))
         return " ".join(out)
+
+    def declaration(self, s, v):
+        """Declarator v of declaration s as a declaration of its own: the shared specifiers
+        (`const uint32_t`) and v's declarator, pointer stars included."""
+        vs = declarators(s)
+        first = vs[0].location.offset
+        cut, depth = first, 0
+        for t in self.src.tokens(s.extent.start.offset, first):
+            if t.spelling in ("(", "["):
+                depth += 1
+            elif t.spelling in (")", "]"):
+                depth -= 1
+            elif t.spelling == "*" and depth == 0:
+                cut = t.extent.start.offset
+                break
+        i = [key(o) for o in vs].index(key(v))
+        start = cut
+        if i > 0:
+            commas = [t for t in self.src.tokens(vs[i - 1].extent.end.offset, v.location.offset)
+                      if t.spelling == ","]
+            start = commas[0].extent.end.offset
+        return "%s%s;" % (self.src.text(s.extent.start.offset, cut),
+                          self.rewrite(start, v.extent.end.offset).strip())
 
     def phase(self, it):
         seg = it[1]
@@ -565,20 +589,69 @@ class Kernel:
                         grow = True
         first = it[2][0][-1].extent.start.offset
         out = [self.at(first), "PHASE {"]
+        acting = [e for e in it[2] if e[0] != "stmt" or self.stmt_text(e[1])]
+        if len(acting) == 1 and acting[0][0] == "stmt" and acting[0][1].kind == K.IF_STMT and \
+                len(children(acting[0][1])) == 2:
+            limit = self.x_limit(children(acting[0][1])[0])
+            if limit:
+                out[1] = "CUBERT_CUBE_PHASE_BELOW_X_(%s) {" % limit
         for v in sorted(need, key=lambda v: self.vars[v].location.offset):
             c = self.vars[v]
             init = [x for x in children(c) if x.kind.is_expression()][-1]
             out += [self.at(c.extent.start.offset), "const %s %s = %s;" % (
                 unqualified(c.type.spelling), c.spelling,
                 self.src.text(init.extent.start.offset, c.extent.end.offset))]
+        body = []
         for e in it[2]:
             if e[0] == "stmt":
-                out += [self.at(e[1].extent.start.offset), self.stmt_text(e[1])]
+                text = self.stmt_text(e[1])
+                body += [self.at(e[1].extent.start.offset), text] if text else []
             else:
                 toks = [t for t in e[2] if t is not None]
-                out += [self.at(e[3].extent.start.offset), "MY(%s) = (%s);" % (
+                body += [self.at(e[3].extent.start.offset), "MY(%s) = (%s);" % (
                     e[1], self.rewrite(toks[0].extent.start.offset, toks[-1].extent.end.offset))]
-        return out + ["}"]
+        # A phase left with only declarations recomputed where they are used is dropped.
+        return out + body + ["}"] if body else []
+
+    # ---- a phase whose units past an x bound do nothing ----
+    def x_limit(self, cond):
+        """The C text of a bound L such that condition cond is false for every unit with
+        UNIT_POS_X >= L, from a conjunct `X < L`, `L > X` or `X == L` (X the unit's x or linear
+        position, L of an integer type, uniform and without calls), else None."""
+        c = bare(cond)
+        if c.kind != K.BINARY_OPERATOR:
+            return None
+        lhs, rhs = children(c)
+        op = self.op_of(c, lhs)
+        if op == "&&":
+            return self.x_limit(lhs) or self.x_limit(rhs)
+        for x, bound, ops in ((lhs, rhs, ("<", "==")), (rhs, lhs, (">", "=="))):
+            if op in ops and self.is_x(x) and self.plain_uniform(bound):
+                text = self.rewrite(bound.extent.start.offset, bound.extent.end.offset)
+                return "(uint64_t)(%s) + 1" % text if op == "==" else text
+        return None
+
+    def is_x(self, e):
+        """Whether e is the unit's x or linear position, or a per-unit local never written whose
+        initialiser is (each of an integer type of 32 bits or more, so that it does not wrap)."""
+        e = bare(e)
+        if e.kind == K.CSTYLE_CAST_EXPR:
+            if not wide_int(e.type):
+                return False
+            e = bare(children(e)[-1])
+        if e.kind != K.DECL_REF_EXPR or e.referenced is None:
+            return False
+        r = e.referenced
+        if r.kind == K.PARM_DECL:
+            return r.spelling in ("cubert_ux_", "cubert_ul_")
+        v = key(r)
+        if v not in self.cheaps or not wide_int(r.type):
+            return False
+        return self.is_x([x for x in children(r) if x.kind.is_expression()][-1])
+
+    def plain_uniform(self, e):
+        return wide_int(e.type) and self.is_uniform(e) and not any(
+            n.kind == K.CALL_EXPR for n in walk(e))
 
     def emit(self, items):
         out = []
@@ -589,7 +662,9 @@ class Kernel:
                 continue
             a = s.extent.start.offset
             out.append(self.at(a))
-            if kind in ("top", "sync"):
+            if kind == "top" and len(it) > 2:
+                out.append(" ".join(self.declaration(s, v) for v in it[2]))
+            elif kind in ("top", "sync"):
                 out.append(self.src.text(a, self.src.stmt_end(s)))
             elif kind == "helper":
                 out.append("%s(MY(%s), %s, MY(%s));" % (it[2], it[3], it[4], it[5]))
@@ -621,6 +696,24 @@ class Kernel:
         out += self.emit(self.items)
         out += [self.at(self.end - 1), "}"]
         return "\n".join(out) + "\n"
+
+
+def bare(e):
+    """Expression e without its parentheses and implicit conversions."""
+    while e.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR) and len(children(e)) == 1:
+        e = children(e)[0]
+    return e
+
+
+def wide_int(t):
+    t = t.get_canonical()
+    return t.kind in (ci.TypeKind.INT, ci.TypeKind.UINT, ci.TypeKind.LONG, ci.TypeKind.ULONG,
+                      ci.TypeKind.LONGLONG, ci.TypeKind.ULONGLONG)
+
+
+def declarators(s):
+    """The variables a declaration statement declares ([] for any other statement)."""
+    return [v for v in children(s) if v.kind == K.VAR_DECL] if s.kind == K.DECL_STMT else []
 
 
 def unqualified(t):

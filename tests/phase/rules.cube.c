@@ -46,6 +46,45 @@ CUBE_KERNEL(reduce, (rules_shared, sh), (const float, in), (float, out)) {
   STORE(out, CUBE_POS, total + (float)top);
 }
 
+/* A declaration with uniform and per-unit declarators is split, one declaration each: the
+   uniform ones stay around the phases (here the loop's bound), the per-unit ones go into them. */
+/* expect: const uint32_t units = CUBE_DIM; */
+/* expect: for (uint32_t step = top / 2; step > 0; step /= 2) { */
+/* expect: float scale = 1.0f; */
+/* expect: float *mine = &sh->v[me]; */
+/* expect-not: units = CUBE_DIM, me */
+CUBE_KERNEL(mixed_decl, (rules_shared, sh), (const float, in), (float, out)) {
+  const uint32_t units = CUBE_DIM, me = UNIT_POS;
+  sh->v[me] = LOAD(in, UNIT_ID);
+  SYNC_CUBE();
+  uint32_t top = 1;
+  while (top < units) top *= 2;
+  for (uint32_t step = top / 2; step > 0; step /= 2) {
+    float scale = 1.0f, *mine = &sh->v[me];
+    if (me < step && me + step < units) *mine += scale * sh->v[me + step];
+    SYNC_CUBE();
+  }
+  if (me == 0) STORE(out, CUBE_POS, sh->v[0]);
+}
+
+/* A phase whose body is one test that fails for every unit whose x is at or past a uniform
+   integer bound runs only the units below it: its x loop stops there, the test stays. */
+/* expect: CUBERT_CUBE_PHASE_BELOW_X_(half) { */
+/* expect: CUBERT_CUBE_PHASE_BELOW_X_((uint64_t)(0) + 1) { */
+/* expect-not: CUBERT_CUBE_PHASE_BELOW_X_(2) */
+CUBE_KERNEL(below_x, (rules_shared, sh), (const float, in), (float, out)) {
+  const uint32_t half = CUBE_DIM_X / 2, x = UNIT_POS_X;
+  const uint8_t narrow = (uint8_t)UNIT_POS_X; /* may wrap: no bound from it */
+  sh->v[UNIT_POS] = LOAD(in, UNIT_ID);
+  SYNC_CUBE();
+  if (UNIT_POS_Y == 0 && UNIT_POS_Z == 0 && half > x) sh->scratch[x] = sh->v[x] + sh->v[x + half];
+  SYNC_CUBE();
+  if (narrow < 2) sh->v[UNIT_POS] = 0.5f;
+  SYNC_CUBE();
+  if (x == 0 && UNIT_POS_Y == 0 && UNIT_POS_Z == 0)
+    STORE(out, CUBE_POS, (half ? sh->scratch[0] : 1.0f) + sh->v[CUBE_DIM - 1]);
+}
+
 /* expect-not: PHASED_KERNEL(fibers_by_name */
 CUBE_KERNEL_FIBERS(fibers_by_name, (rules_shared, sh), (float, out)) {
   sh->v[UNIT_POS] = 1.0f;

@@ -100,7 +100,7 @@ typedef struct form_case {
   X(return_fiber_ok) X(ww_buffer_fiber_ok) X(rw_buffer_fiber_ok) X(atomic_buffer_fiber_ok)        \
   X(wild_fiber) X(read_in_fiber)                                                                  \
   X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
-  X(tiled) X(reduce) X(cubes_fiber)                                                               \
+  X(tiled) X(reduce) X(mixed_decl) X(below_x) X(cubes_fiber)                                                 \
   X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow)
 /* clang-format on */
 KERNELS(DECLARE_FORMS)
@@ -273,6 +273,8 @@ static const form_case cases[] = {
     /* rules.cube.c: rules_shared holds 64 elements per array, indexed by UNIT_POS */
     {FORMS(tiled), 64, {0}, 0, {{0}}, 0, tiled_geometry, 0},
     {FORMS(reduce), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
+    {FORMS(mixed_decl), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
+    {FORMS(below_x), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
     /* cubes.cube.c: each unit reads the element of the next unit modulo 256 (CUBES_UNITS) */
     {FORMS(cubes_fiber), 0, DIM(256, 1), 0, {UNITS(1)}, 0, NULL, 0},
     {FORMS(scalars_fiber), 64, {0}, 0, {{0}}, 0, scalars_geometry, 0},

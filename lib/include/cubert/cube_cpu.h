@@ -109,16 +109,25 @@ struct cubert_form_unit_;
 #define MY_AT(name, ...) ((name)[__VA_ARGS__][cubert_ul_])
 /* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
    x. The innermost one-trip loop only declares the unit's other positions. */
-#define PHASE CUBERT_CUBE_PHASE_LOOPS_
+#define PHASE CUBERT_CUBE_PHASE_LOOPS_(cubert_dx_)
 #define UNROLL /* gcc and clang unroll constant loops themselves at -O3 */
+/* The phase transform's PHASE (tools/cubert_phase.py) for a phase whose body does nothing for a
+   unit with UNIT_POS_X >= limit (a value of an integer type, the same for every unit, evaluated
+   once; above CUBE_DIM_X it is CUBE_DIM_X): its x loop stops there. The body keeps its own test,
+   so a limit past the last unit that acts only costs iterations. */
+#define CUBERT_CUBE_PHASE_BELOW_X_(limit)                                                     \
+  for (uint32_t cubert_xe_ = (uint64_t)(limit) < cubert_dx_ ? (uint32_t)(limit) : cubert_dx_, \
+                cubert_xo_ = 1;                                                               \
+       cubert_xo_; cubert_xo_ = 0)                                                            \
+  CUBERT_CUBE_PHASE_LOOPS_(cubert_xe_)
 /* The sanitize variant (CUBERT_CUBE_SANITIZE, at the end of this file) learns each unit here. */
 #define CUBERT_CUBE_PU_(ul) 1
-#define CUBERT_CUBE_PHASE_LOOPS_                                                           \
+#define CUBERT_CUBE_PHASE_LOOPS_(x_end)                                                    \
   for (uint32_t cubert_uz_ = 0; cubert_uz_ < cubert_dz_; ++cubert_uz_)                     \
     for (uint32_t cubert_uy_ = 0, cubert_row_ = cubert_dx_ * cubert_dy_ * cubert_uz_;      \
          cubert_uy_ < cubert_dy_; ++cubert_uy_, cubert_row_ += cubert_dx_)                 \
       CUBERT_CUBE_PRAGMA_SIMD_                                                             \
-  for (uint32_t cubert_ux_ = 0; cubert_ux_ < cubert_dx_; ++cubert_ux_)                     \
+  for (uint32_t cubert_ux_ = 0; cubert_ux_ < (x_end); ++cubert_ux_)                        \
     for (CUBERT_CUBE_UNUSED_ uint64_t cubert_ul_ = (uint64_t)cubert_row_ + cubert_ux_,     \
                                       cubert_id_ = cubert_idb_ + cubert_ul_,               \
                                       cubert_rid_ = cubert_id_, cubert_once_ = 1;          \
@@ -1050,6 +1059,9 @@ typedef struct cubert_no_shared_ {
              cubert_in_phase_; cubert_in_phase_ = 0)
 #undef CUBERT_CUBE_PU_
 #define CUBERT_CUBE_PU_(ul) cubert_san_phase_unit((uint32_t)(ul))
+/* Every unit of the cube, in the sanitizer's order: the body's own test skips the others. */
+#undef CUBERT_CUBE_PHASE_BELOW_X_
+#define CUBERT_CUBE_PHASE_BELOW_X_(limit) PHASE
 
 /* A barrier closes the current interval of the sanitizer's race check. */
 #undef SYNC_CUBE
