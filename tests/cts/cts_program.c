@@ -1,13 +1,14 @@
 /* Programs (cubert/program.h, issue 38): existing OpenCL C kernels launched unchanged, with
    arguments of every OpenCL kind in the kernel's own order, checked against the kernel's own
    arguments; several kernels of one program, a program from a file, build options, order with
-   cubert's own kernels on streams, a tuned local size, and on the CPU server the kernels that
-   bring a CPU function (the others are refused). */
+   cubert's own kernels on streams, to_client and an all-reduce on their buffers, a tuned local
+   size, and on the CPU server the kernels that bring a CPU function (the others are refused). */
 #include <cubert/program.h>
 #include <stdint.h>
 #include <unistd.h>
 
 #include "cts.h"
+#include "cubert/comm.h"
 
 TestSuite(program, .init = cts_setup, .fini = cts_teardown);
 
@@ -401,6 +402,44 @@ Test(program, ordered_with_cubert_kernels_across_streams) {
   cubert_handle_release(out);
   cubert_handle_release(sum);
   cubert_client_release(other);
+  cubert_program_release(k.program);
+}
+
+/* to_client and a collective (cubert/comm.h) on buffers a program kernel wrote, without a sync
+   between the launches, the copy and the all-reduce: the device under test and a CPU client,
+   each member's buffer written by `scaled` on its own client (the CPU one by its CPU function). */
+Test(program, to_client_and_all_reduce_on_buffers_a_program_kernel_wrote) {
+  kernels k = make_kernels();
+  enum { N = 256 };
+  cubert_client *clients[2] = {cts_client, NULL};
+  ASSERT_OK(cubert_client_create("cpu", &clients[1]));
+  cubert_handle *in[2] = {NULL}, *out[2] = {NULL}, *copy = NULL;
+  int32_t host[2][N], got[N], n = N;
+  for (int m = 0; m < 2; ++m) {
+    for (int i = 0; i < N; ++i) host[m][i] = (m + 1) * 1000 + i;
+    ASSERT_OK(cubert_client_create_buffer(clients[m], host[m], sizeof host[m], &in[m]));
+    ASSERT_OK(cubert_client_empty(clients[m], sizeof host[m], &out[m]));
+    cubert_arg args[3] = {cubert_arg_buffer(out[m]), cubert_arg_buffer(in[m]), CUBERT_ARG_VALUE(n)};
+    ASSERT_OK(cubert_client_launch_args(clients[m], k.scaled, one_d(N / 64), dim_x(64), args, 3));
+  }
+  ASSERT_OK(cubert_client_to_client(cts_client, out[0], clients[1], &copy));
+  ASSERT_OK(cubert_client_read(clients[1], copy, got, sizeof got));
+  for (int i = 0; i < N; ++i) cr_assert_eq(got[i], 3 * host[0][i], "to_client: element %d", i);
+  cubert_comm *comm = NULL;
+  ASSERT_OK(cubert_comm_create(clients, 2, &comm));
+  ASSERT_OK(cubert_comm_all_reduce(comm, out, out, N, CUBERT_DTYPE_I32, CUBERT_REDUCE_SUM));
+  for (int m = 0; m < 2; ++m) {
+    ASSERT_OK(cubert_client_read(clients[m], out[m], got, sizeof got));
+    for (int i = 0; i < N; ++i)
+      cr_assert_eq(got[i], 3 * (host[0][i] + host[1][i]), "all_reduce: member %d element %d", m, i);
+  }
+  cubert_comm_release(comm);
+  for (int m = 0; m < 2; ++m) {
+    cubert_handle_release(in[m]);
+    cubert_handle_release(out[m]);
+  }
+  cubert_handle_release(copy);
+  cubert_client_release(clients[1]);
   cubert_program_release(k.program);
 }
 

@@ -87,7 +87,7 @@ typedef struct form_case {
 /* The CUBE_KERNELs, file by file: examples/; tests/kernels/; tests/compile_rules/clean.cube.c;
    tests/sanitizer/bugs.cube.c (the correct ones); bench/natural_kernels.cube.c;
    tests/phase/rules.cube.c (those that write what they read); tests/sanitizer/cubes.cube.c;
-   tests/kernels/lang_features.cube.c. */
+   tests/kernels/lang_features.cube.c; tests/kernels/rodinia.cube.c. */
 /* clang-format off */
 #define KERNELS(X)                                                                                \
   X(sgemm_tiled_fibers) X(softmax_rows_fibers)                                                    \
@@ -101,7 +101,8 @@ typedef struct form_case {
   X(wild_fiber) X(read_in_fiber)                                                                  \
   X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
   X(tiled) X(reduce) X(cubes_fiber)                                                               \
-  X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow)
+  X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow)                                 \
+  X(ported_backprop_forward)
 /* clang-format on */
 KERNELS(DECLARE_FORMS)
 
@@ -226,6 +227,18 @@ static void scalars_geometry(rng *r, geometry *g) {
   g->info_count = 2;
 }
 
+/* rodinia.cube.c's ported_backprop_forward: 16 x 16 cubes, `hid` hidden units (scalar 0) over
+   count.x cubes, 16 inputs per row of cubes. */
+static void backprop_geometry(rng *r, geometry *g) {
+  const uint32_t hid = pick(r, 1, 40), rows = pick(r, 1, 3);
+  g->count = cubert_cube_count_new_3d((hid + 15) / 16, rows, 1);
+  g->elems[0] = 16ull * rows;
+  g->elems[1] = 16ull * rows * hid;
+  g->elems[2] = (uint64_t)rows * hid;
+  g->info[0] = hid;
+  g->info_count = 1;
+}
+
 /* ---- the table ---- */
 
 #define DIM(x, y) \
@@ -279,6 +292,7 @@ static const form_case cases[] = {
     /* one float / uint32_t of dynamic shared memory per unit */
     {FORMS(dynamic_reverse_fiber), 256, {0}, 0, {UNITS(1), UNITS(1)}, 0, NULL, 4},
     {FORMS(dynamic_overflow), 256, {0}, 0, {UNITS(1)}, 0, NULL, 4},
+    {FORMS(ported_backprop_forward), 0, DIM(16, 16), 0, {{0}}, 0, backprop_geometry, 0},
 };
 
 /* ---- running both forms ---- */
