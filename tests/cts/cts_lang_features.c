@@ -213,6 +213,26 @@ Test(lang_features, validate_reports_a_write_past_the_dynamic_array_on_the_cpu) 
   cubert_handle_release(out);
 }
 
+/* On OpenCL the dynamic array is a __local argument of exactly the launch's bytes, so the
+   OpenCL side's checker, Oclgrind (CUBERT_OCLGRIND=1), reports the write past it: the ctest
+   cts_dynamic_shared_oclgrind runs this test so and passes on Oclgrind's report of an invalid
+   local-memory write (the CPU server's sanitizer: the test above). */
+Test(lang_features, oclgrind_reports_a_write_past_the_dynamic_array) {
+  const char *on = getenv("CUBERT_OCLGRIND");
+  if (!on || strcmp(on, "1") != 0)
+    cr_skip_test("set CUBERT_OCLGRIND=1 (ctest: cts_dynamic_shared_oclgrind)");
+  cr_assert(cts_is_opencl());
+  cr_assert(strstr(cubert_client_properties(cts_client)->name, "Oclgrind"),
+            "not Oclgrind's device");
+  cubert_handle *out = NULL;
+  ASSERT_OK(cubert_client_empty(cts_client, 32 * 4, &out));
+  const cubert_launch_options o = {.dynamic_shared_bytes = 16 * 4};
+  cubert_status s = run_with(&dynamic_overflow, cubert_cube_count_new_3d(1, 1, 1),
+                             cubert_cube_dim_new_3d(32, 1, 1), &out, 1, NULL, 0, &o);
+  cr_assert_null(s, "the launch runs; Oclgrind reports on stderr: %s", cubert_status_message(s));
+  cubert_handle_release(out);
+}
+
 /* ---- 64-bit atomics ------------------------------------------------------------------------ */
 
 Test(lang_features, atomics_on_64_bit_elements) {
