@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "cts.h"
+
 /* ---- nw ---- */
 
 const char rodinia_nw_source[] =
@@ -329,6 +331,29 @@ void rodinia_kmeans_centres(const float *features, const int32_t *membership, in
       clusters[c * nfeatures + f] = sum / (float)members;
     }
   }
+}
+
+void rodinia_kmeans_check(rodinia_kmeans_assign_fn assign, void *context) {
+  enum {
+    POINTS = RODINIA_KMEANS_POINTS,
+    CLUSTERS = RODINIA_KMEANS_CLUSTERS,
+    FEATURES = RODINIA_KMEANS_FEATURES
+  };
+  float features[FEATURES * POINTS], clusters[CLUSTERS * FEATURES], want_c[CLUSTERS * FEATURES];
+  int32_t membership[POINTS], want[POINTS];
+  rodinia_kmeans_inputs(features, clusters, POINTS, CLUSTERS, FEATURES);
+  memcpy(want_c, clusters, sizeof want_c);
+  for (int round = 0; round < RODINIA_KMEANS_ROUNDS; ++round) {
+    assign(context, features, clusters, membership);
+    rodinia_kmeans_assign_ref(features, want_c, POINTS, CLUSTERS, FEATURES, want);
+    for (int i = 0; i < POINTS; ++i)
+      cr_assert_eq(membership[i], want[i], "round %d point %d: centre %d, expected %d", round, i,
+                   membership[i], want[i]);
+    rodinia_kmeans_centres(features, membership, POINTS, CLUSTERS, FEATURES, clusters);
+    rodinia_kmeans_centres(features, want, POINTS, CLUSTERS, FEATURES, want_c);
+  }
+  for (int i = 0; i < CLUSTERS * FEATURES; ++i)
+    cr_assert_float_eq(clusters[i], want_c[i], 1e-5, "centre value %d", i);
 }
 
 /* ---- bfs ---- */

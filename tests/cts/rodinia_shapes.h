@@ -1,8 +1,9 @@
 /* Workloads of the shapes of six Rodinia benchmarks (issue 38: nw, backprop, lud, srad, kmeans,
    bfs), written for the suite: each shape's OpenCL C program as an existing OpenCL program
    brings it (cts_program_rodinia.c launches it unchanged through cubert/program.h), the plain-C
-   host computation that its results must match, and the inputs. cts_ported_rodinia.c runs the
-   kernel-language ports (tests/kernels/rodinia.cube.c) against the same references. */
+   host computation that its results must match, the inputs, and for kmeans the round loop both
+   tests share. cts_ported_rodinia.c runs the kernel-language ports
+   (tests/kernels/rodinia.cube.c) against the same references. */
 #ifndef CUBERT_TESTS_RODINIA_SHAPES_H
 #define CUBERT_TESTS_RODINIA_SHAPES_H
 
@@ -68,6 +69,20 @@ void rodinia_kmeans_assign_ref(const float *features, const float *clusters, int
 /* The mean of each centre's members (a centre without members stays). */
 void rodinia_kmeans_centres(const float *features, const int32_t *membership, int npoints,
                             int nclusters, int nfeatures, float *clusters);
+/* The suite's kmeans: RODINIA_KMEANS_POINTS points of RODINIA_KMEANS_FEATURES features around
+   RODINIA_KMEANS_CLUSTERS centres, RODINIA_KMEANS_ROUNDS rounds. */
+enum {
+  RODINIA_KMEANS_POINTS = 96,
+  RODINIA_KMEANS_CLUSTERS = 4,
+  RODINIA_KMEANS_FEATURES = 3,
+  RODINIA_KMEANS_ROUNDS = 3
+};
+/* One round's assignment on the device under test: membership of each point for `clusters`. */
+typedef void (*rodinia_kmeans_assign_fn)(void *context, const float *features,
+                                         const float *clusters, int32_t *membership);
+/* Runs the rounds, each `assign` then the host's new centres, and asserts (Criterion) that every
+   round's membership and the last centres are the host reference's. */
+void rodinia_kmeans_check(rodinia_kmeans_assign_fn assign, void *context);
 
 /* ---- bfs: breadth-first search by frontier masks ----
    bfs_expand(starts, counts, edges, mask, updating, visited, cost, n) and

@@ -101,7 +101,7 @@ typedef struct form_case {
   X(wild_fiber) X(read_in_fiber)                                                                  \
   X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
   X(tiled) X(reduce) X(cubes_fiber)                                                               \
-  X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow)                                 \
+  X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow) X(shared_atomics64)            \
   X(ported_backprop_forward)
 /* clang-format on */
 KERNELS(DECLARE_FORMS)
@@ -292,6 +292,8 @@ static const form_case cases[] = {
     /* one float / uint32_t of dynamic shared memory per unit */
     {FORMS(dynamic_reverse_fiber), 256, {0}, 0, {UNITS(1), UNITS(1)}, 0, NULL, 4},
     {FORMS(dynamic_overflow), 256, {0}, 0, {UNITS(1)}, 0, NULL, 4},
+    /* nine values of the cube's 64-bit shared atomics per cube */
+    {FORMS(shared_atomics64), 256, {0}, 0, {CUBES(9)}, 0, NULL, 0},
     {FORMS(ported_backprop_forward), 0, DIM(16, 16), 0, {{0}}, 0, backprop_geometry, 0},
 };
 
