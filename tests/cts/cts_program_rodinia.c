@@ -266,10 +266,12 @@ CUBERT_CPU_KERNEL(bfs_expand_cpu, ctx, id) {
   cubert_cpu_arg_get(ctx, 7, &n, 4);
   if (id >= (uint64_t)n || !mask[id]) return;
   mask[id] = 0;
+  /* Units of other calls, on other threads, may write the same node alike: atomic stores, as a
+     GPU's plain ones are. */
   for (int32_t e = starts[id]; e < starts[id] + counts[id]; ++e)
     if (!visited[edges[e]]) {
-      cost[edges[e]] = cost[id] + 1;
-      updating[edges[e]] = 1;
+      __atomic_store_n(&cost[edges[e]], cost[id] + 1, __ATOMIC_RELAXED);
+      __atomic_store_n(&updating[edges[e]], 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -281,7 +283,7 @@ CUBERT_CPU_KERNEL(bfs_update_cpu, ctx, id) {
   if (id >= (uint64_t)n || !updating[id]) return;
   mask[id] = visited[id] = 1;
   updating[id] = 0;
-  /* Several units write the same byte: an atomic store on the CPU, as a GPU's plain one is. */
+  /* Several units write the same byte, as above. */
   __atomic_store_n(over, 1, __ATOMIC_RELAXED);
 }
 
