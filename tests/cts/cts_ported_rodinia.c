@@ -1,5 +1,5 @@
-/* Kernel-language ports of four Rodinia shapes (tests/kernels/rodinia.cube.c: backprop, srad,
-   kmeans, bfs) on every server, against the host references their unchanged OpenCL C programs
+/* Kernel-language ports of five Rodinia shapes (tests/kernels/rodinia.cube.c: nw, backprop,
+   srad, kmeans, bfs) on every server, against the host references their unchanged OpenCL C programs
    match in cts_program_rodinia.c (rodinia_shapes.h) with the same tolerances: the issue's
    "port one kernel at a time with the same results on both servers". The suite also runs in
    validate mode on the CPU (sanitizer_clean_cts), where the ports must be free of data races:
@@ -11,7 +11,7 @@
 
 TestSuite(ported_rodinia, .init = cts_setup, .fini = cts_teardown);
 
-extern const cubert_kernel_def ported_backprop_forward, ported_srad_coefficients,
+extern const cubert_kernel_def ported_nw, ported_backprop_forward, ported_srad_coefficients,
     ported_srad_update, ported_kmeans_assign, ported_bfs_expand, ported_bfs_update;
 
 static void launch(const cubert_kernel_def *k, cubert_cube_count count, cubert_cube_dim dim,
@@ -19,6 +19,32 @@ static void launch(const cubert_kernel_def *k, cubert_cube_count count, cubert_c
                    uint32_t info_count) {
   const cubert_kernel_args a = {buffers, buffer_count, info, info_count};
   ASSERT_OK(cubert_client_launch(cts_client, k, count, dim, &a));
+}
+
+Test(ported_rodinia, nw_anti_diagonal_tiles_as_a_cube_kernel) {
+  enum { B = RODINIA_NW_BLOCK, BLOCKS = 3, N = BLOCKS * B, COLS = N + 1 };
+  const int32_t penalty = 2;
+  static int32_t score[COLS * COLS], ref[COLS * COLS], want[COLS * COLS], got[COLS * COLS];
+  rodinia_nw_inputs(score, ref, N, penalty);
+  memcpy(want, score, sizeof want);
+  rodinia_nw_ref(want, ref, N, penalty);
+  cubert_handle *b[2] = {cts_buffer(score, sizeof score), cts_buffer(ref, sizeof ref)};
+  uint64_t info[4];
+  ASSERT_OK(cubert_kernel_scalar_set_i32(&ported_nw, info, 4, 0, COLS));
+  ASSERT_OK(cubert_kernel_scalar_set_i32(&ported_nw, info, 4, 1, penalty));
+  ASSERT_OK(cubert_kernel_scalar_set_i32(&ported_nw, info, 4, 3, BLOCKS));
+  for (int32_t diag = 0; diag < 2 * BLOCKS - 1; ++diag) {
+    const uint32_t tiles = (uint32_t)(diag < BLOCKS ? diag + 1 : 2 * BLOCKS - 1 - diag);
+    ASSERT_OK(cubert_kernel_scalar_set_i32(&ported_nw, info, 4, 2, diag));
+    launch(&ported_nw, cubert_cube_count_new_3d(tiles, 1, 1), cubert_cube_dim_new_3d(B, 1, 1), b, 2,
+           info, 4);
+  }
+  cts_read(b[0], got, sizeof got);
+  for (int i = 0; i < COLS * COLS; ++i)
+    cr_assert_eq(got[i], want[i], "score (%d, %d): %d, expected %d", i / COLS, i % COLS, got[i],
+                 want[i]);
+  cubert_handle_release(b[0]);
+  cubert_handle_release(b[1]);
 }
 
 Test(ported_rodinia, backprop_layer_forward_as_a_cube_kernel) {

@@ -1,4 +1,4 @@
-/* Kernel-language ports of four of the Rodinia-shaped OpenCL C programs of the suite
+/* Kernel-language ports of five of the Rodinia-shaped OpenCL C programs of the suite
    (tests/cts/rodinia_shapes.c): the same computation, ported one kernel at a time as
    docs/porting.md describes; tests/cts/cts_ported_rodinia.c checks each against the host
    reference on both servers and against the unchanged program on OpenCL. */
@@ -27,6 +27,37 @@ CUBE_KERNEL(ported_backprop_forward, (backprop_shared, sh), (const float, input)
   }
   if (ty == 0 && col < (uint32_t)hid)
     STORE(partial, CUBE_POS_Y * (uint32_t)hid + col, sh->w[0][tx]);
+}
+
+/* ---- nw: the anti-diagonal tile kernel as a CUBE_KERNEL of 8 units: its two __local
+   arguments become the shared struct (their sizes were fixed by the host anyway), its int
+   arguments named scalars. ---- */
+
+typedef struct nw_shared {
+  int32_t tile[9][9]; /* the tile's scores, row and column 0 from the tiles above and left */
+  int32_t sim[8][8];
+} nw_shared;
+
+CUBE_KERNEL(ported_nw, (nw_shared, sh), (int32_t, score), (const int32_t, ref),
+            (scalar, int32_t, cols), (scalar, int32_t, penalty), (scalar, int32_t, diag),
+            (scalar, int32_t, blocks)) {
+  const int32_t t = (int32_t)UNIT_POS_X;
+  const int32_t by = (diag < blocks ? 0 : diag - blocks + 1) + (int32_t)CUBE_POS_X;
+  const int32_t base = by * 8 * cols + (diag - by) * 8;
+  for (int32_t i = 0; i < 8; ++i) sh->sim[i][t] = LOAD(ref, base + (i + 1) * cols + t + 1);
+  if (t == 0) sh->tile[0][0] = LOAD(score, base);
+  sh->tile[0][t + 1] = LOAD(score, base + t + 1);
+  sh->tile[t + 1][0] = LOAD(score, base + (t + 1) * cols);
+  SYNC_CUBE();
+  for (int32_t k = 0; k < 15; ++k) { /* the tile's anti-diagonals; unit t: column t */
+    const int32_t i = k - t;
+    if (i >= 0 && i < 8)
+      sh->tile[i + 1][t + 1] = max(sh->tile[i][t] + sh->sim[i][t],
+                                   max(sh->tile[i][t + 1], sh->tile[i + 1][t]) - penalty);
+    SYNC_CUBE();
+  }
+  for (int32_t i = 0; i < 8; ++i)
+    STORE(score, base + (i + 1) * cols + t + 1, sh->tile[i + 1][t + 1]);
 }
 
 /* ---- srad: the two kernels as UNIT_KERNELs, one unit per pixel; the int and float arguments

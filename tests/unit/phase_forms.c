@@ -102,7 +102,7 @@ typedef struct form_case {
   X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
   X(tiled) X(reduce) X(cubes_fiber)                                                               \
   X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow) X(shared_atomics64)            \
-  X(ported_backprop_forward)
+  X(ported_backprop_forward) X(ported_nw)
 /* clang-format on */
 KERNELS(DECLARE_FORMS)
 
@@ -239,6 +239,20 @@ static void backprop_geometry(rng *r, geometry *g) {
   g->info_count = 1;
 }
 
+/* rodinia.cube.c's ported_nw: cubes of 8 units, one per 8 x 8 tile of anti-diagonal `diag` of a
+   (8 blocks + 1)^2 score matrix (scalars cols, penalty, diag, blocks). */
+static void nw_geometry(rng *r, geometry *g) {
+  const uint32_t blocks = pick(r, 1, 3), diag = pick(r, 0, 2 * blocks - 2);
+  const uint32_t cols = blocks * 8 + 1;
+  g->count = cubert_cube_count_new_3d(diag < blocks ? diag + 1 : 2 * blocks - 1 - diag, 1, 1);
+  g->elems[0] = g->elems[1] = (uint64_t)cols * cols;
+  g->info[0] = cols;
+  g->info[1] = pick(r, 0, 10);
+  g->info[2] = diag;
+  g->info[3] = blocks;
+  g->info_count = 4;
+}
+
 /* ---- the table ---- */
 
 #define DIM(x, y) \
@@ -295,6 +309,7 @@ static const form_case cases[] = {
     /* nine values of the cube's 64-bit shared atomics per cube */
     {FORMS(shared_atomics64), 256, {0}, 0, {CUBES(9)}, 0, NULL, 0},
     {FORMS(ported_backprop_forward), 0, DIM(16, 16), 0, {{0}}, 0, backprop_geometry, 0},
+    {FORMS(ported_nw), 0, DIM(8, 1), 0, {{0}}, 0, nw_geometry, 0},
 };
 
 /* ---- running both forms ---- */
