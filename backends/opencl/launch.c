@@ -266,6 +266,33 @@ static cubert_execution_mode launch_variant(const cubert_launch *launch) {
   return (cubert_execution_mode)(launch->mode | CUBERT_OCL_OWN_SAFE);
 }
 
+/* SHARED_MEMORY for a kernel whose own local memory (CL_KERNEL_LOCAL_MEM_SIZE) and `local_args`
+   bytes of __local arguments (a program kernel's, sized by the launch) exceed the device's:
+   with __local arguments, the most they may take beside the kernel's own. */
+static cubert_status local_memory_status(const cubert_server *base, const cubert_ocl_kernel *k,
+                                         uint64_t local_args) {
+  const uint64_t max = base->properties.hardware.max_shared_memory_size;
+  const uint64_t local = k->local_mem + local_args;
+  if (!local_args)
+    return cubert_status_set_limits(
+        cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
+                           "%s needs %llu bytes of shared (local) memory, maximum %llu bytes on "
+                           "'%s'",
+                           k->what, (unsigned long long)local, (unsigned long long)max,
+                           base->properties.name),
+        local, max);
+  return cubert_status_set_limits(
+      cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
+                         "%s: its __local arguments take %llu bytes and the kernel's own local "
+                         "memory (CL_KERNEL_LOCAL_MEM_SIZE) %llu, over the %llu bytes of "
+                         "CL_DEVICE_LOCAL_MEM_SIZE on '%s'; pass at most %llu bytes of __local "
+                         "arguments",
+                         k->what, (unsigned long long)local_args, (unsigned long long)k->local_mem,
+                         (unsigned long long)max, base->properties.name,
+                         (unsigned long long)(k->local_mem < max ? max - k->local_mem : 0)),
+      local, max);
+}
+
 /* Checks the launch against the kernel object's own limits, before anything is enqueued: the
    argument count its source declares, its units per cube and its shared memory. */
 static cubert_status check_kernel_limits(cubert_ocl_server *server, cubert_ocl_kernel *k,
@@ -298,14 +325,7 @@ static cubert_status check_kernel_limits(cubert_ocl_server *server, cubert_ocl_k
         units, k->max_units);
   const uint64_t local = k->local_mem + local_args;
   if (local > base->properties.hardware.max_shared_memory_size)
-    return cubert_status_set_limits(
-        cubert_status_make(CUBERT_CODE_SHARED_MEMORY,
-                           "%s needs %llu bytes of shared (local) memory (%llu of them in __local "
-                           "arguments), maximum %llu bytes on '%s'",
-                           k->what, (unsigned long long)local, (unsigned long long)local_args,
-                           (unsigned long long)base->properties.hardware.max_shared_memory_size,
-                           base->properties.name),
-        local, base->properties.hardware.max_shared_memory_size);
+    return local_memory_status(base, k, local_args);
   /* The static part as the compiler laid it out (CL_KERNEL_LOCAL_MEM_SIZE) with the dynamic
      array: the core checked the declared sizes, the driver's may be larger. */
   const uint64_t max_local = base->properties.hardware.max_shared_memory_size;

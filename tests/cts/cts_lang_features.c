@@ -12,7 +12,7 @@ TestSuite(lang_features, .init = cts_setup, .fini = cts_teardown);
 
 extern const cubert_kernel_def scalars_axpy, scalars_fiber, scalars_phased, scalars_only,
     dynamic_reverse_fiber, dynamic_reverse_phased, dynamic_overflow, atomics64, particles_step,
-    atomic_add_f64, atomics64_unavailable;
+    atomic_add_f64, atomics64_unavailable, shared_atomics64, shared_atomics64_unavailable;
 
 /* Launches with `options` and syncs; returns the first error. */
 static cubert_status run_with(const cubert_kernel_def *k, cubert_cube_count count,
@@ -213,6 +213,26 @@ Test(lang_features, validate_reports_a_write_past_the_dynamic_array_on_the_cpu) 
   cubert_handle_release(out);
 }
 
+/* On OpenCL the dynamic array is a __local argument of exactly the launch's bytes, so the
+   OpenCL side's checker, Oclgrind (CUBERT_OCLGRIND=1), reports the write past it: the ctest
+   cts_dynamic_shared_oclgrind runs this test so and passes on Oclgrind's report of an invalid
+   local-memory write (the CPU server's sanitizer: the test above). */
+Test(lang_features, oclgrind_reports_a_write_past_the_dynamic_array) {
+  const char *on = getenv("CUBERT_OCLGRIND");
+  if (!on || strcmp(on, "1") != 0)
+    cr_skip_test("set CUBERT_OCLGRIND=1 (ctest: cts_dynamic_shared_oclgrind)");
+  cr_assert(cts_is_opencl());
+  cr_assert(strstr(cubert_client_properties(cts_client)->name, "Oclgrind"),
+            "not Oclgrind's device");
+  cubert_handle *out = NULL;
+  ASSERT_OK(cubert_client_empty(cts_client, 32 * 4, &out));
+  const cubert_launch_options o = {.dynamic_shared_bytes = 16 * 4};
+  cubert_status s = run_with(&dynamic_overflow, cubert_cube_count_new_3d(1, 1, 1),
+                             cubert_cube_dim_new_3d(32, 1, 1), &out, 1, NULL, 0, &o);
+  cr_assert_null(s, "the launch runs; Oclgrind reports on stderr: %s", cubert_status_message(s));
+  cubert_handle_release(out);
+}
+
 /* ---- 64-bit atomics ------------------------------------------------------------------------ */
 
 Test(lang_features, atomics_on_64_bit_elements) {
@@ -260,31 +280,73 @@ Test(lang_features, atomic_add_f64_where_the_device_has_fp64) {
   cubert_handle_release(b);
 }
 
+Test(lang_features, shared_atomics_on_64_bit_values) {
+  const uint32_t cubes = 3, dims[2] = {64, 37};
+  const int64_t big = (int64_t)1 << 40;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t n = dims[d];
+    cubert_handle *out = NULL;
+    ASSERT_OK(cubert_client_empty(cts_client, cubes * 9 * 8, &out));
+    cubert_status s = run_with(&shared_atomics64, cubert_cube_count_new_3d(cubes, 1, 1),
+                               cubert_cube_dim_new_3d(dims[d], 1, 1), &out, 1, NULL, 0, NULL);
+    cr_assert_null(s, "%s", cubert_status_message(s));
+    int64_t got[3 * 9];
+    cts_read(out, got, sizeof got);
+    for (uint32_t c = 0; c < cubes; ++c) {
+      const int64_t *v = got + c * 9;
+      cr_assert_eq(v[0], n * big + n * (n - 1) / 2, "%lld units, cube %u: add", (long long)n, c);
+      cr_assert_eq(v[1], -n * big, "cube %u: sub", c);
+      cr_assert_eq(v[2], -(n - 1) * big, "cube %u: min", c);
+      cr_assert_eq(v[3], (n - 1) * big, "cube %u: max", c);
+      cr_assert(v[4] >= big && v[4] < big + n, "cube %u: one unit's exchange: %lld", c,
+                (long long)v[4]);
+      cr_assert_eq(v[5], 7 * big, "cube %u: compare-and-swap from 0, once", c);
+      cr_assert_eq(v[6], 3 * n, "cube %u: a compare-and-swap loop per unit", c);
+      cr_assert_eq((uint64_t)v[7], (uint64_t)n << 33, "cube %u: unsigned add", c);
+      cr_assert_eq((uint64_t)v[8], (uint64_t)(n - 1) << 32, "cube %u: unsigned max", c);
+    }
+    cubert_handle_release(out);
+  }
+}
+
 /* On OpenCL the 64-bit overloads exist only with the extension: built as on a device without it,
-   the kernel fails to build, the error naming the extension and the kernel's line. The CPU
-   server has 64-bit atomics everywhere. */
-Test(lang_features, atomics_64_without_the_extension_name_it) {
+   the kernel fails to build, the error naming the kernel and the build log the extension and the
+   kernel's line. The CPU server has 64-bit atomics everywhere: `k` (one cube of `units`) runs
+   there and leaves `cpu_value` in the buffer, which holds 41 before. */
+static void check_unavailable(const cubert_kernel_def *k, uint32_t units, uint64_t cpu_value,
+                              const char *line, const char *message) {
   uint64_t c[1] = {41};
   cubert_handle *b = cts_buffer(c, sizeof c);
-  cubert_status s = run_with(&atomics64_unavailable, cubert_cube_count_new_3d(1, 1, 1),
-                             cubert_cube_dim_new_3d(1, 1, 1), &b, 1, NULL, 0, NULL);
+  cubert_status s = run_with(k, cubert_cube_count_new_3d(1, 1, 1),
+                             cubert_cube_dim_new_3d(units, 1, 1), &b, 1, NULL, 0, NULL);
   if (cts_is_cpu()) {
     cr_assert_null(s, "%s", cubert_status_message(s));
     cts_read(b, c, sizeof c);
-    cr_assert_eq(c[0], 42);
+    cr_assert_eq(c[0], cpu_value, "%s: %llu", k->name, (unsigned long long)c[0]);
   } else {
     cr_assert_not_null(s);
     cr_assert_eq(cubert_status_code(s), CUBERT_CODE_COMPILATION, "%s", cubert_status_message(s));
-    cr_assert(strstr(cubert_status_message(s), "atomics64_unavailable") != NULL, "%s",
-              cubert_status_message(s));
+    cr_assert(strstr(cubert_status_message(s), k->name) != NULL, "%s", cubert_status_message(s));
     const char *log = cubert_status_build_log(s);
     cr_assert_not_null(log);
-    cr_assert(strstr(log, "atomics64_unavailable.cube.c:9:") != NULL, "%s", log);
-    cr_assert(strstr(log, "cl_khr_int64_base_atomics, which this device does not have") != NULL,
-              "%s", log);
+    cr_assert(strstr(log, line) != NULL, "no \"%s\" in: %s", line, log);
+    cr_assert(strstr(log, message) != NULL, "no \"%s\" in: %s", message, log);
     cubert_status_free(s);
   }
   cubert_handle_release(b);
+}
+
+Test(lang_features, atomics_64_without_the_extension_name_it) {
+  check_unavailable(&atomics64_unavailable, 1, 42, "atomics64_unavailable.cube.c:9:",
+                    "ATOMIC_* on 64-bit elements needs the OpenCL extension "
+                    "cl_khr_int64_base_atomics, which this device does not have");
+}
+
+/* The same for the shared-memory overloads: the message names SHARED_ATOMIC_*. */
+Test(lang_features, shared_atomics_64_without_the_extension_name_it) {
+  check_unavailable(&shared_atomics64_unavailable, 24, 24, "atomics64_unavailable.cube.c:23:",
+                    "SHARED_ATOMIC_* on 64-bit values needs the OpenCL extension "
+                    "cl_khr_int64_base_atomics, which this device does not have");
 }
 
 /* ---- buffers of structs -------------------------------------------------------------------- */

@@ -1,13 +1,14 @@
 /* Programs (cubert/program.h, issue 38): existing OpenCL C kernels launched unchanged, with
    arguments of every OpenCL kind in the kernel's own order, checked against the kernel's own
    arguments; several kernels of one program, a program from a file, build options, order with
-   cubert's own kernels on streams, a tuned local size, and on the CPU server the kernels that
-   bring a CPU function (the others are refused). */
+   cubert's own kernels on streams, to_client and an all-reduce on their buffers, a tuned local
+   size, and on the CPU server the kernels that bring a CPU function (the others are refused). */
 #include <cubert/program.h>
 #include <stdint.h>
 #include <unistd.h>
 
 #include "cts.h"
+#include "cubert/comm.h"
 
 TestSuite(program, .init = cts_setup, .fini = cts_teardown);
 
@@ -312,6 +313,74 @@ Test(program, list_checks_and_the_wrong_launch_call_on_every_server) {
   cubert_program_release(k.program);
 }
 
+/* A __local argument sized by the launch beside the kernel's own __local array: within the
+   limit it runs on both servers; beyond it the launch is refused with SHARED_MEMORY before
+   anything is queued, on OpenCL against CL_DEVICE_LOCAL_MEM_SIZE less the kernel's own local
+   memory, on the CPU server against the definition's cpu_local_bytes. */
+static const char *kOwnLocal =
+    "__kernel void own_and_arg(__global int *data, __local int *tile) {\n"
+    "  __local int own[64];\n"
+    "  int l = get_local_id(0), id = get_global_id(0);\n"
+    "  own[l] = 2 * data[id];\n"
+    "  tile[l] = data[id];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  data[id] = tile[get_local_size(0) - 1 - l] + own[l];\n"
+    "}\n";
+
+/* own[l] is only its unit's: a variable of the call. */
+static void own_and_arg_cpu(const cubert_cpu_ctx *ctx) {
+  int32_t *data = cubert_cpu_arg_buffer(ctx, 0), *tile = cubert_cpu_arg_local(ctx, 1);
+  const uint64_t id = ctx->unit_begin;
+  const uint32_t l = cubert_cpu_unit_linear(ctx, id), size = ctx->cube_dim[0];
+  const int32_t own = 2 * data[id];
+  tile[l] = data[id];
+  cubert_cpu_sync_cube(ctx);
+  data[id] = tile[size - 1 - l] + own;
+}
+
+Test(program, a_local_size_beyond_the_limit_is_refused_on_every_server) {
+  cubert_program *p = NULL;
+  const cubert_kernel_def *k = NULL;
+  ASSERT_OK(cubert_program_create(kOwnLocal, NULL, &p));
+  const cubert_program_kernel_options o = {
+      .cpu = own_and_arg_cpu, .flags = CUBERT_KERNEL_SYNC_CUBE, .cpu_local_bytes = 64 * 4};
+  ASSERT_OK(cubert_program_kernel(p, "own_and_arg", &o, &k));
+  int32_t data[32];
+  for (int i = 0; i < 32; ++i) data[i] = i;
+  cubert_handle *h = cts_buffer(data, sizeof data);
+  cubert_arg args[2] = {cubert_arg_buffer(h), cubert_arg_local(16 * 4)};
+  ASSERT_OK(cubert_client_launch_args(cts_client, k, one_d(2), dim_x(16), args, 2));
+  int32_t got[32];
+  cts_read(h, got, sizeof got);
+  for (int i = 0; i < 32; ++i)
+    cr_assert_eq(got[i], (i / 16) * 16 + 15 - i % 16 + 2 * i, "data[%d] = %d", i, got[i]);
+  /* Bytes the device has, but not beside the kernel's own 256 (OpenCL); over the definition's
+     256 (CPU). */
+  const uint64_t max = cubert_client_properties(cts_client)->hardware.max_shared_memory_size;
+  args[1] = cubert_arg_local(cts_is_cpu() ? 64 * 4 + 16 : max - 128);
+  cubert_status s = cubert_client_launch_args(cts_client, k, one_d(2), dim_x(16), args, 2);
+  cr_assert_not_null(s, "a launch over the limit ran");
+  const char *m = cubert_status_message(s);
+  cr_assert_eq(cubert_status_code(s), CUBERT_CODE_SHARED_MEMORY, "%s", m);
+  char want[160];
+  if (cts_is_cpu()) {
+    cr_assert(strstr(m, "raise cubert_program_kernel_options.cpu_local_bytes"), "%s", m);
+  } else {
+    snprintf(want, sizeof want, "its __local arguments take %llu bytes",
+             (unsigned long long)(max - 128));
+    cr_assert(strstr(m, want), "no \"%s\" in: %s", want, m);
+    snprintf(want, sizeof want, "over the %llu bytes of CL_DEVICE_LOCAL_MEM_SIZE",
+             (unsigned long long)max);
+    cr_assert(strstr(m, want), "no \"%s\" in: %s", want, m);
+    cr_assert(strstr(m, "; pass at most "), "%s", m);
+  }
+  cubert_status_free(s);
+  cts_read(h, got, sizeof got);
+  cr_assert_eq(got[0], 15, "the refused launch left the buffer");
+  cubert_handle_release(h);
+  cubert_program_release(p);
+}
+
 /* ---- the CPU server ------------------------------------------------------------------------ */
 
 Test(program, the_cpu_server_refuses_a_kernel_without_a_cpu_function) {
@@ -401,6 +470,44 @@ Test(program, ordered_with_cubert_kernels_across_streams) {
   cubert_handle_release(out);
   cubert_handle_release(sum);
   cubert_client_release(other);
+  cubert_program_release(k.program);
+}
+
+/* to_client and a collective (cubert/comm.h) on buffers a program kernel wrote, without a sync
+   between the launches, the copy and the all-reduce: the device under test and a CPU client,
+   each member's buffer written by `scaled` on its own client (the CPU one by its CPU function). */
+Test(program, to_client_and_all_reduce_on_buffers_a_program_kernel_wrote) {
+  kernels k = make_kernels();
+  enum { N = 256 };
+  cubert_client *clients[2] = {cts_client, NULL};
+  ASSERT_OK(cubert_client_create("cpu", &clients[1]));
+  cubert_handle *in[2] = {NULL}, *out[2] = {NULL}, *copy = NULL;
+  int32_t host[2][N], got[N], n = N;
+  for (int m = 0; m < 2; ++m) {
+    for (int i = 0; i < N; ++i) host[m][i] = (m + 1) * 1000 + i;
+    ASSERT_OK(cubert_client_create_buffer(clients[m], host[m], sizeof host[m], &in[m]));
+    ASSERT_OK(cubert_client_empty(clients[m], sizeof host[m], &out[m]));
+    cubert_arg args[3] = {cubert_arg_buffer(out[m]), cubert_arg_buffer(in[m]), CUBERT_ARG_VALUE(n)};
+    ASSERT_OK(cubert_client_launch_args(clients[m], k.scaled, one_d(N / 64), dim_x(64), args, 3));
+  }
+  ASSERT_OK(cubert_client_to_client(cts_client, out[0], clients[1], &copy));
+  ASSERT_OK(cubert_client_read(clients[1], copy, got, sizeof got));
+  for (int i = 0; i < N; ++i) cr_assert_eq(got[i], 3 * host[0][i], "to_client: element %d", i);
+  cubert_comm *comm = NULL;
+  ASSERT_OK(cubert_comm_create(clients, 2, &comm));
+  ASSERT_OK(cubert_comm_all_reduce(comm, out, out, N, CUBERT_DTYPE_I32, CUBERT_REDUCE_SUM));
+  for (int m = 0; m < 2; ++m) {
+    ASSERT_OK(cubert_client_read(clients[m], out[m], got, sizeof got));
+    for (int i = 0; i < N; ++i)
+      cr_assert_eq(got[i], 3 * (host[0][i] + host[1][i]), "all_reduce: member %d element %d", m, i);
+  }
+  cubert_comm_release(comm);
+  for (int m = 0; m < 2; ++m) {
+    cubert_handle_release(in[m]);
+    cubert_handle_release(out[m]);
+  }
+  cubert_handle_release(copy);
+  cubert_client_release(clients[1]);
   cubert_program_release(k.program);
 }
 

@@ -83,6 +83,39 @@ UNIT_KERNEL(atomics64, n, (int64_t, c), (uint64_t, u), (scalar, uint32_t, n)) {
   ATOMIC_ADD(u, 99, 1); /* out of range: dropped (checked mode) */
 }
 
+/* 64-bit atomics on shared memory: every unit of a cube updates the cube's values, then unit 0
+   stores them, nine per cube (tests/cts/cts_lang_features.c has the expected values). */
+typedef struct shared64 {
+  int64_t sum, neg, low, high, swap, winner, counted;
+  uint64_t usum, umax;
+} shared64;
+
+CUBE_KERNEL(shared_atomics64, (shared64, sh), (int64_t, out)) {
+  const int64_t big = (int64_t)1 << 40;
+  if (UNIT_POS == 0) {
+    sh->sum = sh->neg = sh->low = sh->high = sh->winner = sh->counted = 0;
+    sh->swap = -1;
+    sh->usum = sh->umax = 0;
+  }
+  SYNC_CUBE();
+  SHARED_ATOMIC_ADD(&sh->sum, big + (int64_t)UNIT_POS);
+  SHARED_ATOMIC_SUB(&sh->neg, big);
+  SHARED_ATOMIC_MIN(&sh->low, -(int64_t)UNIT_POS * big);
+  SHARED_ATOMIC_MAX(&sh->high, (int64_t)UNIT_POS * big);
+  SHARED_ATOMIC_XCHG(&sh->swap, (int64_t)UNIT_POS + big);
+  SHARED_ATOMIC_CAS(&sh->winner, (int64_t)0, 7 * big);
+  int64_t seen = 0, old;
+  while ((old = SHARED_ATOMIC_CAS(&sh->counted, seen, seen + 3)) != seen) seen = old;
+  SHARED_ATOMIC_ADD(&sh->usum, (uint64_t)1 << 33);
+  SHARED_ATOMIC_MAX(&sh->umax, (uint64_t)UNIT_POS << 32);
+  SYNC_CUBE();
+  if (UNIT_POS == 0) {
+    const int64_t v[9] = {sh->sum,    sh->neg,     sh->low,           sh->high,         sh->swap,
+                          sh->winner, sh->counted, (int64_t)sh->usum, (int64_t)sh->umax};
+    for (uint32_t k = 0; k < 9; ++k) STORE(out, CUBE_POS * 9 + k, v[k]);
+  }
+}
+
 /* ---- buffers of structs ---- */
 
 #include "lang_particle.h"

@@ -87,7 +87,7 @@ typedef struct form_case {
 /* The CUBE_KERNELs, file by file: examples/; tests/kernels/; tests/compile_rules/clean.cube.c;
    tests/sanitizer/bugs.cube.c (the correct ones); bench/natural_kernels.cube.c;
    tests/phase/rules.cube.c (those that write what they read); tests/sanitizer/cubes.cube.c;
-   tests/kernels/lang_features.cube.c. */
+   tests/kernels/lang_features.cube.c; tests/kernels/rodinia.cube.c. */
 /* clang-format off */
 #define KERNELS(X)                                                                                \
   X(sgemm_tiled_fibers) X(softmax_rows_fibers)                                                    \
@@ -100,8 +100,9 @@ typedef struct form_case {
   X(return_fiber_ok) X(ww_buffer_fiber_ok) X(rw_buffer_fiber_ok) X(atomic_buffer_fiber_ok)        \
   X(wild_fiber) X(read_in_fiber)                                                                  \
   X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
-  X(tiled) X(reduce) X(mixed_decl) X(below_x) X(cubes_fiber)                                                 \
-  X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow)
+  X(tiled) X(reduce) X(mixed_decl) X(below_x) X(cubes_fiber)                                     \
+  X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow) X(shared_atomics64)            \
+  X(ported_backprop_forward) X(ported_nw)
 /* clang-format on */
 KERNELS(DECLARE_FORMS)
 
@@ -226,6 +227,32 @@ static void scalars_geometry(rng *r, geometry *g) {
   g->info_count = 2;
 }
 
+/* rodinia.cube.c's ported_backprop_forward: 16 x 16 cubes, `hid` hidden units (scalar 0) over
+   count.x cubes, 16 inputs per row of cubes. */
+static void backprop_geometry(rng *r, geometry *g) {
+  const uint32_t hid = pick(r, 1, 40), rows = pick(r, 1, 3);
+  g->count = cubert_cube_count_new_3d((hid + 15) / 16, rows, 1);
+  g->elems[0] = 16ull * rows;
+  g->elems[1] = 16ull * rows * hid;
+  g->elems[2] = (uint64_t)rows * hid;
+  g->info[0] = hid;
+  g->info_count = 1;
+}
+
+/* rodinia.cube.c's ported_nw: cubes of 8 units, one per 8 x 8 tile of anti-diagonal `diag` of a
+   (8 blocks + 1)^2 score matrix (scalars cols, penalty, diag, blocks). */
+static void nw_geometry(rng *r, geometry *g) {
+  const uint32_t blocks = pick(r, 1, 3), diag = pick(r, 0, 2 * blocks - 2);
+  const uint32_t cols = blocks * 8 + 1;
+  g->count = cubert_cube_count_new_3d(diag < blocks ? diag + 1 : 2 * blocks - 1 - diag, 1, 1);
+  g->elems[0] = g->elems[1] = (uint64_t)cols * cols;
+  g->info[0] = cols;
+  g->info[1] = pick(r, 0, 10);
+  g->info[2] = diag;
+  g->info[3] = blocks;
+  g->info_count = 4;
+}
+
 /* ---- the table ---- */
 
 #define DIM(x, y) \
@@ -281,6 +308,10 @@ static const form_case cases[] = {
     /* one float / uint32_t of dynamic shared memory per unit */
     {FORMS(dynamic_reverse_fiber), 256, {0}, 0, {UNITS(1), UNITS(1)}, 0, NULL, 4},
     {FORMS(dynamic_overflow), 256, {0}, 0, {UNITS(1)}, 0, NULL, 4},
+    /* nine values of the cube's 64-bit shared atomics per cube */
+    {FORMS(shared_atomics64), 256, {0}, 0, {CUBES(9)}, 0, NULL, 0},
+    {FORMS(ported_backprop_forward), 0, DIM(16, 16), 0, {{0}}, 0, backprop_geometry, 0},
+    {FORMS(ported_nw), 0, DIM(8, 1), 0, {{0}}, 0, nw_geometry, 0},
 };
 
 /* ---- running both forms ---- */

@@ -72,7 +72,8 @@
      compare-exchange), ATOMIC_ADD_F64 (double, the same). 64-bit ones on OpenCL need
      cl_khr_int64_base_atomics (MIN/MAX: _extended_atomics): without it a kernel using one fails
      to build with a message naming the extension (cube_prelude.cl).
-   Atomics on shared memory through a pointer (int32_t or uint32_t; return the old value):
+   Atomics on shared memory through a pointer (int32_t, uint32_t, int64_t or uint64_t, the 64-bit
+   ones on OpenCL with the extensions above; return the old value):
      SHARED_ATOMIC_ADD(p, v), _SUB, _MIN, _MAX, _XCHG, _CAS(p, expected, desired); on floats
      SHARED_ATOMIC_ADD_F32(p, v), _MIN_F32, _MAX_F32 (min/max follow fmin/fmax: a NaN loses to a
      number; -0 and +0 compare equal, so the zero already stored stays). Atomic on OpenCL (the
@@ -304,7 +305,8 @@
     Atomically adds `v` to element `i` of a double buffer (compare-exchange; OpenCL: fp64 and
     cl_khr_int64_base_atomics); returns the old value. */
 /** @def SHARED_ATOMIC_ADD(p, v)
-    Atomically adds `v` to the int32_t or uint32_t at `p` (shared memory); returns the old
+    Atomically adds `v` to the int32_t, uint32_t, int64_t or uint64_t at `p` (shared memory;
+    64-bit on OpenCL: cl_khr_int64_base_atomics, MIN/MAX _extended_atomics); returns the old
     value. */
 /** @def SHARED_ATOMIC_SUB(p, v)
     As SHARED_ATOMIC_ADD, subtracting. */

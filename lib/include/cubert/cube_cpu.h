@@ -251,41 +251,47 @@ CUBERT_CUBE_INLINE_ float cubert_atomic_add_f32_(float *p, float v) {
    units hitting one address. Shared memory only: a pointer into a buffer needs ATOMIC_*. */
 #define CUBERT_CUBE_LD_(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define CUBERT_CUBE_ST_(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define CUBERT_CUBE_SHARED_FNS_(T, sfx)                                                       \
-  CUBERT_CUBE_INLINE_ T cubert_shared_add_##sfx##_(T *p, T v) {                               \
-    const T old = CUBERT_CUBE_LD_(p);                                                         \
-    CUBERT_CUBE_ST_(p, (T)((uint32_t)old + (uint32_t)v)); /* wraps, as OpenCL's atomic_add */ \
-    return old;                                                                               \
-  }                                                                                           \
-  CUBERT_CUBE_INLINE_ T cubert_shared_sub_##sfx##_(T *p, T v) {                               \
-    const T old = CUBERT_CUBE_LD_(p);                                                         \
-    CUBERT_CUBE_ST_(p, (T)((uint32_t)old - (uint32_t)v));                                     \
-    return old;                                                                               \
-  }                                                                                           \
-  CUBERT_CUBE_INLINE_ T cubert_shared_min_##sfx##_(T *p, T v) {                               \
-    const T old = CUBERT_CUBE_LD_(p);                                                         \
-    if (v < old) CUBERT_CUBE_ST_(p, v);                                                       \
-    return old;                                                                               \
-  }                                                                                           \
-  CUBERT_CUBE_INLINE_ T cubert_shared_max_##sfx##_(T *p, T v) {                               \
-    const T old = CUBERT_CUBE_LD_(p);                                                         \
-    if (v > old) CUBERT_CUBE_ST_(p, v);                                                       \
-    return old;                                                                               \
-  }                                                                                           \
-  CUBERT_CUBE_INLINE_ T cubert_shared_xchg_##sfx##_(T *p, T v) {                              \
-    const T old = CUBERT_CUBE_LD_(p);                                                         \
-    CUBERT_CUBE_ST_(p, v);                                                                    \
-    return old;                                                                               \
-  }                                                                                           \
-  CUBERT_CUBE_INLINE_ T cubert_shared_cas_##sfx##_(T *p, T expected, T desired) {             \
-    const T old = CUBERT_CUBE_LD_(p);                                                         \
-    if (old == expected) CUBERT_CUBE_ST_(p, desired);                                         \
-    return old;                                                                               \
+#define CUBERT_CUBE_SHARED_FNS_(T, U, sfx)                                        \
+  CUBERT_CUBE_INLINE_ T cubert_shared_add_##sfx##_(T *p, T v) {                   \
+    const T old = CUBERT_CUBE_LD_(p);                                             \
+    CUBERT_CUBE_ST_(p, (T)((U)old + (U)v)); /* wraps, as OpenCL's atomic_add */   \
+    return old;                                                                   \
+  }                                                                               \
+  CUBERT_CUBE_INLINE_ T cubert_shared_sub_##sfx##_(T *p, T v) {                   \
+    const T old = CUBERT_CUBE_LD_(p);                                             \
+    CUBERT_CUBE_ST_(p, (T)((U)old - (U)v));                                       \
+    return old;                                                                   \
+  }                                                                               \
+  CUBERT_CUBE_INLINE_ T cubert_shared_min_##sfx##_(T *p, T v) {                   \
+    const T old = CUBERT_CUBE_LD_(p);                                             \
+    if (v < old) CUBERT_CUBE_ST_(p, v);                                           \
+    return old;                                                                   \
+  }                                                                               \
+  CUBERT_CUBE_INLINE_ T cubert_shared_max_##sfx##_(T *p, T v) {                   \
+    const T old = CUBERT_CUBE_LD_(p);                                             \
+    if (v > old) CUBERT_CUBE_ST_(p, v);                                           \
+    return old;                                                                   \
+  }                                                                               \
+  CUBERT_CUBE_INLINE_ T cubert_shared_xchg_##sfx##_(T *p, T v) {                  \
+    const T old = CUBERT_CUBE_LD_(p);                                             \
+    CUBERT_CUBE_ST_(p, v);                                                        \
+    return old;                                                                   \
+  }                                                                               \
+  CUBERT_CUBE_INLINE_ T cubert_shared_cas_##sfx##_(T *p, T expected, T desired) { \
+    const T old = CUBERT_CUBE_LD_(p);                                             \
+    if (old == expected) CUBERT_CUBE_ST_(p, desired);                             \
+    return old;                                                                   \
   }
-CUBERT_CUBE_SHARED_FNS_(int32_t, i32)
-CUBERT_CUBE_SHARED_FNS_(uint32_t, u32)
-#define CUBERT_CUBE_SHARED_GENERIC_(op, p) \
-  _Generic((p), int32_t * : cubert_shared_##op##_i32_, uint32_t * : cubert_shared_##op##_u32_)
+CUBERT_CUBE_SHARED_FNS_(int32_t, uint32_t, i32)
+CUBERT_CUBE_SHARED_FNS_(uint32_t, uint32_t, u32)
+CUBERT_CUBE_SHARED_FNS_(int64_t, uint64_t, i64)
+CUBERT_CUBE_SHARED_FNS_(uint64_t, uint64_t, u64)
+#define CUBERT_CUBE_SHARED_GENERIC_(op, p)         \
+  _Generic((p), int32_t *                          \
+           : cubert_shared_##op##_i32_, uint32_t * \
+           : cubert_shared_##op##_u32_, int64_t *  \
+           : cubert_shared_##op##_i64_, uint64_t * \
+           : cubert_shared_##op##_u64_)
 /* Split arguments (cube.h, "Whole arguments"): the function by the first of the two as the C
    parser sees them, called with both; CAS's three by GCC's type-generic compare-and-swap (an
    atomic instruction where the plain update would do: only where a literal splits them). */

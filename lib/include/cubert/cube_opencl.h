@@ -48,12 +48,14 @@ typedef int cubert_needs_fp64_; /* the marker cubert-kernel-check looks for */
 #define MY_AT(name, ...) ((name)[__VA_ARGS__])
 
 /* Macros over one function take `...` and pass it on whole (cube.h, "Whole arguments"). */
-#define SHARED_ATOMIC_ADD(...) atomic_add(__VA_ARGS__)
-#define SHARED_ATOMIC_SUB(...) atomic_sub(__VA_ARGS__)
-#define SHARED_ATOMIC_MIN(...) atomic_min(__VA_ARGS__)
-#define SHARED_ATOMIC_MAX(...) atomic_max(__VA_ARGS__)
-#define SHARED_ATOMIC_XCHG(...) atomic_xchg(__VA_ARGS__)
-#define SHARED_ATOMIC_CAS(...) atomic_cmpxchg(__VA_ARGS__)
+/* Shared-memory atomics: cube_prelude.cl's overloads on __local values of 32 bits (atomic_*)
+   and 64 bits (atom_*: cl_khr_int64_base/extended_atomics). */
+#define SHARED_ATOMIC_ADD(...) cubert_satomic_add_(__VA_ARGS__)
+#define SHARED_ATOMIC_SUB(...) cubert_satomic_sub_(__VA_ARGS__)
+#define SHARED_ATOMIC_MIN(...) cubert_satomic_min_(__VA_ARGS__)
+#define SHARED_ATOMIC_MAX(...) cubert_satomic_max_(__VA_ARGS__)
+#define SHARED_ATOMIC_XCHG(...) cubert_satomic_xchg_(__VA_ARGS__)
+#define SHARED_ATOMIC_CAS(...) cubert_satomic_cas_(__VA_ARGS__)
 
 /* ---- buffer atomics (ATOMIC_*): OpenCL's atomics on __global memory, overloaded for 32- and
    64-bit elements in cube_prelude.cl (64-bit: cl_khr_int64_base/extended_atomics) ---- */

@@ -131,85 +131,80 @@ static inline double cubert_bits_f64_(ulong bits) {
   return as_double(bits);
 }
 #endif
-/* Buffer atomics (cube.h's ATOMIC_*), one overloaded name per operation: OpenCL 1.2's atomic_*
-   for 32-bit elements, the cl_khr_int64_base_atomics / _extended_atomics atom_* for 64-bit ones
-   (min and max are the extended ones). Where the device lacks an extension the 64-bit overloads
-   are declared unavailable, so a kernel that uses one fails to build with this message at its
-   line (the server's COMPILATION error names the kernel); a kernel that does not still builds.
+/* Buffer and shared-memory atomics (cube.h's ATOMIC_* and SHARED_ATOMIC_*), one overloaded
+   name per operation and address space (cubert_gatomic_* on __global, cubert_satomic_* on
+   __local): OpenCL 1.2's atomic_* for 32-bit values, the cl_khr_int64_base_atomics /
+   _extended_atomics atom_* for 64-bit ones (min and max are the extended ones; the extensions
+   cover both address spaces). Where the device lacks an extension the 64-bit overloads are
+   declared unavailable, so a kernel that uses one fails to build with this message at its line
+   (the server's COMPILATION error names the kernel); a kernel that does not still builds.
    -DCUBERT_NO_INT64_ATOMICS takes them away as on such a device (the tests' way to see the
    error on any device). */
 #define CUBERT_CL_OVL_ static inline __attribute__((overloadable))
-#define CUBERT_CL_ATOMIC32_(T)                                                           \
-  CUBERT_CL_OVL_ T cubert_gatomic_add_(volatile __global T *p, T v) {                    \
-    return atomic_add(p, v);                                                             \
+/* add, sub, xchg and cas on a T in address space AS, named cubert_<pfx>atomic_*_, by OpenCL's
+   fn-prefixed functions (atomic_ for 32-bit values, atom_ for 64-bit ones); min and max apart. */
+#define CUBERT_CL_BASE_OPS_(T, AS, pfx, fn)                                              \
+  CUBERT_CL_OVL_ T cubert_##pfx##atomic_add_(volatile AS T *p, T v) {                    \
+    return fn##add(p, v);                                                                \
   }                                                                                      \
-  CUBERT_CL_OVL_ T cubert_gatomic_sub_(volatile __global T *p, T v) {                    \
-    return atomic_sub(p, v);                                                             \
+  CUBERT_CL_OVL_ T cubert_##pfx##atomic_sub_(volatile AS T *p, T v) {                    \
+    return fn##sub(p, v);                                                                \
   }                                                                                      \
-  CUBERT_CL_OVL_ T cubert_gatomic_xchg_(volatile __global T *p, T v) {                   \
-    return atomic_xchg(p, v);                                                            \
+  CUBERT_CL_OVL_ T cubert_##pfx##atomic_xchg_(volatile AS T *p, T v) {                   \
+    return fn##xchg(p, v);                                                               \
   }                                                                                      \
-  CUBERT_CL_OVL_ T cubert_gatomic_min_(volatile __global T *p, T v) {                    \
-    return atomic_min(p, v);                                                             \
-  }                                                                                      \
-  CUBERT_CL_OVL_ T cubert_gatomic_max_(volatile __global T *p, T v) {                    \
-    return atomic_max(p, v);                                                             \
-  }                                                                                      \
-  CUBERT_CL_OVL_ T cubert_gatomic_cas_(volatile __global T *p, T e, T d) {               \
-    return atomic_cmpxchg(p, e, d);                                                      \
+  CUBERT_CL_OVL_ T cubert_##pfx##atomic_cas_(volatile AS T *p, T e, T d) {               \
+    return fn##cmpxchg(p, e, d);                                                         \
   }
-CUBERT_CL_ATOMIC32_(int)
-CUBERT_CL_ATOMIC32_(uint)
+#define CUBERT_CL_MINMAX_OPS_(T, AS, pfx, fn)                                            \
+  CUBERT_CL_OVL_ T cubert_##pfx##atomic_min_(volatile AS T *p, T v) {                    \
+    return fn##min(p, v);                                                                \
+  }                                                                                      \
+  CUBERT_CL_OVL_ T cubert_##pfx##atomic_max_(volatile AS T *p, T v) {                    \
+    return fn##max(p, v);                                                                \
+  }
+#define CUBERT_CL_ATOMIC32_(T, AS, pfx) \
+  CUBERT_CL_BASE_OPS_(T, AS, pfx, atomic_) CUBERT_CL_MINMAX_OPS_(T, AS, pfx, atomic_)
+CUBERT_CL_ATOMIC32_(int, __global, g)
+CUBERT_CL_ATOMIC32_(uint, __global, g)
+CUBERT_CL_ATOMIC32_(int, __local, s)
+CUBERT_CL_ATOMIC32_(uint, __local, s)
 #if defined(cl_khr_int64_base_atomics) && !defined(CUBERT_NO_INT64_ATOMICS)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-#define CUBERT_CL_BASE64_(T)                                                             \
-  CUBERT_CL_OVL_ T cubert_gatomic_add_(volatile __global T *p, T v) {                    \
-    return atom_add(p, v);                                                               \
-  }                                                                                      \
-  CUBERT_CL_OVL_ T cubert_gatomic_sub_(volatile __global T *p, T v) {                    \
-    return atom_sub(p, v);                                                               \
-  }                                                                                      \
-  CUBERT_CL_OVL_ T cubert_gatomic_xchg_(volatile __global T *p, T v) {                   \
-    return atom_xchg(p, v);                                                              \
-  }                                                                                      \
-  CUBERT_CL_OVL_ T cubert_gatomic_cas_(volatile __global T *p, T e, T d) {               \
-    return atom_cmpxchg(p, e, d);                                                        \
-  }
+#define CUBERT_CL_BASE64_(T, AS, pfx, what) CUBERT_CL_BASE_OPS_(T, AS, pfx, atom_)
 #define CUBERT_CL_HAVE_BASE64_ 1
 #else
-#define CUBERT_CL_NO_BASE64_                                                                       \
+#define CUBERT_CL_NO_BASE64_(what)                                                                 \
   __attribute__((overloadable,                                                                     \
-                 unavailable("ATOMIC_* on 64-bit elements needs the OpenCL extension "             \
-                             "cl_khr_int64_base_atomics, which this device does not have")))
-#define CUBERT_CL_BASE64_(T)                                                \
-  T cubert_gatomic_add_(volatile __global T *p, T v) CUBERT_CL_NO_BASE64_;  \
-  T cubert_gatomic_sub_(volatile __global T *p, T v) CUBERT_CL_NO_BASE64_;  \
-  T cubert_gatomic_xchg_(volatile __global T *p, T v) CUBERT_CL_NO_BASE64_; \
-  T cubert_gatomic_cas_(volatile __global T *p, T e, T d) CUBERT_CL_NO_BASE64_;
+                 unavailable(what " needs the OpenCL extension "                                   \
+                                  "cl_khr_int64_base_atomics, which this device does not have")))
+#define CUBERT_CL_BASE64_(T, AS, pfx, what)                                             \
+  T cubert_##pfx##atomic_add_(volatile AS T *p, T v) CUBERT_CL_NO_BASE64_(what);        \
+  T cubert_##pfx##atomic_sub_(volatile AS T *p, T v) CUBERT_CL_NO_BASE64_(what);        \
+  T cubert_##pfx##atomic_xchg_(volatile AS T *p, T v) CUBERT_CL_NO_BASE64_(what);       \
+  T cubert_##pfx##atomic_cas_(volatile AS T *p, T e, T d) CUBERT_CL_NO_BASE64_(what);
 #endif
-CUBERT_CL_BASE64_(long)
-CUBERT_CL_BASE64_(ulong)
+CUBERT_CL_BASE64_(long, __global, g, "ATOMIC_* on 64-bit elements")
+CUBERT_CL_BASE64_(ulong, __global, g, "ATOMIC_* on 64-bit elements")
+CUBERT_CL_BASE64_(long, __local, s, "SHARED_ATOMIC_* on 64-bit values")
+CUBERT_CL_BASE64_(ulong, __local, s, "SHARED_ATOMIC_* on 64-bit values")
 #if defined(cl_khr_int64_extended_atomics) && !defined(CUBERT_NO_INT64_ATOMICS)
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
-#define CUBERT_CL_EXT64_(T)                                               \
-  CUBERT_CL_OVL_ T cubert_gatomic_min_(volatile __global T *p, T v) {     \
-    return atom_min(p, v);                                                \
-  }                                                                       \
-  CUBERT_CL_OVL_ T cubert_gatomic_max_(volatile __global T *p, T v) {     \
-    return atom_max(p, v);                                                \
-  }
+#define CUBERT_CL_EXT64_(T, AS, pfx, what) CUBERT_CL_MINMAX_OPS_(T, AS, pfx, atom_)
 #else
-#define CUBERT_CL_NO_EXT64_                                                                        \
+#define CUBERT_CL_NO_EXT64_(what)                                                                  \
   __attribute__((overloadable,                                                                     \
-                 unavailable("ATOMIC_MIN / ATOMIC_MAX on 64-bit elements need the OpenCL "          \
-                             "extension cl_khr_int64_extended_atomics, which this device does "     \
-                             "not have")))
-#define CUBERT_CL_EXT64_(T)                                                \
-  T cubert_gatomic_min_(volatile __global T *p, T v) CUBERT_CL_NO_EXT64_; \
-  T cubert_gatomic_max_(volatile __global T *p, T v) CUBERT_CL_NO_EXT64_;
+                 unavailable(what " need the OpenCL extension "                                    \
+                                  "cl_khr_int64_extended_atomics, which this device does not "     \
+                                  "have")))
+#define CUBERT_CL_EXT64_(T, AS, pfx, what)                                              \
+  T cubert_##pfx##atomic_min_(volatile AS T *p, T v) CUBERT_CL_NO_EXT64_(what);         \
+  T cubert_##pfx##atomic_max_(volatile AS T *p, T v) CUBERT_CL_NO_EXT64_(what);
 #endif
-CUBERT_CL_EXT64_(long)
-CUBERT_CL_EXT64_(ulong)
+CUBERT_CL_EXT64_(long, __global, g, "ATOMIC_MIN / ATOMIC_MAX on 64-bit elements")
+CUBERT_CL_EXT64_(ulong, __global, g, "ATOMIC_MIN / ATOMIC_MAX on 64-bit elements")
+CUBERT_CL_EXT64_(long, __local, s, "SHARED_ATOMIC_MIN / SHARED_ATOMIC_MAX on 64-bit values")
+CUBERT_CL_EXT64_(ulong, __local, s, "SHARED_ATOMIC_MIN / SHARED_ATOMIC_MAX on 64-bit values")
 /* ATOMIC_ADD_F64: a compare-exchange loop on the bits (fp64 and 64-bit base atomics). */
 #ifdef cl_khr_fp64
 #ifdef CUBERT_CL_HAVE_BASE64_
