@@ -153,6 +153,10 @@ typedef struct cubert_kernel_def {
   /** Kernel-language kernels: the same CPU function built for the kernel sanitizer (cube.h's
      CUBERT_CUBE_SANITIZE copy), which the CPU server runs in validate mode; NULL: none. */
   cubert_cpu_kernel_fn cpu_sanitize;
+  /** Kernel-language kernels: that copy again with private variables starting zeroed instead of
+     filled with 0xfe bytes; validate mode runs it after cpu_sanitize and reports an output that
+     differs (a private variable read before it was written). NULL: none. */
+  cubert_cpu_kernel_fn cpu_sanitize_zero;
 } cubert_kernel_def;
 
 /** The arguments of a launch: buffers and info words. Borrowed: the launch takes what it
