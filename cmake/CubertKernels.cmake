@@ -31,15 +31,17 @@
 set(CUBERT_KERNELS_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # The kernel sanitizer (docs/debugging.md): with GCC, binutils' nm and objcopy, each kernel file
-# is compiled once more with CUBERT_CUBE_SANITIZE and -fsanitize=thread,bounds-strict as an
-# OBJECT library <target>_san_<id>, whose __tsan_*/__ubsan_* calls sanitize_rename.cmake renames
-# to the CPU server's cubert_san_* (so a real TSan/UBSan runtime never sees them); the renamed
-# object is linked into <target> (an OBJECT library target instead lists it in its property
+# is compiled twice more with CUBERT_CUBE_SANITIZE and -fsanitize=thread,bounds-strict as OBJECT
+# libraries <target>_san_<id> and <target>_san_zero_<id> (private memory filled with 0xfe bytes
+# or zeroed), whose __tsan_*/__ubsan_* calls sanitize_rename.cmake renames to the CPU server's
+# cubert_san_* (so a real TSan/UBSan runtime never sees them); the renamed objects are linked
+# into <target> (an OBJECT library target instead lists them in its property
 # CUBERT_KERNEL_OBJECTS, for the libraries made from it). The main copy then carries the
-# sanitized function as cpu_sanitize, which validate mode runs. The copy always carries line
-# tables (-g1), from which the CPU server names each report's source line. CUBERT_KERNEL_SANITIZER=OFF
-# builds no sanitize copy; NO_SANITIZE leaves it out for the files of one call (kernels that a
-# target never runs in validate mode, such as a test's second copy of a file).
+# sanitized functions as cpu_sanitize and cpu_sanitize_zero, which validate mode runs. The first
+# copy always carries line tables (-g1), from which the CPU server names each report's source
+# line. CUBERT_KERNEL_SANITIZER=OFF builds no sanitize copy; NO_SANITIZE leaves them out for the
+# files of one call (kernels that a target never runs in validate mode, such as a test's second
+# copy of a file).
 if(NOT DEFINED CUBERT_KERNEL_SANITIZER)
   set(CUBERT_KERNEL_SANITIZER ON)
 endif()
@@ -64,52 +66,107 @@ function(cubert_write_if_changed path text)
   endif()
 endfunction()
 
-# Adds the sanitize copy of kernel file `path` (identifier `id`) to `target`; sets `out_defs` to
-# the definitions the main copy needs.
-function(cubert_add_kernel_sanitize target path id symbol prefix out_dir includes out_defs)
+# Sets `out` ON when kernel file `path` may leave private memory unwritten before a read, so that
+# its zeroed-private sanitize copy is worth building: an EXCLUSIVE value or array, or a
+# declaration without an initialiser ("float a[4];", "uint32_t x, y;") outside a struct, found in
+# its text without comments. A textual test: a declaration that a macro of another file makes is
+# not seen (that file then gets no private-memory check: docs/debugging.md).
+function(cubert_kernel_file_has_uninit path out)
+  file(READ ${path} text)
+  string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" text "${text}")
+  string(REGEX REPLACE "//[^\n]*" "" text "${text}")
+  string(REGEX REPLACE "(struct|union)[ \t\n]*[A-Za-z0-9_]*[ \t\n]*{[^}]*}" "" text "${text}")
+  set(found OFF)
+  if(text MATCHES "EXCLUSIVE(_ARRAY)?[ \t]*\\(")
+    set(found ON)
+  else()
+    string(REGEX MATCHALL "(^|[;{}\n])[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t*]+[A-Za-z_][A-Za-z0-9_]*[ \t]*(\\[[^]\n]*\\][ \t]*)*[;,]" decls "${text}")
+    foreach(d IN LISTS decls)
+      if(NOT d MATCHES "^[;{}\n]?[ \t]*(return|goto|break|continue|case|else|do|typedef)[ \t*]")
+        set(found ON)
+        break()
+      endif()
+    endforeach()
+  endif()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+# Adds the sanitize copies of kernel file `path` (identifier `id`; `source`: the file as written,
+# when `path` is the phase transform's output) to `target`; sets `out_defs`
+# to the definitions the main copy needs. Two copies, alike but for how private variables start:
+# filled with 0xfe bytes (`<kernel>_sanitize_cpu_`, the one whose checks report) and zeroed
+# (`<kernel>_sanitize_zero_cpu_`, without line tables: it never reports a line): validate mode
+# runs the second after the first on copies of the buffers and reports an output that differs, a
+# private variable read before it was written (backends/cpu/san_private.c). The second is built
+# only for a file that may leave private memory unwritten (cubert_kernel_file_has_uninit): the
+# other copy would be the same code.
+function(cubert_add_kernel_sanitize target path source id symbol prefix out_dir includes
+         out_defs)
   get_filename_component(dir ${path} DIRECTORY)
-  set(wrapper ${out_dir}/${id}_sanitize.c)
   # The include is relative to the wrapper, so that the wrapper's text (and so a compiler cache's
   # key) is the same in every clone whose build folder sits at the same place in the tree.
   file(RELATIVE_PATH inc ${out_dir} ${path})
-  set(text "/* generated: the kernel sanitizer's copy of ${inc} */\n#include \"${inc}\"\n")
-  cubert_write_if_changed(${wrapper} "${text}")
-  string(MAKE_C_IDENTIFIER "${target}_san_${id}" lib)
-  add_library(${lib} OBJECT ${wrapper})
   get_property(phase_target GLOBAL PROPERTY CUBERT_KERNEL_PHASE_TARGET_${target}_${id})
-  if(phase_target)
-    add_dependencies(${lib} ${phase_target})
-  endif()
-  set_source_files_properties(${wrapper} TARGET_DIRECTORY ${lib} PROPERTIES OBJECT_DEPENDS ${path})
-  target_include_directories(${lib} PRIVATE ${includes} ${dir}
-                             $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
-  set(defs CUBERT_CUBE_SANITIZE=1 CUBERT_CUBE_SOURCE=${symbol})
-  if(prefix)
-    list(APPEND defs CUBERT_KERNEL_PREFIX=${prefix})
-  endif()
-  target_compile_definitions(${lib} PRIVATE ${defs})
-  # No other sanitizer of the build (CUBERT_SANITIZE) instruments this copy: its callbacks are
-  # the CPU server's. Unused static functions: a hand-written override the copy does not call.
-  # -g1 (after the build type's flags, so it wins): line tables and inlined-call records in every
-  # build type, Release included, which the CPU server reads to name each report's source line
-  # (backends/cpu/san_symbols.c); no variable records, so the object stays small.
-  target_compile_options(${lib} PRIVATE -g1 -fno-sanitize=all -fsanitize=thread,bounds-strict
-                         --param=tsan-instrument-func-entry-exit=0 -ftrivial-auto-var-init=pattern
-                         -fopenmp-simd -ffp-contract=off -Wno-unused-function)
-  set(renamed ${out_dir}/${id}_sanitize.o)
-  add_custom_command(OUTPUT ${renamed}
-    COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY}
-            -DIN=$<TARGET_OBJECTS:${lib}> -DOUT=${renamed}
-            -P ${CUBERT_KERNELS_CMAKE_DIR}/sanitize_rename.cmake
-    DEPENDS ${lib} $<TARGET_OBJECTS:${lib}> ${CUBERT_KERNELS_CMAKE_DIR}/sanitize_rename.cmake
-    COMMENT "Renaming the sanitizer callbacks of ${id}" VERBATIM)
   get_target_property(type ${target} TYPE)
-  if(type STREQUAL "OBJECT_LIBRARY")
-    set_property(TARGET ${target} APPEND PROPERTY CUBERT_KERNEL_OBJECTS ${renamed})
-  else()
-    target_sources(${target} PRIVATE ${renamed})
+  set(fills pattern)
+  set(defs_out CUBERT_CUBE_HAVE_SANITIZE=1)
+  cubert_kernel_file_has_uninit(${source} uninit)
+  # The test reads the file at configure time: an edit configures again.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
+  if(uninit)
+    list(APPEND fills zero)
+    list(APPEND defs_out CUBERT_CUBE_HAVE_SANITIZE_ZERO=1)
   endif()
-  set(${out_defs} CUBERT_CUBE_HAVE_SANITIZE=1 PARENT_SCOPE)
+  foreach(fill ${fills})
+    set(suffix "")
+    set(fill_defs "")
+    # -g1 (after the build type's flags, so it wins): line tables and inlined-call records in
+    # every build type, Release included, which the CPU server reads to name each report's source
+    # line (backends/cpu/san_symbols.c); no variable records, so the object stays small.
+    set(debug -g1)
+    if(fill STREQUAL "zero")
+      set(suffix _zero)
+      set(fill_defs CUBERT_CUBE_SANITIZE_ZERO=1)
+      set(debug -g0)
+    endif()
+    set(wrapper ${out_dir}/${id}_sanitize${suffix}.c)
+    set(text "/* generated: the kernel sanitizer's copy of ${inc} (private memory: ${fill}) */\n")
+    string(APPEND text "#include \"${inc}\"\n")
+    cubert_write_if_changed(${wrapper} "${text}")
+    string(MAKE_C_IDENTIFIER "${target}_san${suffix}_${id}" lib)
+    add_library(${lib} OBJECT ${wrapper})
+    if(phase_target)
+      add_dependencies(${lib} ${phase_target})
+    endif()
+    set_source_files_properties(${wrapper} TARGET_DIRECTORY ${lib} PROPERTIES
+                                OBJECT_DEPENDS ${path})
+    target_include_directories(${lib} PRIVATE ${includes} ${dir}
+                               $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
+    set(defs CUBERT_CUBE_SANITIZE=1 CUBERT_CUBE_SOURCE=${symbol} ${fill_defs})
+    if(prefix)
+      list(APPEND defs CUBERT_KERNEL_PREFIX=${prefix})
+    endif()
+    target_compile_definitions(${lib} PRIVATE ${defs})
+    # No other sanitizer of the build (CUBERT_SANITIZE) instruments this copy: its callbacks are
+    # the CPU server's. Unused static functions: a hand-written override the copy does not call.
+    target_compile_options(${lib} PRIVATE ${debug} -fno-sanitize=all
+                           -fsanitize=thread,bounds-strict --param=tsan-instrument-func-entry-exit=0
+                           -ftrivial-auto-var-init=${fill} -fopenmp-simd -ffp-contract=off
+                           -Wno-unused-function)
+    set(renamed ${out_dir}/${id}_sanitize${suffix}.o)
+    add_custom_command(OUTPUT ${renamed}
+      COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY}
+              -DIN=$<TARGET_OBJECTS:${lib}> -DOUT=${renamed}
+              -P ${CUBERT_KERNELS_CMAKE_DIR}/sanitize_rename.cmake
+      DEPENDS ${lib} $<TARGET_OBJECTS:${lib}> ${CUBERT_KERNELS_CMAKE_DIR}/sanitize_rename.cmake
+      COMMENT "Renaming the sanitizer callbacks of ${id} (${fill})" VERBATIM)
+    if(type STREQUAL "OBJECT_LIBRARY")
+      set_property(TARGET ${target} APPEND PROPERTY CUBERT_KERNEL_OBJECTS ${renamed})
+    else()
+      target_sources(${target} PRIVATE ${renamed})
+    endif()
+  endforeach()
+  set(${out_defs} ${defs_out} PARENT_SCOPE)
 endfunction()
 
 # The phase transform (tools/cubert_phase.py, docs/kernels.md "Natural kernels are phased by
@@ -258,7 +315,8 @@ function(cubert_add_kernels target)
     endif()
     cubert_kernel_sanitizer_usable(sanitize)
     if(sanitize AND NOT A_NO_SANITIZE)
-      cubert_add_kernel_sanitize(${target} ${c_side} ${id} ${symbol} "${A_PREFIX}" ${out_dir}
+      cubert_add_kernel_sanitize(${target} ${c_side} ${path} ${id} ${symbol} "${A_PREFIX}"
+                                 ${out_dir}
                                  "${CUBERT_CUBE_INCLUDE_DIR};${A_INCLUDE_DIRS};${dir}" san_defs)
       list(APPEND defs ${san_defs})
     endif()

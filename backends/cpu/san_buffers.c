@@ -24,8 +24,9 @@
 
    Buffers the kernel declares `const` cannot be written through, so when no other binding of
    the launch overlaps them they get no shadow at all: the large inputs of matmul, reductions
-   and softmax cost one range test per load. Writes of the same value by several units are
-   reported too (the peer, Oclgrind, may exempt them; cubert does not look at the value). */
+   and softmax cost one range test per load. A write after another unit's write is told apart by
+   the values (san_same.c): the same value is a same-value race, allowed where both stores were
+   declared with STORE_SAME, whose value is compared and stored under the cell's lock. */
 #include "cpu/san_buffers.h"
 
 #include <inttypes.h>
@@ -33,13 +34,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/san_private.h"
+#include "cpu/san_same.h"
 #include "cpu/san_symbols.h"
 #include "cpu/sanitize.h"
 #include "cpu/server.h"
 #include "cubert/config.h"
 #include "cubert/server/sanitizer.h"
 
-#define EPOCH_BITS 0x3fffffffu
+#define EPOCH_BITS 0x1fffffffu
+#define F_SAME 0x20000000u /* a write declared with STORE_SAME */
 #define F_ATOMIC 0x40000000u
 #define F_ALL 0x80000000u /* every unit of the cube (a phased kernel outside its PHASEs) */
 
@@ -94,6 +98,7 @@ static uint32_t build_regions(const cubert_cpu_job *job, cubert_cpu_san_region *
 }
 
 static void launch_free(cubert_cpu_san_launch *l) {
+  cubert_cpu_san_private_free(l);
   for (uint32_t i = 0; i < l->region_count; ++i) {
     free(l->regions[i].cells);
     free(l->regions[i].unwritten);
@@ -133,6 +138,7 @@ static cubert_cpu_san_launch *launch_build(const cubert_cpu_job *job) {
       return NULL;
     }
   }
+  cubert_cpu_san_private_keep(l, job);
   return l;
 }
 
@@ -198,9 +204,8 @@ void cubert_cpu_san_launch_wrote(const cubert_cpu_job *job) {
 
 /* ---- reports ------------------------------------------------------------------------------ */
 
-/* The binding that holds address `a` of region `r` (the region's own first, since bindings
-   over one memory merge into one region), for naming the buffer and element. */
-static uint32_t binding_at(const cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a) {
+uint32_t cubert_cpu_san_binding_at(const cubert_cpu_san *s, const cubert_cpu_san_region *r,
+                                   uintptr_t a) {
   const cubert_cpu_job *job = s->job;
   for (uint32_t k = 0; k <= job->binding_count; ++k) {
     uint32_t b = k == 0 ? r->binding : k - 1;
@@ -211,11 +216,10 @@ static uint32_t binding_at(const cubert_cpu_san *s, const cubert_cpu_san_region 
   return r->binding;
 }
 
-/* "buffer 1 'x' element 5 (of 16)" for address `a` of region `r`. */
-static void element_name(const cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
-                         char *out, size_t size) {
+void cubert_cpu_san_element_name(const cubert_cpu_san *s, const cubert_cpu_san_region *r,
+                                 uintptr_t a, char *out, size_t size) {
   const cubert_kernel_signature *sig = s->job->kernel->signature;
-  const uint32_t b = binding_at(s, r, a);
+  const uint32_t b = cubert_cpu_san_binding_at(s, r, a);
   const char *name = sig && b < sig->buffer_count ? sig->buffers[b].name : NULL;
   uint64_t elem =
       sig && b < sig->buffer_count && sig->buffers[b].elem_bytes ? sig->buffers[b].elem_bytes : 1;
@@ -240,11 +244,11 @@ static void side_name(const cubert_cpu_san *s, cubert_cpu_san_access a, char *ou
              u[0], u[1], u[2], c[0], c[1], c[2]);
 }
 
-static void report_race(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
-                        const char *kind, cubert_cpu_san_access other, const char *other_did,
-                        int write, const void *pc) {
+void cubert_cpu_san_buffer_race(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
+                                const char *kind, cubert_cpu_san_access other,
+                                const char *other_did, int write, const void *pc) {
   char element[192], them[96], there[280], where[400], what[1024];
-  element_name(s, r, a, element, sizeof element);
+  cubert_cpu_san_element_name(s, r, a, element, sizeof element);
   side_name(s, other, them, sizeof them);
   cubert_cpu_san_other_place(s, other.pc, there, sizeof there);
   cubert_cpu_san_place(s, pc, where, sizeof where);
@@ -256,7 +260,7 @@ static void report_race(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintp
 static void report_unwritten(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a,
                              const void *pc) {
   char element[192], where[400], what[900];
-  element_name(s, r, a, element, sizeof element);
+  cubert_cpu_san_element_name(s, r, a, element, sizeof element);
   cubert_cpu_san_place(s, pc, where, sizeof where);
   snprintf(what, sizeof what,
            "uninitialised buffer memory: read of %s, which nothing wrote since "
@@ -302,20 +306,22 @@ static int both_atomic(cubert_cpu_san_access x, cubert_cpu_san_access me) {
 }
 
 static const char war_kind[] = "data race (write after read)";
+static const char waw_kind[] = "data race (write after write)";
 
 static void cell_lock(cubert_cpu_san_cell *c) {
   while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
     while (atomic_load_explicit(&c->lock, memory_order_relaxed)) cubert_cpu_relax();
 }
 
-/* Checks `me`'s access of cell `c` and records it. Returns the kind of race found (war_kind:
-   the other side read), with the other side in *out_other, or NULL. Under the cell's lock when the
-   launch has one. */
-static const char *cell_access(const cubert_cpu_san *s, cubert_cpu_san_cell *c, int write,
+/* Checks `me`'s access of cell `c` and records it. `same`: a declared write (STORE_SAME) of the
+   value the memory holds, which another declared write may have made. Returns the kind of race
+   found (war_kind: the other side read), with the other side in *out_other, or NULL. Under the
+   cell's lock when the launch has one. */
+static const char *cell_access(const cubert_cpu_san *s, cubert_cpu_san_cell *c, int write, int same,
                                cubert_cpu_san_access me, cubert_cpu_san_access *out_other) {
-  if (unordered(s, c->w, me) && !both_atomic(c->w, me)) {
+  if (unordered(s, c->w, me) && !both_atomic(c->w, me) && !(same && (c->w.epoch & F_SAME))) {
     *out_other = c->w;
-    return write ? "data race (write after write)" : "data race (read after write)";
+    return write ? waw_kind : "data race (read after write)";
   }
   if (!write) {
     /* Keep two reads that may still race with a later write: replace one of this unit's, or
@@ -337,8 +343,33 @@ static const char *cell_access(const cubert_cpu_san *s, cubert_cpu_san_cell *c, 
   return NULL;
 }
 
+/* A write-after-write race `other` found at cell `i` of region `r`: a declared store (`value`)
+   is named by the values at once, a plain one waits for its value (san_same.c) when it can.
+   Returns 1 when the race was reported or left pending. */
+static int write_race(cubert_cpu_san *s, const cubert_cpu_san_region *r, uintptr_t a, uint64_t size,
+                      uintptr_t at, const void *value, cubert_cpu_san_access other, int same,
+                      const void *pc) {
+  const char *did = "wrote", *kind = waw_kind;
+  if (value) {
+    kind = cubert_cpu_san_same_kind(same, (other.epoch & F_SAME) != 0, &did);
+  } else {
+    const cubert_cpu_san_pending race = {.addr = a,
+                                         .size = (uint32_t)size,
+                                         .region = r,
+                                         .at = at,
+                                         .other_epoch = other.epoch,
+                                         .other_unit = other.unit,
+                                         .other_pc = other.pc,
+                                         .pc = pc};
+    if (cubert_cpu_san_same_defer(s, &race)) return 1;
+  }
+  cubert_cpu_san_buffer_race(s, r, at, kind, other, did, 1, pc);
+  return 1;
+}
+
 void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, uintptr_t a,
-                                  uint64_t size, int write, int atomic, const void *pc) {
+                                  uint64_t size, int write, int atomic, const void *value,
+                                  const void *pc) {
   if (!size) return;
   if (r->unwritten && !check_unwritten(s, r, a, size, write, pc)) return;
   if (!r->cells) return;
@@ -347,21 +378,32 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
   if (last > r->bytes >> r->shift) last = r->bytes >> r->shift;
   const int all = !s->unit_form && s->unit == CUBERT_CPU_SAN_ALL;
   const cubert_cpu_san_access me = {
-      .epoch = s->epoch | (atomic ? F_ATOMIC : 0) | (all ? F_ALL : 0),
+      .epoch = s->epoch | (atomic ? F_ATOMIC : 0) | (all ? F_ALL : 0) | (value ? F_SAME : 0),
       .unit = (uint32_t)cubert_cpu_san_unit_id(s),
       .pc = cubert_cpu_san_pc_pack(pc, s->pc_base),
   };
   const int locked = s->launch->locked;
-  for (uint64_t i = first; i <= last; ++i) {
+  /* A declared store compares and stores its value under its first cell's lock, so that the
+     next declared store there finds it in memory. */
+  if (value && locked) cell_lock(&r->cells[first]);
+  const int same = value && memcmp((const void *)a, value, size) == 0;
+  const char *race = NULL;
+  cubert_cpu_san_access other;
+  uint64_t i = first;
+  for (; i <= last && !race; ++i) {
     cubert_cpu_san_cell *c = &r->cells[i];
-    cubert_cpu_san_access other;
-    if (locked) cell_lock(c);
-    const char *race = cell_access(s, c, write, me, &other);
-    if (locked) atomic_store_explicit(&c->lock, 0, memory_order_release);
-    if (race) {
-      const uintptr_t at = r->lo + (i << r->shift) > a ? r->lo + (i << r->shift) : a;
-      report_race(s, r, at, race, other, race == war_kind ? "read" : "wrote", write, pc);
-      return;
-    }
+    const int lock = locked && !(value && i == first);
+    if (lock) cell_lock(c);
+    race = cell_access(s, c, write, same, me, &other);
+    if (lock) atomic_store_explicit(&c->lock, 0, memory_order_release);
   }
+  if (value) memcpy((void *)a, value, size);
+  if (value && locked) atomic_store_explicit(&r->cells[first].lock, 0, memory_order_release);
+  if (!race) return;
+  const uintptr_t at = r->lo + ((i - 1) << r->shift) > a ? r->lo + ((i - 1) << r->shift) : a;
+  if (race == waw_kind) {
+    write_race(s, r, a, size, at, value, other, same, pc);
+    return;
+  }
+  cubert_cpu_san_buffer_race(s, r, at, race, other, race == war_kind ? "read" : "wrote", write, pc);
 }

@@ -6,10 +6,13 @@
    runtime. Every load and store of that copy calls in here first. Accesses outside the running
    cube's shared memory and its redzones return at once; inside it a shadow per byte records the
    last writer and the readers with their barrier interval (epoch), and finds:
-     - data races: two units in one interval, at least one writing, not both atomically;
+     - data races: two units in one interval, at least one writing, not both atomically (a
+       write after a write of the same value is a same-value race, no finding where STORE_SAME
+       or SHARED_STORE_SAME declared both stores: san_same.c);
      - reads of shared memory not written since the cube started;
      - accesses in the redzones around the shared memory (pointer arithmetic past the end);
-   and bounds-strict's handler reports array indices past a declared size (private arrays,
+   and units that returned before a barrier the others reached (reported at that barrier), and
+   bounds-strict's handler reports array indices past a declared size (private arrays,
    EXCLUSIVE arrays, arrays in the shared struct) with its exact file and line. The first
    finding becomes the launch's error (checks.c); the chunk's checks stop there.
 
@@ -38,6 +41,7 @@
 
 #include "cpu/checks.h"
 #include "cpu/san_buffers.h"
+#include "cpu/san_same.h"
 #include "cpu/san_symbols.h"
 #include "cpu/server.h"
 #include "cubert/config.h"
@@ -47,7 +51,13 @@
    after start-up with its TLS needs unmet: the block is one pointer). */
 static __thread cubert_cpu_san *tls_san __attribute__((tls_model("initial-exec")));
 
-enum { W_ATOMIC = 1, R_ATOMIC = 2 };
+enum { W_ATOMIC = 1, R_ATOMIC = 2, W_SAME = 4 /* the write was declared with SHARED_STORE_SAME */ };
+
+/* Reports the plain store's race left pending by the running unit (san_same.c), before its next
+   access, barrier, PHASE change or end, while it is still the running unit. */
+static inline void settle(cubert_cpu_san *s) {
+  if (__builtin_expect(s->pending.size != 0, 0)) cubert_cpu_san_same_resolve(s);
+}
 
 /* Where a unit's call of the sanitize copy began (run_stoppable). */
 struct cubert_cpu_san_frame {
@@ -104,7 +114,8 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, cubert_cpu_job *job, void *shared,
     s->syncs = calloc(units, sizeof *s->syncs);
     s->lines = calloc(units, sizeof *s->lines);
     s->frames = calloc(units, sizeof *s->frames);
-    if (!s->syncs || !s->lines || !s->frames) {
+    s->returned = calloc(units, sizeof *s->returned);
+    if (!s->syncs || !s->lines || !s->frames || !s->returned) {
       cubert_cpu_san_end(s);
       return 0;
     }
@@ -120,11 +131,11 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, cubert_cpu_job *job, void *shared,
   return 1;
 }
 
-/* Epochs stay below 2^30 (san_buffers.c keeps two flag bits above them): start the shared
+/* Epochs stay below 2^29 (san_buffers.c keeps three flag bits above them): start the shared
    memory shadow afresh before they would pass it. The buffer shadow compares epochs of one cube
    only, and no cell holds one of the cube about to start, so it keeps its cells. */
 static void new_epoch_base(cubert_cpu_san *s) {
-  if (s->next > (1u << 30) - 0x10000u) {
+  if (s->next > (1u << 29) - 0x10000u) {
     if (s->shadow) memset(s->shadow, 0, s->zone_bytes * sizeof *s->shadow);
     s->next = 1;
   }
@@ -144,9 +155,16 @@ void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t 
     memset(s->syncs, 0, s->units * sizeof *s->syncs);
     memset(s->lines, 0, s->units * sizeof *s->lines);
     memset(s->frames, 0, s->units * sizeof *s->frames);
+    memset(s->returned, 0, s->units * sizeof *s->returned);
   }
+  s->returned_min = UINT32_MAX;
   /* Uninitialised shared memory reads the same bytes on every run (and the redzones too). */
   if (s->zone_bytes) memset((void *)s->zone_lo, 0xfe, (size_t)s->zone_bytes);
+}
+
+void cubert_cpu_san_quiet(cubert_cpu_san *s, cubert_cpu_san_region *regions) {
+  s->regions = regions;
+  s->done = 1;
 }
 
 void cubert_cpu_san_end(cubert_cpu_san *s) {
@@ -155,6 +173,8 @@ void cubert_cpu_san_end(cubert_cpu_san *s) {
   free(s->syncs);
   free(s->lines);
   free(s->frames);
+  free(s->returned);
+  s->returned = NULL;
   s->shadow = NULL;
   s->syncs = s->lines = NULL;
   s->frames = NULL;
@@ -173,6 +193,7 @@ static void run_phased(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_
   s->unit = CUBERT_CPU_SAN_ALL;
   s->in_phase = 0;
   fn(ctx);
+  settle(s);
   if (s->in_phase && !s->done) {
     /* A `return` inside a PHASE leaves the body: the units after this one never ran the rest
        of it, and no barrier after it was reached by any unit. */
@@ -188,9 +209,15 @@ static void run_phased(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_
 
 /* A unit of a CUBE_KERNEL: on its fiber when the cube has several units. */
 static void run_fiber(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn) {
-  (void)s;
   cubert_san_resume(ctx);
   fn(ctx);
+  settle(s);
+  /* The barriers it did not reach are the others' divergence (cubert_san_resume). */
+  const uint32_t u = (uint32_t)(ctx->unit_begin - s->cube_first);
+  if (s->fibers && u < s->units) {
+    s->returned[u] = 1;
+    if (s->syncs[u] < s->returned_min) s->returned_min = s->syncs[u];
+  }
 }
 
 /* A unit kernel: one unit per call, so a finding names its unit. */
@@ -203,6 +230,7 @@ static void run_units(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_k
     s->ctx = &one;
     new_epoch_base(s); /* no barrier orders two units of a unit kernel */
     fn(&one);
+    settle(s);
   }
 }
 
@@ -220,6 +248,7 @@ static __attribute__((noinline)) void run_stoppable(cubert_cpu_san *s, const cub
   s->frame = &frame;
   s->stack_hi = frame.stack_hi;
   if (sigsetjmp(frame.jump, 0) == 0) body(s, ctx, fn);
+  s->pending.size = 0; /* left by a wild access: the launch has its report */
   s->frame = NULL;
   s->stack_hi = 0;
 }
@@ -242,6 +271,7 @@ void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t
 void cubert_san_barrier(const cubert_cpu_ctx *ctx, uint32_t line) {
   cubert_cpu_san *s = tls_san;
   if (!s) return;
+  settle(s);
   if (s->phased) {
     if (s->in_phase) return; /* reported by the barrier itself (cube.h's cubert_sync_) */
     s->epoch = s->next++;
@@ -255,6 +285,39 @@ void cubert_san_barrier(const cubert_cpu_ctx *ctx, uint32_t line) {
       s->lines[u] = line;
     }
   }
+}
+
+static void unit_name(const cubert_cpu_san *s, uint32_t u, char *out, size_t size);
+
+/* Unit `u` of a CUBE_KERNEL's cube passed its barrier number syncs[u]: once a barrier returns,
+   every other unit reached it or returned, so a unit that returned having passed fewer barriers
+   skipped this one (a GPU leaves the others waiting, or not). Reported here, at the barrier,
+   before the reads of what the returned units never wrote. */
+static void returned_before(cubert_cpu_san *s, uint32_t u) {
+  char units[200] = "";
+  size_t used = 0;
+  uint32_t first = CUBERT_CPU_SAN_ALL, count = 0;
+  for (uint32_t v = 0; v < s->units; ++v) {
+    if (!s->returned[v] || s->syncs[v] >= s->syncs[u]) continue;
+    if (first == CUBERT_CPU_SAN_ALL) first = v;
+    if (++count > 4) continue; /* the first four are named */
+    char name[64];
+    unit_name(s, v, name, sizeof name);
+    int n = snprintf(units + used, sizeof units - used, "%s%s", count > 1 ? ", " : "", name);
+    if (n > 0 && (size_t)n < sizeof units - used) used += (size_t)n;
+  }
+  if (first == CUBERT_CPU_SAN_ALL) return;
+  char what[640];
+  snprintf(what, sizeof what,
+           "barrier divergence: %" PRIu32
+           " unit%s of the cube (%s%s) returned before the barrier at %s:%" PRIu32
+           " that the other units reach; every unit of a cube must reach each SYNC_CUBE() "
+           "(return after the last one, or skip the work but not the barrier)",
+           count, count > 1 ? "s" : "", units, count > 4 ? ", ..." : "", base_name(kernel_file(s)),
+           s->lines[u]);
+  s->done = 1;
+  atomic_store_explicit(&s->launch->done, 1, memory_order_relaxed);
+  cubert_cpu_report_sanitizer(s->ctx, s->cube_first + first, what);
 }
 
 void cubert_san_resume(const cubert_cpu_ctx *ctx) {
@@ -274,6 +337,7 @@ void cubert_san_resume(const cubert_cpu_ctx *ctx) {
     s->stack_hi = s->frame->stack_hi;
     if (s->stopped) siglongjmp(s->frame->jump, 1);
   }
+  if (s->returned_min < s->syncs[u] && !s->done) returned_before(s, u);
   /* A unit's interval is the cube's first epoch plus the barriers it passed; units that passed
      as many barriers are in the same interval. */
   s->epoch = s->base + s->syncs[u];
@@ -290,13 +354,17 @@ void cubert_san_phase_begin(uint32_t line) {
 void cubert_san_phase_end(void) {
   cubert_cpu_san *s = tls_san;
   if (!s) return;
+  settle(s);
   s->in_phase = 0;
   s->unit = CUBERT_CPU_SAN_ALL;
 }
 
 int cubert_san_phase_unit(uint32_t unit) {
   cubert_cpu_san *s = tls_san;
-  if (s) s->unit = unit;
+  if (s) {
+    settle(s);
+    s->unit = unit;
+  }
   return 1;
 }
 
@@ -408,18 +476,48 @@ static __attribute__((noinline, cold)) void report_unset(cubert_cpu_san *s, uint
   cubert_cpu_san_report(s, what);
 }
 
-/* The running unit's access of shared memory byte `byte`, whose shadow is `h`. Returns 0 after a
-   report. */
+void cubert_cpu_san_shared_race(cubert_cpu_san *s, const char *kind, uint64_t offset,
+                                uint32_t other, const char *other_did, uint32_t other_pc,
+                                const void *pc) {
+  report_shared(s, kind, offset, other, other_did, other_pc, 1, pc);
+}
+
+/* The running unit's store [a, a + size) wrote after unit h->w_unit's write of `byte` in the same
+   interval: a declared store (`declared`, of the value the memory holds: `same`) is named by the
+   values, a plain one waits for its value (san_same.c). Returns 0: no finding (both declared, one
+   value). */
+static int shared_write_race(cubert_cpu_san *s, const cubert_cpu_san_shadow *h, uint64_t byte,
+                             uintptr_t a, uint64_t size, int declared, int same, const void *pc) {
+  const char *did = "wrote", *kind = "data race (write after write)";
+  if (declared) {
+    kind = cubert_cpu_san_same_kind(same, (h->flags & W_SAME) != 0, &did);
+    if (!kind) return 0;
+  } else {
+    const cubert_cpu_san_pending race = {.addr = a,
+                                         .size = (uint32_t)size,
+                                         .at = byte,
+                                         .other_unit = h->w_unit,
+                                         .other_pc = h->w_pc,
+                                         .pc = pc};
+    if (cubert_cpu_san_same_defer(s, &race)) return 1;
+  }
+  report_shared(s, kind, byte, h->w_unit, did, h->w_pc, 1, pc);
+  return 1;
+}
+
+/* The running unit's access [a, a + size) of shared memory byte `byte`, whose shadow is `h`.
+   `declared`: a SHARED_STORE_SAME, `same`: of the value the memory holds. Returns 0 after a
+   report (or a race left pending). */
 static inline int shadow_access(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uint64_t byte,
-                                int write, int atomic, const void *pc) {
+                                uintptr_t a, uint64_t size, int write, int atomic, int declared,
+                                int same, const void *pc) {
   const uint32_t e = s->epoch, u = s->unit, at = cubert_cpu_san_pc_pack(pc, s->pc_base);
   if (write) {
     if (u != CUBERT_CPU_SAN_ALL) {
       if (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL &&
-          !(atomic && (h->flags & W_ATOMIC))) {
-        report_shared(s, "data race (write after write)", byte, h->w_unit, "wrote", h->w_pc, 1, pc);
+          !(atomic && (h->flags & W_ATOMIC)) &&
+          shared_write_race(s, h, byte, a, size, declared, same, pc))
         return 0;
-      }
       if (h->r_epoch == e && !(atomic && (h->flags & R_ATOMIC))) {
         const int second = h->r_unit == u;
         uint32_t other = second ? h->r_unit2 : h->r_unit;
@@ -433,7 +531,8 @@ static inline int shadow_access(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uin
     h->w_epoch = e;
     h->w_unit = (uint16_t)u;
     h->w_pc = at;
-    h->flags = (uint8_t)((h->flags & ~W_ATOMIC) | (atomic ? W_ATOMIC : 0));
+    h->flags = (uint8_t)((h->flags & ~(W_ATOMIC | W_SAME)) | (atomic ? W_ATOMIC : 0) |
+                         (declared ? W_SAME : 0));
     return 1;
   }
   if (h->w_epoch < s->base) {
@@ -460,9 +559,10 @@ static inline int shadow_access(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uin
   return 1;
 }
 
-/* The access [a, a + size) of the running unit, `a` inside the zone. */
+/* The access [a, a + size) of the running unit, `a` inside the zone; `value`: a
+   SHARED_STORE_SAME's (NULL: none). */
 static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, int atomic,
-                          const void *pc) {
+                          const void *value, const void *pc) {
   if (a < s->lo || a + size > s->lo + s->bytes) {
     report_zone(s, a, size, write, pc);
     return;
@@ -470,6 +570,8 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
   if (s->unit == CUBERT_CPU_SAN_ALL && !write) return; /* every unit reads: no finding alone */
   cubert_cpu_san_shadow *h = &s->shadow[a - s->zone_lo];
   const uint64_t byte = a - s->lo;
+  const int declared = value != NULL;
+  const int same_value = declared && !memcmp((const void *)a, value, size);
   /* The fast path: the bytes of a word were last accessed together (the usual case), so their
      shadows are equal and one check stands for all; the update is the same for each. */
   uint64_t same = 1;
@@ -478,12 +580,13 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
     /* Updated in a local copy, then stored whole: reloading h[0] right after its fields were
        stored one by one stalls on every copy (a failed store-to-load forwarding). */
     cubert_cpu_san_shadow v = *h;
-    if (!shadow_access(s, &v, byte, write, atomic, pc)) return;
+    if (!shadow_access(s, &v, byte, a, size, write, atomic, declared, same_value, pc)) return;
     for (uint64_t i = 0; i < size; ++i) h[i] = v;
     return;
   }
   for (uint64_t i = 0; i < size; ++i)
-    if (!shadow_access(s, &h[i], byte + i, write, atomic, pc)) return;
+    if (!shadow_access(s, &h[i], byte + i, a, size, write, atomic, declared, same_value, pc))
+      return;
 }
 
 /* ---- wild pointers ------------------------------------------------------------------------ */
@@ -558,28 +661,41 @@ static __attribute__((noinline, cold)) void outside(cubert_cpu_san *s, uintptr_t
 /* The callbacks' common path, cheapest test first: shared memory, then the unit's private
    memory (its frames, between this callback's and its call's: private arrays and the context
    the kernel's prologue reads, the most frequent accesses after shared memory), then the
-   buffers. The stack and the buffers never overlap, so the order changes no verdict. */
-static inline void check(const volatile void *p, uint64_t size, int write, int atomic,
-                         const void *pc) {
+   buffers. The stack and the buffers never overlap, so the order changes no verdict.
+   `value`: a store declared with STORE_SAME or SHARED_STORE_SAME (NULL: none), which the buffer
+   check makes itself under its cell's lock: returns 1 when it did. */
+static inline int check_store(const volatile void *p, uint64_t size, int write, int atomic,
+                              const void *value, const void *pc) {
   cubert_cpu_san *s = tls_san;
-  if (__builtin_expect(!s, 0)) return;
+  if (__builtin_expect(!s, 0)) return 0;
+  settle(s);
   uintptr_t a = (uintptr_t)p;
   if (a - s->zone_lo < s->zone_bytes) {
-    if (!s->done) access_shared(s, a, size, write, atomic, pc);
-    return;
+    if (!s->done) access_shared(s, a, size, write, atomic, value, pc);
+    return 0;
   }
   const uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-  if (a >= sp && a < s->stack_hi) return; /* stack_hi 0 outside a unit's call: never */
+  if (a >= sp && a < s->stack_hi) return 0; /* stack_hi 0 outside a unit's call: never */
   for (uint32_t i = 0; i < s->region_count; ++i) {
     cubert_cpu_san_region *r = &s->regions[i];
     if (a - r->lo < r->bytes) {
       /* A read-only region nothing left unwritten has no shadow: the range test was all. */
-      if (!s->done && (r->cells || r->unwritten))
-        cubert_cpu_san_buffer_access(s, r, a, size, write, atomic, pc);
-      return;
+      if (s->done || !(r->cells || r->unwritten)) return 0;
+      cubert_cpu_san_buffer_access(s, r, a, size, write, atomic, value, pc);
+      return value && r->cells;
     }
   }
   outside(s, a, size, write, atomic, pc);
+  return 0;
+}
+static inline void check(const volatile void *p, uint64_t size, int write, int atomic,
+                         const void *pc) {
+  check_store(p, size, write, atomic, NULL, pc);
+}
+
+void cubert_san_store_same(volatile void *p, const void *value, uint32_t size) {
+  if (!check_store(p, size, 1, 0, value, __builtin_return_address(0)))
+    memcpy((void *)p, value, size);
 }
 
 /* ---- the renamed instrumentation callbacks ------------------------------------------------ */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu/san_same.h"
 #include "cubert/kernel.h"
 #include "cubert/server.h"
 #include "cubert/server/sanitizer.h"
@@ -22,14 +23,15 @@ typedef struct cubert_cpu_san_frame cubert_cpu_san_frame;
 typedef struct cubert_cpu_san_shadow {
   uint32_t w_epoch, r_epoch;
   uint16_t w_unit, r_unit, r_unit2;
-  uint8_t flags; /* CUBERT_CPU_SAN_W_ATOMIC, CUBERT_CPU_SAN_R_ATOMIC */
+  uint8_t flags; /* W_ATOMIC, R_ATOMIC, W_SAME (sanitize.c) */
   uint8_t pad_;
   uint32_t w_pc, r_pc, r_pc2;
 } cubert_cpu_san_shadow;
 
 /* Per element of a buffer a launch may write (san_buffers.c): the last write and two reads,
-   each as (epoch, global unit id). Epochs keep 30 bits; the top two say "atomic" and "every
-   unit of the cube" (a phased kernel outside its PHASEs). Epoch 0: no such access yet. An
+   each as (epoch, global unit id). Epochs keep 29 bits; the top three say "atomic", "every
+   unit of the cube" (a phased kernel outside its PHASEs) and "declared with STORE_SAME" (a
+   write). Epoch 0: no such access yet. An
    epoch is compared only with one of the same cube (a cube runs on one thread, whose epochs
    only grow). `pc`: where the access is in the code (cubert_cpu_san_pc_pack, san_symbols.h).
    `lock`: held while a participant checks and updates the cell, when several run the
@@ -62,6 +64,8 @@ typedef struct cubert_cpu_san_launch {
   int locked;               /* several chunks: cells are updated under their lock */
   _Atomic uint32_t done;    /* a participant reported: the checks stop on every thread */
   _Atomic uint32_t stopped; /* a wild access: nothing more of the launch runs */
+  uint8_t **origin; /* per region: its bytes before the launch, NULL when read-only (san_private.c);
+                       NULL: no private-memory check */
 } cubert_cpu_san_launch;
 
 typedef struct cubert_cpu_san {
@@ -79,10 +83,12 @@ typedef struct cubert_cpu_san {
   uint32_t units;       /* per cube */
   uint32_t unit;        /* the running unit's linear position; CUBERT_CPU_SAN_ALL: the cube */
   uint32_t epoch, base, next;
-  uint32_t line;     /* phased: the PHASE running (or the barrier that began the interval) */
-  uint32_t in_phase; /* phased: inside a PHASE block */
-  uint32_t *syncs;   /* fibers: barriers passed per unit */
-  uint32_t *lines;   /* fibers: the line of each unit's last barrier (0: none yet) */
+  uint32_t line;         /* phased: the PHASE running (or the barrier that began the interval) */
+  uint32_t in_phase;     /* phased: inside a PHASE block */
+  uint32_t *syncs;       /* fibers: barriers passed per unit */
+  uint32_t *lines;       /* fibers: the line of each unit's last barrier (0: none yet) */
+  uint8_t *returned;     /* fibers: the unit's call returned (a barrier it skipped is divergence) */
+  uint32_t returned_min; /* fibers: the fewest barriers a returned unit passed (UINT32_MAX: none) */
   cubert_cpu_san_shadow *shadow; /* zone_bytes entries */
   const uint16_t *order;         /* CUBERT_VALIDATE_SEED: the units of a PHASE, in order */
   cubert_cpu_san_launch *launch; /* the launch's buffer memory (san_buffers.c) */
@@ -95,6 +101,8 @@ typedef struct cubert_cpu_san {
   cubert_cpu_san_frame **frames; /* fibers: each unit's call (a unit resumes at a barrier) */
   uintptr_t image_lo, image_hi;  /* the kernel's module image (its static data), once looked up */
   uintptr_t pc_base;             /* the kernel's sanitize entry: code addresses are kept from it */
+  cubert_cpu_san_pending
+      pending; /* a write-after-write race decided after its store (san_same.c) */
   int image_known;
 } cubert_cpu_san;
 
@@ -113,6 +121,10 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, struct cubert_cpu_job *job, void *sh
 /* A new cube, whose first unit is `first_unit`: a new barrier interval, nothing written.
    `order` (NULL: ascending) is the order its PHASE loops run its units in. */
 void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t *order);
+/* Makes the sanitizer on this thread quiet for a run of the private-memory check (san_private.c):
+   no checks, no reports, the launch's buffers at `regions` (copies); a wild access still stops
+   the run before it happens. */
+void cubert_cpu_san_quiet(cubert_cpu_san *s, cubert_cpu_san_region *regions);
 /* Stops sanitizing on this thread and frees the shadow. */
 void cubert_cpu_san_end(cubert_cpu_san *s);
 /* True when a wild access on any thread stopped the launch: no more of its cubes run. */
@@ -130,5 +142,11 @@ void cubert_cpu_san_place(const cubert_cpu_san *s, const void *pc, char *out, si
 void cubert_cpu_san_other_place(const cubert_cpu_san *s, uint32_t packed, char *out, size_t size);
 /* Makes `what` the launch's finding; checks stop. */
 void cubert_cpu_san_report(cubert_cpu_san *s, const char *what);
+/* "<kind> on shared memory byte <offset> (of N): unit (x, y, z) <other_did> it at <line> in the
+   same barrier interval; this write is <place>": a write's race with unit `other` of the cube,
+   whose access is at `other_pc` (packed). */
+void cubert_cpu_san_shared_race(cubert_cpu_san *s, const char *kind, uint64_t offset,
+                                uint32_t other, const char *other_did, uint32_t other_pc,
+                                const void *pc);
 
 #endif /* CUBERT_CPU_SANITIZE_H */

@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "cpu/order.h"
 #include "cpu/san_buffers.h"
+#include "cpu/san_private.h"
 #include "cpu/sanitize.h"
 #include "cpu/server.h"
 #include "cubert/config.h"
@@ -668,12 +669,10 @@ static void run_cubes(cubert_cpu_participant *part, cubert_cpu_job *job, cubert_
   }
 }
 
-static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_t chunk) {
-  uint64_t begin, end;
-  chunk_range(job, chunk, &begin, &end);
-  const cubert_kernel_def *kernel = job->kernel;
-  cubert_cpu_call call = {job, NULL};
-  cubert_cpu_ctx ctx = {
+/* The context of a run of `job`'s items; `call` is its report target. */
+static cubert_cpu_ctx launch_ctx(const cubert_cpu_job *job, cubert_cpu_call *call) {
+  *call = (cubert_cpu_call){(cubert_cpu_job *)job, NULL};
+  return (cubert_cpu_ctx){
       .cube_count = {job->cube_count[0], job->cube_count[1], job->cube_count[2]},
       .cube_dim = {job->cube_dim[0], job->cube_dim[1], job->cube_dim[2]},
       .buffers = job->buffers,
@@ -681,11 +680,25 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       .info = job->info,
       .buffer_count = job->binding_count,
       .info_count = job->info_count,
-      .priv_ = &call,
+      .priv_ = call,
       .mode = job->mode,
       .dynamic_shared_offset = job->dynamic_offset,
       .dynamic_shared_bytes = job->dynamic_bytes,
   };
+}
+
+/* Items (units, or cubes in cube mode) [begin, end) of `job`. `twin`: a run of the private-memory
+   check after the launch (san_private.c), with its function and buffer copies, the sanitizer
+   quiet and the mode checked (nothing it meets is reported); NULL: a chunk of the launch. */
+static void run_items(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_t begin,
+                      uint64_t end, const cubert_cpu_san_twin *twin) {
+  const cubert_kernel_def *kernel = job->kernel;
+  cubert_cpu_call call;
+  cubert_cpu_ctx ctx = launch_ctx(job, &call);
+  if (twin) {
+    ctx.buffers = twin->buffers;
+    ctx.mode = CUBERT_EXECUTION_CHECKED;
+  }
   /* Validate mode with the kernel sanitizer: the kernel's sanitize copy runs, its shared memory
      between redzones (sanitize.c). */
   cubert_cpu_kernel_fn fn = kernel->cpu;
@@ -693,12 +706,13 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
   const int sanitize = cubert_cpu_san_wanted(job);
   const uint64_t redzone =
       sanitize && job->shared_bytes ? cubert_cpu_san_redzone(job->shared_bytes) : 0;
-  if (sanitize) fn = kernel->cpu_sanitize;
+  if (sanitize) fn = twin ? twin->fn : kernel->cpu_sanitize;
   if (!job->cube_mode) {
     if (sanitize && !cubert_cpu_san_begin(&san, job, NULL, 0, 1, 0)) {
       cubert_cpu_job_fail(job, "the kernel sanitizer could not allocate its shadow memory");
       return;
     }
+    if (twin) cubert_cpu_san_quiet(&san, twin->regions);
     if (job->shuffle) {
       run_units_shuffled(fn, &ctx, begin, end);
     } else {
@@ -735,9 +749,28 @@ static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       cubert_cpu_job_fail(job, "the kernel sanitizer could not allocate its shadow memory");
       return;
     }
+    if (twin) cubert_cpu_san_quiet(&san, twin->regions);
   }
   run_cubes(part, job, fn, &ctx, sanitize ? &san : NULL, fibers, begin, end);
   if (sanitize) cubert_cpu_san_end(&san);
+}
+
+static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_t chunk) {
+  uint64_t begin, end;
+  chunk_range(job, chunk, &begin, &end);
+  run_items(part, job, begin, end, NULL);
+}
+
+/* A sanitized launch whose last chunk this participant ran: the private-memory check's runs of
+   the whole launch (san_private.c), on this thread, before the launch completes. */
+static void check_private(cubert_cpu_participant *part, cubert_cpu_job *job) {
+  cubert_cpu_san_twin twin;
+  if (!cubert_cpu_san_private_begin(&twin, job)) return;
+  cubert_cpu_call call;
+  const cubert_cpu_ctx ctx = launch_ctx(job, &call);
+  do run_items(part, job, 0, job->item_count, &twin);
+  while (cubert_cpu_san_private_next(&twin, job, &ctx));
+  cubert_cpu_san_private_end(&twin);
 }
 
 /* Runs chunks of `job` (read from a slot, possibly stale) until none is left to claim. */
@@ -780,6 +813,7 @@ static int run_job(cubert_cpu_device *d, cubert_cpu_participant *part, cubert_cp
   if (atomic_fetch_add_explicit(&job->done_chunks, ran, memory_order_acq_rel) + ran == count) {
     /* Workers, and a host thread on its own stream, run one-chunk successors inline. */
     int may_inline = part->is_worker || part->prefer == job->stream;
+    if (job->san_launch) check_private(part, job);
     stream_step(job->stream, job, 1, may_inline ? part : NULL);
   }
   return 1;

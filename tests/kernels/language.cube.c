@@ -82,6 +82,23 @@ CUBE_KERNEL(shared_histogram, (histogram_shared, sh), (uint32_t, out)) {
   if (UNIT_POS < 4) STORE(out, CUBE_POS * 4 + UNIT_POS, sh->bins[UNIT_POS]);
 }
 
+/* A "found" flag, as a BFS step keeps one: the units whose key is INFO_I32(0) store 1 to
+   found[0] with STORE_SAME, and to their cube's shared flag with SHARED_STORE_SAME, which unit 0
+   copies to found[1 + CUBE_POS]. */
+typedef struct found_shared {
+  int32_t any;
+} found_shared;
+CUBE_KERNEL(found_flags, (found_shared, sh), (const int32_t, keys), (int32_t, found)) {
+  if (UNIT_POS == 0) sh->any = 0;
+  SYNC_CUBE();
+  if (LOAD(keys, UNIT_ID) == INFO_I32(0)) {
+    STORE_SAME(found, 0, 1);
+    SHARED_STORE_SAME(&sh->any, 1);
+  }
+  SYNC_CUBE();
+  if (UNIT_POS == 0) STORE(found, 1 + CUBE_POS, sh->any);
+}
+
 /* The math set: 10 results per input. */
 UNIT_KERNEL(math, INFO_U64(0), (const float, x), (float, out), (int32_t, iout)) {
   const float v = LOAD_UNIT(x);

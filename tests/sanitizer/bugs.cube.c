@@ -174,7 +174,7 @@ PHASED_KERNEL(ww_buffer_phased, NO_SHARED, (float, out)) {
     STORE(out, UNIT_ID, 1.0f);
   }
   SYNC_CUBE();
-  STORE(out, 0, 2.0f); /* @ww_buffer_phased */
+  STORE(out, 0, (float)CUBE_POS); /* @ww_buffer_phased */
 }
 
 /* A missing SYNC_CUBE between two phases: the second reads what the first wrote. */
@@ -272,16 +272,105 @@ UNIT_KERNEL(private_unit, LEN(out), (float, out)) {
   STORE_UNIT(out, a[INFO_U32(0) + (UNIT_ID == 13)]); /* @private_unit */
 }
 
-/* A private array read before it is written: the sanitize copy fills it with 0xfe bytes. */
-UNIT_KERNEL(uninit_private_unit, LEN(out), (float, out)) {
+/* ---- private memory read before it is written ----
+   Unit 13 (unit 5 of cube (0, 1, 0)) reads a[INFO_U32(0)], never written unless it is 0; the
+   sanitize copy fills it with 0xfe bytes and the zeroed copy with zeros, so the output differs. */
+UNIT_KERNEL(uninit_private_unit, LEN(out), (float, out)) { /* @uninit_private_unit */
   float a[4];
   a[0] = 1.0f;
-  STORE_UNIT(out, a[INFO_U32(0)]);
+  STORE_UNIT(out, a[UNIT_ID == 13 ? INFO_U32(0) % 4 : 0]);
+}
+UNIT_KERNEL(uninit_private_unit_ok, LEN(out), (float, out)) {
+  float a[4];
+  for (int i = 0; i < 4; ++i) a[i] = (float)i;
+  STORE_UNIT(out, a[UNIT_ID == 13 ? INFO_U32(0) % 4 : 0]);
+}
+/* A private scalar that unit 6 of cube (0, 1, 0) never sets. GCC would warn about it. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(CUBERT_CUBE_OPENCL)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+CUBE_KERNEL(uninit_scalar_fiber, NO_SHARED, (float, out)) { /* @uninit_scalar_fiber */
+  float x;
+  if (!(CUBE_POS_Y == 1 && UNIT_POS == 6)) x = (float)UNIT_POS;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, x + 1.0f);
+}
+/* A private scalar read before it is written whose value never reaches an output: clean. */
+CUBE_KERNEL(uninit_scalar_fiber_ok, NO_SHARED, (float, out)) {
+  float x;
+  if (UNIT_POS != 6) x = (float)UNIT_POS;
+  STORE(out, UNIT_ID, UNIT_POS != 6 ? x + 1.0f : 0.0f);
+}
+/* The same in a phased kernel's EXCLUSIVE value. */
+PHASED_KERNEL(uninit_exclusive_phased, NO_SHARED, (float, out)) { /* @uninit_exclusive_phased */
+  EXCLUSIVE(float, v);
+  PHASE {
+    if (!(CUBE_POS_Y == 1 && UNIT_POS == 2)) MY(v) = 1.0f;
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, MY(v));
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__) && !defined(CUBERT_CUBE_OPENCL)
+#pragma GCC diagnostic pop
+#endif
+
+/* ---- same-value writes ----
+   A "found" flag: the units whose UNIT_ID % 8 is INFO_U32(0) (one per cube) store 1 to element
+   0. Plain STORE is a same-value race; STORE_SAME declares it intended; STORE_SAME of different
+   values is a race again. */
+UNIT_KERNEL(found_flag_unit, LEN(out), (float, out)) {
+  if (UNIT_ID % UNITS == INFO_U32(0)) STORE(out, 0, 1.0f); /* @found_flag_unit */
+}
+UNIT_KERNEL(found_flag_unit_ok, LEN(out), (float, out)) {
+  if (UNIT_ID % UNITS == INFO_U32(0)) STORE_SAME(out, 0, 1.0f);
+}
+UNIT_KERNEL(found_diff_unit, LEN(out), (float, out)) {
+  if (UNIT_ID % UNITS == INFO_U32(0)) STORE_SAME(out, 0, (float)UNIT_ID); /* @found_diff_unit */
+}
+/* The same on shared memory: every unit of cube (0, 1, 0) (and unit 0 of cube 0) stores to
+   v[0], then unit 0 copies it out. */
+CUBE_KERNEL(found_flag_fiber, (shared8, sh), (float, out)) {
+  if (UNIT_POS == 0 || CUBE_POS_Y == 1) sh->v[0] = 1.0f; /* @found_flag_fiber */
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+CUBE_KERNEL(found_flag_fiber_ok, (shared8, sh), (float, out)) {
+  if (UNIT_POS == 0 || CUBE_POS_Y == 1) SHARED_STORE_SAME(&sh->v[0], 1.0f);
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+CUBE_KERNEL(found_diff_fiber, (shared8, sh), (float, out)) {
+  if (UNIT_POS == 0 || CUBE_POS_Y == 1)
+    SHARED_STORE_SAME(&sh->v[0], (float)UNIT_POS); /* @found_diff_fiber */
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, sh->v[0]);
+}
+PHASED_KERNEL(found_flag_phased_ok, (shared8, sh), (float, out)) {
+  PHASE {
+    if (UNIT_POS % 2 == 1) SHARED_STORE_SAME(&sh->v[0], 1.0f);
+    if (UNIT_POS == 0) SHARED_STORE_SAME(&sh->v[0], 1.0f);
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE_SAME(out, CUBE_POS, sh->v[0]);
+  }
+}
+
+/* ---- a return before a barrier, then a read of what the returned unit never wrote ---- */
+CUBE_KERNEL(return_read_fiber, (shared8, sh), (float, out)) {
+  if (CUBE_POS_Y == 1 && (UNIT_POS == 5 || UNIT_POS == 6)) return;
+  sh->v[UNIT_POS] = 1.0f;
+  SYNC_CUBE(); /* @return_read_fiber */
+  STORE(out, UNIT_ID, sh->v[(UNIT_POS + 1) % UNITS]);
 }
 
 /* Two units write one element: unit 13 (unit 5 of cube (0, 1, 0)) also writes unit 12's. */
 UNIT_KERNEL(ww_buffer_unit, LEN(out), (float, out)) {
-  STORE(out, UNIT_ID == 13 ? 12 : UNIT_ID, 1.0f); /* @ww_buffer_unit */
+  STORE(out, UNIT_ID == 13 ? 12 : UNIT_ID, (float)UNIT_ID); /* @ww_buffer_unit */
 }
 UNIT_KERNEL(ww_buffer_unit_ok, LEN(out), (float, out)) {
   STORE(out, UNIT_ID, 1.0f);

@@ -20,9 +20,12 @@ extern const cubert_kernel_def ww_fiber, ww_fiber_ok, rw_fiber, rw_fiber_ok, war
     oob_index_phased, oob_ptr_phased, oob_phased_ok, uninit_phased, private_phased, private_unit,
     uninit_private_unit, ww_buffer_fiber, ww_buffer_fiber_ok, rw_buffer_fiber, rw_buffer_fiber_ok,
     atomic_buffer_fiber_ok, war_buffer_phased, war_buffer_phased_ok, ww_buffer_phased,
-    ww_buffer_unit, ww_buffer_unit_ok, rw_buffer_unit, read_in_unit, read_in_fiber, read_in_phased,
-    fill_first, increment_unit, wild_fiber, wild_phased, wild_unit, oob_buffer_fiber,
-    oob_buffer_unit;
+    ww_buffer_unit, ww_buffer_unit_ok, rw_buffer_unit, cubes_found, cubes_private, read_in_unit,
+    read_in_fiber, read_in_phased, fill_first, increment_unit, wild_fiber, wild_phased, wild_unit,
+    oob_buffer_fiber, oob_buffer_unit, uninit_private_unit_ok, uninit_scalar_fiber,
+    uninit_scalar_fiber_ok, uninit_exclusive_phased, found_flag_unit, found_flag_unit_ok,
+    found_diff_unit, found_flag_fiber, found_flag_fiber_ok, found_diff_fiber, found_flag_phased_ok,
+    return_read_fiber;
 
 enum { UNITS = 8, CUBES_Y = 2, N = UNITS * CUBES_Y };
 
@@ -76,8 +79,38 @@ static const bug bugs[] = {
     {&uninit_fiber, "uninitialised shared memory: read of byte 4 (of 32)", "@uninit_fiber",
      LINE_CODE, 0, -1, NULL, 3, -1, NULL},
     {&return_fiber,
-     "passed 0 cube barriers where unit (0, 0, 0) of its cube passed 1, the last of them",
-     "@return_fiber", LINE_BARRIER, 5, -1, NULL, 3, -1, NULL},
+     "barrier divergence: 1 unit of the cube (unit (5, 0, 0)) returned before the barrier at",
+     "@return_fiber", LINE_AT, 5, -1, NULL, 3, -1, NULL},
+    {&return_read_fiber,
+     "barrier divergence: 2 units of the cube (unit (5, 0, 0), unit (6, 0, 0)) returned before "
+     "the barrier at",
+     "@return_read_fiber", LINE_AT, 5, -1, NULL, 3, -1, NULL},
+    {&uninit_private_unit,
+     "uninitialised private memory: buffer 0 'out' element 13 (of 16) is -1.69474e+38 when "
+     "private variables start as 0xfe bytes and 0 when they start zeroed",
+     "@uninit_private_unit", LINE_AT, 5, -1, NULL, 3, -1, NULL},
+    {&uninit_scalar_fiber,
+     "uninitialised private memory: buffer 0 'out' element 14 (of 16) is -1.69474e+38 when "
+     "private variables start as 0xfe bytes and 1 when they start zeroed",
+     "@uninit_scalar_fiber", LINE_AT, 6, -1, NULL, 3, -1, NULL},
+    {&uninit_exclusive_phased,
+     "uninitialised private memory: buffer 0 'out' element 10 (of 16) is -1.69474e+38 when "
+     "private variables start as 0xfe bytes and 0 when they start zeroed",
+     "@uninit_exclusive_phased", LINE_AT, 2, -1, NULL, 3, -1, NULL},
+    {&found_flag_unit, "same-value write race", "@found_flag_unit", LINE_CODE, 3, 3,
+     "buffer 0 'out' element 0 (of 16): unit (3, 0, 0) of cube (0, 0, 0) wrote the same value to "
+     "it",
+     3, 0, NULL},
+    {&found_diff_unit, "data race (write after write of different values, through STORE_SAME)",
+     "@found_diff_unit", LINE_CODE, 3, 3,
+     "buffer 0 'out' element 0 (of 16): unit (3, 0, 0) of cube (0, 0, 0) wrote a different value "
+     "to it",
+     3, 0, NULL},
+    {&found_flag_fiber, "same-value write race", "@found_flag_fiber", LINE_CODE, 1, 0,
+     "shared memory byte 0 (of 32): unit (0, 0, 0) wrote the same value to it", 3, -1, NULL},
+    {&found_diff_fiber, "data race (write after write of different values, through STORE_SAME)",
+     "@found_diff_fiber", LINE_CODE, 1, 0,
+     "shared memory byte 0 (of 32): unit (0, 0, 0) wrote a different value to it", 3, -1, NULL},
     {&private_fiber, "index 4 past the bounds of 'float [4]'", "@private_fiber", LINE_AT, 6, -1,
      NULL, 3, -1, NULL},
     {&rw_phased, "data race (read after write)", "@rw_phased", LINE_CODE, 0, 1,
@@ -119,10 +152,24 @@ static const bug bugs[] = {
 };
 
 static const cubert_kernel_def *const twins[] = {
-    &ww_fiber_ok,        &rw_fiber_ok,        &atomic_fiber_ok,        &oob_fiber_ok,
-    &uninit_fiber_ok,    &return_fiber_ok,    &rw_phased_ok,           &oob_phased_ok,
-    &ww_buffer_fiber_ok, &rw_buffer_fiber_ok, &atomic_buffer_fiber_ok, &war_buffer_phased_ok,
+    &ww_fiber_ok,
+    &rw_fiber_ok,
+    &atomic_fiber_ok,
+    &oob_fiber_ok,
+    &uninit_fiber_ok,
+    &return_fiber_ok,
+    &rw_phased_ok,
+    &oob_phased_ok,
+    &ww_buffer_fiber_ok,
+    &rw_buffer_fiber_ok,
+    &atomic_buffer_fiber_ok,
+    &war_buffer_phased_ok,
     &ww_buffer_unit_ok,
+    &uninit_private_unit_ok,
+    &uninit_scalar_fiber_ok,
+    &found_flag_unit_ok,
+    &found_flag_fiber_ok,
+    &found_flag_phased_ok,
 };
 
 static int failures;
@@ -136,9 +183,9 @@ static int failures;
     }                                                      \
   } while (0)
 
-/* The line of `marker` in bugs.cube.c, 0 if absent. */
-static int marker_line(const char *marker) {
-  FILE *f = fopen(CUBERT_SANITIZER_BUGS_SOURCE, "r");
+/* The line of `marker` in the file at `path` (marker_line: bugs.cube.c), 0 if absent. */
+static int marker_line_in(const char *path, const char *marker) {
+  FILE *f = fopen(path, "r");
   if (!f) return 0;
   char text[512];
   int line = 0, found = 0;
@@ -153,6 +200,9 @@ static int marker_line(const char *marker) {
   }
   fclose(f);
   return found;
+}
+static int marker_line(const char *marker) {
+  return marker_line_in(CUBERT_SANITIZER_BUGS_SOURCE, marker);
 }
 
 /* Whether `msg` holds `before` "bugs.cube.c:<line>" not followed by a digit. */
@@ -185,6 +235,8 @@ static cubert_status run(cubert_client *client, const cubert_kernel_def *k, uint
                                   cubert_cube_dim_new_3d(UNITS, 1, 1), &args, mode);
   }
   if (!s) s = cubert_client_read(client, h, out, N * sizeof *out);
+  /* After a report the stream is usable again: what the launch left is read all the same. */
+  if (s && h) cubert_status_free(cubert_client_read(client, h, out, N * sizeof *out));
   cubert_handle_release(h);
   return s;
 }
@@ -501,6 +553,48 @@ static void check_cubes(cubert_client *client) {
   }
 }
 
+/* Same-value stores and private memory over a launch of several chunks (threads): STORE_SAME of
+   one value is clean and sets the flag, a plain STORE of one value is a same-value race and
+   STORE_SAME of different values a race, each with the store's line; a private read before a
+   write is reported at the last element, and an order-dependent float sum is not. */
+static void check_many_same_private(cubert_client *client) {
+  static float out[MANY];
+  memset(out, 0, sizeof out);
+  cubert_status s = run_many(client, &cubes_found, 0, out);
+  CHECK(!s && out[0] == 1.0f && out[1] == 1.0f && out[MANY - 1] == (float)(MANY - 1),
+        "cubes_found with STORE_SAME: %s (out[0] = %g)", s ? cubert_status_message(s) : "clean",
+        out[0]);
+  cubert_status_free(s);
+  const char *const kinds[2] = {"same-value write race",
+                                "data race (write after write of "
+                                "different values, through STORE_SAME)"};
+  const char *const markers[2] = {"@cubes_found", "@cubes_found_diff"};
+  for (int k = 0; k < 2; ++k) {
+    s = run_many(client, &cubes_found, 1 + (uint32_t)k, out);
+    const char *msg = s ? cubert_status_message(s) : "no report";
+    char want[64];
+    snprintf(want, sizeof want, "cubes.cube.c:%d",
+             marker_line_in(CUBERT_SANITIZER_CUBES_SOURCE, markers[k]));
+    CHECK(s && strstr(msg, kinds[k]) && strstr(msg, "on buffer 0 'out' element 0 (of 16384)") &&
+              strstr(msg, want),
+          "cubes_found %d: not a \"%s\" at %s: %s", k + 1, kinds[k], want, msg);
+    cubert_status_free(s);
+  }
+  s = run_many(client, &cubes_private, 0, out);
+  CHECK(!s, "cubes_private without the bug: %s", s ? cubert_status_message(s) : "");
+  cubert_status_free(s);
+  s = run_many(client, &cubes_private, 1, out);
+  const char *msg = s ? cubert_status_message(s) : "no report";
+  CHECK(s &&
+            strstr(msg,
+                   "uninitialised private memory: buffer 0 'out' element 16383 (of 16384) "
+                   "is -1.69474e+38 when private variables start as 0xfe bytes and 0 when "
+                   "they start zeroed") &&
+            strstr(msg, "unit (255, 0, 0) of cube (63, 0, 0)"),
+        "cubes_private: %s", msg);
+  cubert_status_free(s);
+}
+
 int main(void) {
   /* Several participants run a big sanitized launch, even on a machine of one core. */
   setenv("CUBERT_CPU_THREADS", "4", 0);
@@ -530,15 +624,27 @@ int main(void) {
   s = run(client, &atomic_fiber_ok, 0, CUBERT_EXECUTION_VALIDATE, out);
   CHECK(!s && out[0] == UNITS && out[N - 1] == UNITS, "atomic_fiber_ok counted %g", out[0]);
   cubert_status_free(s);
+  /* The report leaves the launch's result (the check's runs write copies): the fill pattern. */
   s = run(client, &uninit_private_unit, 2, CUBERT_EXECUTION_VALIDATE, out);
   uint32_t bits;
-  memcpy(&bits, &out[5], sizeof bits);
-  CHECK(!s && bits == 0xfefefefeu, "an uninitialised private float reads 0x%08x, not the pattern",
+  memcpy(&bits, &out[13], sizeof bits);
+  CHECK(s && bits == 0xfefefefeu, "an uninitialised private float reads 0x%08x, not the pattern",
         (unsigned)bits);
+  cubert_status_free(s);
+  /* The found flags stored their value. */
+  memset(out, 0, sizeof out);
+  s = run(client, &found_flag_unit_ok, 3, CUBERT_EXECUTION_VALIDATE, out);
+  CHECK(!s && out[0] == 1.0f && out[1] == 0.0f, "found_flag_unit_ok left %g, %g", out[0], out[1]);
+  cubert_status_free(s);
+  memset(out, 0, sizeof out);
+  s = run(client, &found_flag_phased_ok, 3, CUBERT_EXECUTION_VALIDATE, out);
+  CHECK(!s && out[0] == 1.0f && out[1] == 1.0f && out[2] == 0.0f,
+        "found_flag_phased_ok left %g, %g", out[0], out[1]);
   cubert_status_free(s);
   check_unwritten(client);
   check_after_wild(client);
   check_cubes(client);
+  check_many_same_private(client);
   cubert_client_release(client);
   if (failures) fprintf(stderr, "%d checks failed\n", failures);
   return failures ? 1 : 0;

@@ -98,7 +98,7 @@ typedef struct form_case {
   X(clean_cube) X(clean_no_shared)                                                                \
   X(ww_fiber_ok) X(rw_fiber_ok) X(atomic_fiber_ok) X(oob_fiber_ok) X(uninit_fiber_ok)             \
   X(return_fiber_ok) X(ww_buffer_fiber_ok) X(rw_buffer_fiber_ok) X(atomic_buffer_fiber_ok)        \
-  X(wild_fiber) X(read_in_fiber)                                                                  \
+  X(wild_fiber) X(read_in_fiber) X(found_flag_fiber_ok) X(found_flags)                            \
   X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
   X(tiled) X(reduce) X(mixed_decl) X(below_x) X(cubes_fiber)                                     \
   X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow) X(shared_atomics64)            \
@@ -116,7 +116,11 @@ KERNELS(DECLARE_FORMS)
    unit reaches. */
 static const char *const excluded[] = {
     "ww_fiber", "rw_fiber", "war_fiber", "oob_index_fiber", "oob_ptr_fiber", "uninit_fiber",
-    "return_fiber", "private_fiber", "ww_buffer_fiber", "rw_buffer_fiber",
+    "return_fiber", "private_fiber", "ww_buffer_fiber", "rw_buffer_fiber", "found_flag_fiber",
+    "found_diff_fiber", "return_read_fiber",
+    /* bugs.cube.c: unit 6 reads a private variable never written (uninit_scalar_fiber_ok: its
+       value never reaches the output, but the read is undefined behaviour all the same) */
+    "uninit_scalar_fiber", "uninit_scalar_fiber_ok",
     /* bugs.cube.c: unit 7 of cube (0, 1, 0) reads element 16 of 16 (a planted bug) */
     "oob_buffer_fiber",
     /* rules.cube.c: reads sh->v[0], never written; a barrier only the odd units reach */
@@ -293,6 +297,9 @@ static const form_case cases[] = {
     {FORMS(atomic_buffer_fiber_ok), 0, DIM(8, 1), 0, {{0, 0, 1}}, 0, NULL, 0},
     {FORMS(wild_fiber), 0, DIM(8, 1), 0, {UNITS(1)}, 4 /* bit 2: the corrected twin */, NULL, 0},
     {FORMS(read_in_fiber), 0, DIM(8, 1), 0, {UNITS(1), UNITS(1)}, 0, NULL, 0},
+    {FORMS(found_flag_fiber_ok), 0, DIM(8, 1), 0, {UNITS(1)}, 0, NULL, 0},
+    /* language.cube.c: keys, then found[0] and one flag per cube */
+    {FORMS(found_flags), 64, {0}, 0, {UNITS(1), {0, 1, 1}}, 0, NULL, 0},
     {FORMS(reduce_tree_natural), 1024, {0}, ONE_D, {{0}}, 0, reduce_geometry, 0},
     {FORMS(hotspot_natural), 0, DIM(16, 16), 0, {{0}}, 0, hotspot_geometry, 0},
     {FORMS(scan_natural), 1024, {0}, ONE_D, {{0}}, 0, scan_geometry, 0},

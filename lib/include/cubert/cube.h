@@ -62,10 +62,14 @@
    Buffers (the execution mode decides what an out-of-range index does, see below):
      LOAD(buf, i) / STORE(buf, i, v)    element i (evaluated more than once: no side effects)
      LOAD_UNIT(buf) / STORE_UNIT(buf, v) element UNIT_ID (the CPU hoists their checks)
+     STORE_SAME(buf, i, v)              STORE, declared as one of several units' stores of one
+                                        value to element i in a launch (a "found" flag): the
+                                        kernel sanitizer then reports it only if the values differ
      LEN(buf)                            elements in the bound buffer (uint64_t)
    Scalars, from the launch's info words: INFO_U64(k), INFO_I64, INFO_U32 / INFO_I32 (low 32
      bits), INFO_F32 (IEEE bits in the low 32 bits: cubert_kernel_info_f32), INFO_F64.
    Barriers: SYNC_CUBE().
+   SHARED_STORE_SAME(p, v): `*p = v` in shared memory, declared like STORE_SAME (p evaluated once).
    Atomics on buffer elements (int32_t, uint32_t, int64_t, uint64_t; checked like LOAD; return
    the old value): ATOMIC_ADD(buf, i, v), ATOMIC_SUB, ATOMIC_MIN, ATOMIC_MAX, ATOMIC_XCHG,
      ATOMIC_CAS(buf, i, expected, desired), ATOMIC_ADD_F32(buf, i, v) (float add by
@@ -304,6 +308,13 @@
 /** @def ATOMIC_ADD_F64(buf, i, v)
     Atomically adds `v` to element `i` of a double buffer (compare-exchange; OpenCL: fp64 and
     cl_khr_int64_base_atomics); returns the old value. */
+/** @def STORE_SAME(buf, i, v)
+    STORE, declared as a store that several units of a launch may make to element `i` with the
+    same value (a "found" flag): a plain store on every server; the kernel sanitizer (validate
+    mode) reports it only if two units store different values, where plain STORE gets a
+    same-value race report. */
+/** @def SHARED_STORE_SAME(p, v)
+    `*p = v` in shared memory (p evaluated once), declared as STORE_SAME is. */
 /** @def SHARED_ATOMIC_ADD(p, v)
     Atomically adds `v` to the int32_t, uint32_t, int64_t or uint64_t at `p` (shared memory;
     64-bit on OpenCL: cl_khr_int64_base_atomics, MIN/MAX _extended_atomics); returns the old
@@ -659,6 +670,24 @@
   } while (0)
 #define CUBERT_CUBE_STORE_SPLIT_(buf, ...) \
   CUBERT_CUBE_STORE_(buf, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
+/* A store several units may make with one value (cube.h's header): a plain store, which the
+   kernel sanitizer's copy hands to the sanitizer with its value instead (cube_cpu.h). */
+#define CUBERT_CUBE_SAME_STORE_(p, v) \
+  do {                                \
+    *(p) = (v);                       \
+  } while (0)
+#define STORE_SAME(buf, ...)                                                              \
+  CUBERT_PP_PICK_(2, CUBERT_CUBE_STORE_SAME_, CUBERT_CUBE_STORE_SAME_SPLIT_, __VA_ARGS__) \
+  (buf, __VA_ARGS__)
+#define CUBERT_CUBE_STORE_SAME_(buf, i, v)   \
+  do {                                       \
+    if (CUBERT_CUBE_OK_(buf, i)) {           \
+      CUBERT_CUBE_SAME_STORE_(&(buf)[i], v); \
+    }                                        \
+  } while (0)
+#define CUBERT_CUBE_STORE_SAME_SPLIT_(buf, ...) \
+  CUBERT_CUBE_STORE_SAME_(buf, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
+#define SHARED_STORE_SAME(p, ...) CUBERT_CUBE_SAME_STORE_(p, (__VA_ARGS__))
 #define LOAD_UNIT(buf) \
   ((cubert_own_safe_ || CUBERT_CUBE_OK_(buf, UNIT_ID)) ? (buf)[UNIT_ID] : CUBERT_CUBE_ZERO_(buf))
 #define STORE_UNIT(buf, ...)                                                               \

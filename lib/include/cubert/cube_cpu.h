@@ -801,6 +801,7 @@ typedef struct cubert_no_shared_ {
       .shared_bytes = (shared_bytes_),                                                    \
       .signature = &kname##_signature_,                                                   \
       .cpu_sanitize = CUBERT_CUBE_SAN_REF_(kname),                                        \
+      .cpu_sanitize_zero = CUBERT_CUBE_SAN_ZERO_REF_(kname),                              \
   };
 
 /* The signature and the definition object. */
@@ -838,6 +839,7 @@ typedef struct cubert_no_shared_ {
       .shared_bytes = (shared_bytes_),                                                            \
       .signature = &kname##_signature_,                                                           \
       .cpu_sanitize = CUBERT_CUBE_SAN_REF_(kname),                                                \
+      .cpu_sanitize_zero = CUBERT_CUBE_SAN_ZERO_REF_(kname),                                      \
   };                                                                                              \
   CUBERT_CUBE_PORTABLE_DEF_(kname, form_flags, shared_bytes_)
 
@@ -1015,19 +1017,33 @@ typedef struct cubert_no_shared_ {
    GCC's -fsanitize=thread,bounds-strict, whose per-access callbacks it renames to cubert_san_*
    (implemented by the CPU server: backends/cpu/sanitize.c). That copy defines, per kernel, only
    `<prefix><kernel>_sanitize_cpu_`, which the main copy's definition carries as cpu_sanitize
-   (CUBERT_CUBE_HAVE_SANITIZE). Here the variant tells the sanitizer which unit runs: at a
-   fiber's start and after each barrier, and at each unit of a PHASE loop. */
+   (CUBERT_CUBE_HAVE_SANITIZE); a second one whose private memory starts zeroed
+   (CUBERT_CUBE_SANITIZE_ZERO) defines `<prefix><kernel>_sanitize_zero_cpu_`, carried as
+   cpu_sanitize_zero (CUBERT_CUBE_HAVE_SANITIZE_ZERO: the build makes it only for a file that
+   declares a private variable without an initialiser). Here the variant tells the sanitizer which
+   unit runs: at a fiber's start and after each barrier, and at each unit of a PHASE loop. */
 #if defined(CUBERT_CUBE_HAVE_SANITIZE) && !defined(CUBERT_CUBE_SANITIZE)
 #ifndef CUBERT_CUBE_SANITIZE_PREFIX
 #define CUBERT_CUBE_SANITIZE_PREFIX CUBERT_KERNEL_PREFIX
 #endif
 #define CUBERT_CUBE_SAN_NAME_(kname) \
   CUBERT_PP_CAT(CUBERT_CUBE_SANITIZE_PREFIX, kname##_sanitize_cpu_)
-#define CUBERT_CUBE_SAN_DECL_(kname) void CUBERT_CUBE_SAN_NAME_(kname)(const cubert_cpu_ctx *);
+#define CUBERT_CUBE_SAN_ZERO_NAME_(kname) \
+  CUBERT_PP_CAT(CUBERT_CUBE_SANITIZE_PREFIX, kname##_sanitize_zero_cpu_)
 #define CUBERT_CUBE_SAN_REF_(kname) CUBERT_CUBE_SAN_NAME_(kname)
+#ifdef CUBERT_CUBE_HAVE_SANITIZE_ZERO
+#define CUBERT_CUBE_SAN_DECL_(kname)                         \
+  void CUBERT_CUBE_SAN_NAME_(kname)(const cubert_cpu_ctx *); \
+  void CUBERT_CUBE_SAN_ZERO_NAME_(kname)(const cubert_cpu_ctx *);
+#define CUBERT_CUBE_SAN_ZERO_REF_(kname) CUBERT_CUBE_SAN_ZERO_NAME_(kname)
+#else
+#define CUBERT_CUBE_SAN_DECL_(kname) void CUBERT_CUBE_SAN_NAME_(kname)(const cubert_cpu_ctx *);
+#define CUBERT_CUBE_SAN_ZERO_REF_(kname) 0
+#endif
 #else
 #define CUBERT_CUBE_SAN_DECL_(kname)
 #define CUBERT_CUBE_SAN_REF_(kname) 0
+#define CUBERT_CUBE_SAN_ZERO_REF_(kname) 0
 #endif
 
 #if defined(CUBERT_CUBE_SANITIZE)
@@ -1079,6 +1095,17 @@ CUBERT_CUBE_INLINE_ void cubert_san_sync_(const cubert_cpu_ctx *ctx, int form, u
   cubert_san_resume(ctx);
 }
 
+/* A store declared with STORE_SAME or SHARED_STORE_SAME: the sanitizer compares its value with
+   what the memory holds and stores it. */
+#undef CUBERT_CUBE_SAME_STORE_
+#define CUBERT_CUBE_SAME_STORE_(p, v)                                    \
+  do {                                                                   \
+    __typeof__(p) cubert_same_p_ = (p);                                  \
+    __typeof__(*cubert_same_p_) cubert_same_v_ = (v);                    \
+    cubert_san_store_same(cubert_same_p_, (const void *)&cubert_same_v_, \
+                          (uint32_t)sizeof cubert_same_v_);              \
+  } while (0)
+
 /* Atomics stay atomic here whatever the main copy makes of them, so the sanitizer sees them. */
 #undef SHARED_ATOMIC_ADD
 #undef SHARED_ATOMIC_SUB
@@ -1087,12 +1114,18 @@ CUBERT_CUBE_INLINE_ void cubert_san_sync_(const cubert_cpu_ctx *ctx, int form, u
 #define SHARED_ATOMIC_SUB(...) __atomic_fetch_sub(__VA_ARGS__, __ATOMIC_RELAXED)
 #define SHARED_ATOMIC_XCHG(...) __atomic_exchange_n(__VA_ARGS__, __ATOMIC_RELAXED)
 
-/* The definition objects stay in the main copy; this one gives the sanitized CPU function. */
+/* The definition objects stay in the main copy; this one gives the sanitized CPU function (the
+   copy whose private memory starts zeroed, CUBERT_CUBE_SANITIZE_ZERO, another name). */
+#ifdef CUBERT_CUBE_SANITIZE_ZERO
+#define CUBERT_CUBE_SAN_OWN_(kname) CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname##_sanitize_zero_cpu_)
+#else
+#define CUBERT_CUBE_SAN_OWN_(kname) CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname##_sanitize_cpu_)
+#endif
 #undef CUBERT_CUBE_DEF_
-#define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...)                              \
-  void CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname##_sanitize_cpu_)(const cubert_cpu_ctx *);   \
-  void CUBERT_PP_CAT(CUBERT_KERNEL_PREFIX, kname##_sanitize_cpu_)(const cubert_cpu_ctx *c) { \
-    cubert_san_run(c, kname##_cpu_, (form_flags));                                           \
+#define CUBERT_CUBE_DEF_(kname, form_flags, shared_bytes_, ...) \
+  void CUBERT_CUBE_SAN_OWN_(kname)(const cubert_cpu_ctx *);     \
+  void CUBERT_CUBE_SAN_OWN_(kname)(const cubert_cpu_ctx *c) {   \
+    cubert_san_run(c, kname##_cpu_, (form_flags));              \
   }
 #undef CUBERT_CUBE_PORTABLE_DEF_1
 #define CUBERT_CUBE_PORTABLE_DEF_1(kname, form_flags, shared_bytes_)

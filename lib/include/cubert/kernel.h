@@ -153,6 +153,12 @@ typedef struct cubert_kernel_def {
   /** Kernel-language kernels: the same CPU function built for the kernel sanitizer (cube.h's
      CUBERT_CUBE_SANITIZE copy), which the CPU server runs in validate mode; NULL: none. */
   cubert_cpu_kernel_fn cpu_sanitize;
+  /** Kernel-language kernels: that copy again with private variables starting zeroed instead of
+     filled with 0xfe bytes; validate mode runs the whole launch again with it, on copies of the
+     buffers, and reports an output that differs (a private variable read before it was
+     written). NULL: none (the build makes it only for a file that declares a private variable
+     without an initialiser: docs/debugging.md). */
+  cubert_cpu_kernel_fn cpu_sanitize_zero;
 } cubert_kernel_def;
 
 /** The arguments of a launch: buffers and info words. Borrowed: the launch takes what it

@@ -42,6 +42,11 @@ CUBERT_API int cubert_san_phase_unit(uint32_t unit);
    itself, or with CUBERT_VALIDATE_SEED the seeded order's k-th unit. */
 CUBERT_API uint32_t cubert_san_phase_order(uint32_t k);
 
+/** STORE_SAME or SHARED_STORE_SAME: stores the `size` bytes at `value` to `p`, a store that
+   other units of the launch may make with the same value; the sanitizer reports it only if the
+   values differ, or if another unit's store there was not declared so. */
+CUBERT_API void cubert_san_store_same(volatile void *p, const void *value, uint32_t size);
+
 CUBERT_EXTERN_C_END
 
 #endif /* CUBERT_SANITIZE_H */
