@@ -4,30 +4,18 @@
    waiters (cubert_tune_background_wait) and a second stopper. Jobs run without the lock: a job
    launches, syncs and writes the disk cache, and a caller pushing a job must never wait for
    that. Why one thread and not one per job: the measurements share the device and its compiler
-   with the callers; one at a time keeps the samples of a job from timing another job's work.
-
-   The worker lets the callers settle before each job: it starts one only after no job has been
-   pushed for CUBERT_TUNE_SETTLE_MS. A push is a caller's first call of a new key, so pushes come
-   while a program warms up, when each first call also compiles its kernels; a device compiles
-   one program at a time (PoCL serialises its compiler per context), so a candidate's compile
-   started then would hold up the caller's next first call. A waiter (cubert_tune_wait) asks for
-   the jobs now and the worker skips the pause. */
+   with the callers; one at a time keeps the samples of a job from timing another job's work. */
 #include "tune/background.h"
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 #ifdef __linux__
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
 
-#include "base/log.h" /* cubert_now_ns */
 #include "client.h"
-
-/* How long the worker waits after the last push before it starts a job (see the top). */
-#define CUBERT_TUNE_SETTLE_MS 250
 
 typedef struct job_node {
   struct job_node *next;
@@ -41,11 +29,9 @@ struct cubert_tune_background {
   pthread_cond_t work;  /* a job was queued, or cancel was set */
   pthread_cond_t idle;  /* a job ended, or the worker stopped */
   job_node *head, *tail;
-  int running;           /* the thread exists (started, not yet joined) */
-  int stopping;          /* a stop is joining the thread */
-  int busy;              /* the worker runs a job */
-  int waiters;           /* threads in cubert_tune_background_wait: run the jobs without a pause */
-  uint64_t last_push_ns; /* cubert_now_ns() of the latest push */
+  int running;  /* the thread exists (started, not yet joined) */
+  int stopping; /* a stop is joining the thread */
+  int busy;     /* the worker runs a job */
   atomic_int cancel;
   pthread_t thread;
   cubert_client *view; /* the worker's client, held while running */
@@ -61,11 +47,7 @@ cubert_tune_background *cubert_tune_background_create(void) {
   cubert_tune_background *bg = calloc(1, sizeof(*bg));
   if (!bg) return NULL;
   pthread_mutex_init(&bg->lock, NULL);
-  pthread_condattr_t monotonic;
-  pthread_condattr_init(&monotonic);
-  pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
-  pthread_cond_init(&bg->work, &monotonic);
-  pthread_condattr_destroy(&monotonic);
+  pthread_cond_init(&bg->work, NULL);
   pthread_cond_init(&bg->idle, NULL);
   atomic_init(&bg->cancel, 0);
   return bg;
@@ -91,30 +73,13 @@ static void lower_priority(void) {
 #endif
 }
 
-/* Waits (lock held) until a job is queued and the callers have settled: no push for
-   CUBERT_TUNE_SETTLE_MS, or a waiter wants the jobs; returns at once on cancel. */
-static void wait_for_settled_job(cubert_tune_background *bg) {
-  const uint64_t settle_ns = (uint64_t)CUBERT_TUNE_SETTLE_MS * 1000000u;
-  while (!atomic_load(&bg->cancel)) {
-    if (!bg->head) {
-      pthread_cond_wait(&bg->work, &bg->lock);
-      continue;
-    }
-    const uint64_t now = cubert_now_ns();
-    if (bg->waiters || now - bg->last_push_ns >= settle_ns) return;
-    const uint64_t due = bg->last_push_ns + settle_ns;
-    struct timespec at = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
-    pthread_cond_timedwait(&bg->work, &bg->lock, &at);
-  }
-}
-
 static void *worker_main(void *arg) {
   cubert_tune_background *bg = arg;
   on_worker = 1;
   lower_priority();
   pthread_mutex_lock(&bg->lock);
   for (;;) {
-    wait_for_settled_job(bg);
+    while (!bg->head && !atomic_load(&bg->cancel)) pthread_cond_wait(&bg->work, &bg->lock);
     if (atomic_load(&bg->cancel)) break;
     job_node *n = bg->head;
     bg->head = n->next;
@@ -167,7 +132,6 @@ cubert_status cubert_tune_background_push(cubert_tune_background *bg, cubert_cli
     else
       bg->head = n;
     bg->tail = n;
-    bg->last_push_ns = cubert_now_ns();
     pthread_cond_signal(&bg->work);
   }
   pthread_mutex_unlock(&bg->lock);
@@ -178,10 +142,7 @@ cubert_status cubert_tune_background_push(cubert_tune_background *bg, cubert_cli
 void cubert_tune_background_wait(cubert_tune_background *bg) {
   if (!bg || on_worker) return;
   pthread_mutex_lock(&bg->lock);
-  bg->waiters++;
-  pthread_cond_broadcast(&bg->work); /* no pause for the jobs a waiter wants */
   while (bg->running && (bg->head || bg->busy)) pthread_cond_wait(&bg->idle, &bg->lock);
-  bg->waiters--;
   pthread_mutex_unlock(&bg->lock);
 }
 

@@ -1869,7 +1869,6 @@ typedef struct bg_args {
   pthread_t caller;
   atomic_int *gate;  /* nonzero: the worker's runs may proceed */
   atomic_int *calls; /* [3][2]: per candidate, runs on the caller's thread / elsewhere */
-  atomic_ullong *first_off_caller_ns; /* cubert_now_ns() of the first run elsewhere, or 0 */
 } bg_args;
 
 static cubert_status bg_candidate(cubert_client *c, const bg_args *a, int i) {
@@ -1878,8 +1877,6 @@ static cubert_status bg_candidate(cubert_client *c, const bg_args *a, int i) {
   if (on_caller && a->fail_on_caller[i])
     return cubert_status_make((cubert_code)a->fail_on_caller[i], "candidate %d fails", i);
   if (!on_caller) {
-    unsigned long long none = 0;
-    atomic_compare_exchange_strong(a->first_off_caller_ns, &none, cubert_now_ns());
     while (!atomic_load(a->gate)) usleep(1000);
     if (a->sleep_us) usleep(a->sleep_us);
     CUBERT_RETURN_IF_ERROR(fill_u32(c, a->canary, BG_N, 0xdead));
@@ -1911,18 +1908,15 @@ static uint32_t known_bg2(const cubert_client *client, const cubert_tune_set *se
 }
 
 static atomic_int bg_gate, bg_calls[6];
-static atomic_ullong bg_first_off_caller_ns;
 
 /* Fresh counters, an open or closed gate, and the buffers (out and canary hold BG_CANARY). */
 static bg_args bg_attach(cubert_client *client, int gate_open) {
   atomic_store(&bg_gate, gate_open);
   for (int i = 0; i < 6; ++i) atomic_store(&bg_calls[i], 0);
-  atomic_store(&bg_first_off_caller_ns, 0);
   bg_args a = {.spin_ns = {6000000, 500000, 3000000},
                .caller = pthread_self(),
                .gate = &bg_gate,
-               .calls = bg_calls,
-               .first_off_caller_ns = &bg_first_off_caller_ns};
+               .calls = bg_calls};
   uint32_t fill[BG_N];
   for (int i = 0; i < BG_N; ++i) fill[i] = BG_CANARY;
   expect_ok(cubert_client_create_buffer(client, fill, sizeof fill, &a.out));
@@ -2010,35 +2004,6 @@ Test(tune, background_first_call_runs_the_known_good_and_the_winner_follows) {
 /* The caller's errors stay the caller's: a provisional candidate that fails returns its status
    from the call (nothing is queued or cached), and an earlier asynchronous error of the caller's
    stream reaches its next sync, with no candidate blamed for it. */
-/* The worker starts measuring only once the program has settled: no new key for 250 ms
-   (lib/tune/background.c), so that a warming-up program's first calls compile first; a waiter
-   (cubert_tune_wait) has it start at once. */
-Test(tune, background_tuning_starts_once_the_new_keys_stop) {
-  background = "on";
-  env_setup(NULL);
-  for (size_t d = 0; d < 2; ++d) {
-    cubert_client *client = open_client(selectors[d]);
-    if (!client) continue;
-    bg_args a = bg_attach(client, 1);
-    const uint64_t before = cubert_now_ns();
-    cubert_tune_key k1 = key1(5600 + d), k2 = key1((5600 + d) << 8);
-    expect_ok(bg_execute(client, &k1, &a));
-    /* No waiter: poll until the worker has measured the key (10 s at most). */
-    for (int i = 0; i < 1000 && stats_of(client).background_tunings < 1; ++i) usleep(10 * 1000);
-    cr_assert_eq(stats_of(client).background_tunings, 1, "%s: measured within 10 s", selectors[d]);
-    const uint64_t first = atomic_load(&bg_first_off_caller_ns);
-    cr_expect_geq(first, before + 250u * 1000000u,
-                  "%s: the worker started %.1f ms after the new key, before it settled",
-                  selectors[d], (double)(first - before) / 1e6);
-    /* With a waiter the next key is measured without the pause. */
-    expect_ok(bg_execute(client, &k2, &a));
-    expect_ok(cubert_tune_wait(client));
-    cr_expect_eq(stats_of(client).background_tunings, 2, "%s", selectors[d]);
-    bg_detach(&a);
-    cubert_client_release(client);
-  }
-}
-
 Test(tune, background_tuning_leaves_the_callers_errors_on_its_stream) {
   background = "on";
   env_setup(NULL);

@@ -192,9 +192,7 @@ CUBERT_API cubert_status cubert_tune_key_add_anchored(cubert_tune_key *key, uint
    (auto: every device but the CPU server), the first call of an unknown key launches a
    provisional candidate at once on the caller's stream (the device family's known-good one
    where the library has one, else the default) and returns its status; a worker thread of the
-   device then measures every valid candidate as above (starting once the program has settled:
-   no new key for 250 ms, since each first call of a warming-up program compiles kernels and a
-   candidate's compile would hold those up), on its own client and stream, with a
+   device then measures every valid candidate as above, on its own client and stream, with a
    copy of the arguments and scratch copies of every buffer the candidates bind (inputs
    included), and publishes and persists the winner. Until then, calls with the key launch the
    provisional candidate (cubert_tune_lookup says PENDING); afterwards the winner. The caller's
@@ -239,8 +237,7 @@ CUBERT_API cubert_status cubert_tune_execute_reading(cubert_client *client,
 
 /** Blocks until the background worker of `client`'s device (see cubert_tune_execute,
    "Background tuning") has measured every key queued so far and published their winners (in
-   memory and on disk), then returns NULL; the worker starts at once then, without waiting for
-   the program to settle. Returns at once when nothing is queued, when the
+   memory and on disk), then returns NULL. Returns at once when nothing is queued, when the
    worker is not running, and when called from inside a candidate the worker measures.
    INVALID_ARGUMENT for NULL, NOT_FOUND for a released client. Thread-safe. */
 CUBERT_API cubert_status cubert_tune_wait(cubert_client *client);
