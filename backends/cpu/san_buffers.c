@@ -386,7 +386,7 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
   /* A declared store compares and stores its value under its first cell's lock, so that the
      next declared store there finds it in memory. */
   if (value && locked) cell_lock(&r->cells[first]);
-  const int same = value && memcmp((const void *)a, value, size) == 0;
+  const int same = value && cubert_cpu_san_equal_relaxed((const void *)a, value, (uint32_t)size);
   const char *race = NULL;
   cubert_cpu_san_access other;
   uint64_t i = first;
@@ -397,7 +397,7 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
     race = cell_access(s, c, write, same, me, &other);
     if (lock) atomic_store_explicit(&c->lock, 0, memory_order_release);
   }
-  if (value) memcpy((void *)a, value, size);
+  if (value) cubert_cpu_san_store_relaxed((void *)a, value, size);
   if (value && locked) atomic_store_explicit(&r->cells[first].lock, 0, memory_order_release);
   if (!race) return;
   const uintptr_t at = r->lo + ((i - 1) << r->shift) > a ? r->lo + ((i - 1) << r->shift) : a;

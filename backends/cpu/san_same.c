@@ -36,7 +36,7 @@ int cubert_cpu_san_same_defer(cubert_cpu_san *s, const cubert_cpu_san_pending *r
   if (s->pending.size) return s->pending.addr == race->addr;
   if (!race->size || race->size > CUBERT_CPU_SAN_SAME_BYTES) return 0;
   s->pending = *race;
-  memcpy(s->pending.old, (const void *)race->addr, race->size);
+  cubert_cpu_san_load_relaxed(s->pending.old, (const void *)race->addr, race->size);
   return 1;
 }
 
@@ -46,8 +46,8 @@ void cubert_cpu_san_same_resolve(cubert_cpu_san *s) {
   p->size = 0;
   if (!size || s->done) return;
   const char *did = NULL;
-  const char *kind =
-      cubert_cpu_san_same_kind(memcmp((const void *)p->addr, p->old, size) == 0, 0, &did);
+  const char *kind = cubert_cpu_san_same_kind(
+      cubert_cpu_san_equal_relaxed((const void *)p->addr, p->old, size), 0, &did);
   if (p->region)
     cubert_cpu_san_buffer_race(s, p->region, (uintptr_t)p->at, kind,
                                (cubert_cpu_san_access){p->other_epoch, p->other_unit, p->other_pc},

@@ -42,4 +42,29 @@ int cubert_cpu_san_same_defer(struct cubert_cpu_san *s, const cubert_cpu_san_pen
    barrier, PHASE change or end. */
 void cubert_cpu_san_same_resolve(struct cubert_cpu_san *s);
 
+/* The bytes of a STORE_SAME and the element's old value are copied and compared with relaxed
+   atomic byte accesses, not memcpy/memcmp: units of cubes on other threads may store to the same
+   element at the same time (that is the point of STORE_SAME), which in C is a data race unless the
+   accesses are atomic; a relaxed byte copy keeps every byte one of the values written, as a GPU
+   does. */
+static inline void cubert_cpu_san_store_relaxed(volatile void *dst, const void *src,
+                                                uint32_t size) {
+  unsigned char *d = (unsigned char *)dst;
+  const unsigned char *v = (const unsigned char *)src;
+  for (uint32_t i = 0; i < size; ++i) __atomic_store_n(d + i, v[i], __ATOMIC_RELAXED);
+}
+static inline void cubert_cpu_san_load_relaxed(void *dst, const volatile void *src, uint32_t size) {
+  unsigned char *d = (unsigned char *)dst;
+  const unsigned char *v = (const unsigned char *)src;
+  for (uint32_t i = 0; i < size; ++i) d[i] = __atomic_load_n(v + i, __ATOMIC_RELAXED);
+}
+static inline int cubert_cpu_san_equal_relaxed(const volatile void *a, const void *value,
+                                               uint32_t size) {
+  const unsigned char *x = (const unsigned char *)a;
+  const unsigned char *v = (const unsigned char *)value;
+  for (uint32_t i = 0; i < size; ++i)
+    if (__atomic_load_n(x + i, __ATOMIC_RELAXED) != v[i]) return 0;
+  return 1;
+}
+
 #endif /* CUBERT_CPU_SAN_SAME_H */

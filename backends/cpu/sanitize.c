@@ -695,7 +695,7 @@ static inline void check(const volatile void *p, uint64_t size, int write, int a
 
 void cubert_san_store_same(volatile void *p, const void *value, uint32_t size) {
   if (!check_store(p, size, 1, 0, value, __builtin_return_address(0)))
-    memcpy((void *)p, value, size);
+    cubert_cpu_san_store_relaxed(p, value, size);
 }
 
 /* ---- the renamed instrumentation callbacks ------------------------------------------------ */
