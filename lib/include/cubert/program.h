@@ -15,8 +15,9 @@
    Servers:
    - OpenCL: the source is built for the device (cubert adds -cl-std=CL1.2 and
      -cl-kernel-arg-info, nothing else: none of the kernel language's mode macros, so one build
-     serves the checked, unchecked and validate modes alike). Each launch is checked against the kernel's own arguments: their count
-     (CL_KERNEL_NUM_ARGS) and, where the driver keeps the argument info, the kind of each (a
+     serves the checked, unchecked and validate modes alike). Each launch is checked against the
+   kernel's own arguments: their count (CL_KERNEL_NUM_ARGS) and, where the driver keeps the argument
+   info, the kind of each (a
      `__global`/`__constant` pointer takes a buffer, a `__local` pointer a local size, anything
      else a scalar) and the size of each built-in scalar or vector type; errors name the
      argument by position and name. A buffer argument binds the handle's bytes: a view whose
