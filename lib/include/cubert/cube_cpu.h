@@ -189,13 +189,16 @@ CUBERT_CUBE_INLINE_ void cubert_sync_(const cubert_cpu_ctx *ctx, int form, uint6
 #define CUBERT_CUBE_GATOMIC_ADD_(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define CUBERT_CUBE_GATOMIC_SUB_(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
 #define CUBERT_CUBE_GATOMIC_XCHG_(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+/* The function `prefix##op` for p's element type: 32- and 64-bit integers (buffer and shared
+   atomics). */
+#define CUBERT_CUBE_INT_FN_(prefix, op, p) \
+  _Generic((p), int32_t *                  \
+           : prefix##op##_i32_, uint32_t * \
+           : prefix##op##_u32_, int64_t *  \
+           : prefix##op##_i64_, uint64_t * \
+           : prefix##op##_u64_)
 /* 32- and 64-bit integer elements; add, sub and xchg are GCC's type-generic builtins. */
-#define CUBERT_CUBE_GATOMIC_FN_(op, p)             \
-  _Generic((p), int32_t *                          \
-           : cubert_atomic_##op##_i32_, uint32_t * \
-           : cubert_atomic_##op##_u32_, int64_t *  \
-           : cubert_atomic_##op##_i64_, uint64_t * \
-           : cubert_atomic_##op##_u64_)
+#define CUBERT_CUBE_GATOMIC_FN_(op, p) CUBERT_CUBE_INT_FN_(cubert_atomic_, op, p)
 #define CUBERT_CUBE_GATOMIC_MIN_(p, v) CUBERT_CUBE_GATOMIC_FN_(min, p)((p), (v))
 #define CUBERT_CUBE_GATOMIC_MAX_(p, v) CUBERT_CUBE_GATOMIC_FN_(max, p)((p), (v))
 #define CUBERT_CUBE_GATOMIC_CAS_(p, e, d) CUBERT_CUBE_GATOMIC_FN_(cas, p)((p), (e), (d))
@@ -286,12 +289,7 @@ CUBERT_CUBE_SHARED_FNS_(int32_t, uint32_t, i32)
 CUBERT_CUBE_SHARED_FNS_(uint32_t, uint32_t, u32)
 CUBERT_CUBE_SHARED_FNS_(int64_t, uint64_t, i64)
 CUBERT_CUBE_SHARED_FNS_(uint64_t, uint64_t, u64)
-#define CUBERT_CUBE_SHARED_GENERIC_(op, p)         \
-  _Generic((p), int32_t *                          \
-           : cubert_shared_##op##_i32_, uint32_t * \
-           : cubert_shared_##op##_u32_, int64_t *  \
-           : cubert_shared_##op##_i64_, uint64_t * \
-           : cubert_shared_##op##_u64_)
+#define CUBERT_CUBE_SHARED_GENERIC_(op, p) CUBERT_CUBE_INT_FN_(cubert_shared_, op, p)
 /* Split arguments (cube.h, "Whole arguments"): the function by the first of the two as the C
    parser sees them, called with both; CAS's three by GCC's type-generic compare-and-swap (an
    atomic instruction where the plain update would do: only where a literal splits them). */
