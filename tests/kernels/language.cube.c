@@ -99,6 +99,23 @@ CUBE_KERNEL(found_flags, (found_shared, sh), (const int32_t, keys), (int32_t, fo
   if (UNIT_POS == 0) STORE(found, 1 + CUBE_POS, sh->any);
 }
 
+/* q = a / b per unit, in each kernel form, the CUBE_KERNEL on fibers on the CPU server (cts
+   language/integer_division_faults_*): a zero divisor, or INT32_MIN / -1, gives an unspecified
+   value on a GPU and fails the launch on the CPU server. */
+UNIT_KERNEL(divide_unit, LEN(q), (const int32_t, a), (const int32_t, b), (int32_t, q)) {
+  STORE_UNIT(q, LOAD_UNIT(a) / LOAD_UNIT(b));
+}
+CUBE_KERNEL_FIBERS(divide_fiber, NO_SHARED, (const int32_t, a), (const int32_t, b), (int32_t, q)) {
+  SYNC_CUBE();
+  STORE(q, UNIT_ID, LOAD(a, UNIT_ID) / LOAD(b, UNIT_ID)); /* @divide_fiber */
+  SYNC_CUBE();
+}
+PHASED_KERNEL(divide_phased, NO_SHARED, (const int32_t, a), (const int32_t, b), (int32_t, q)) {
+  PHASE {
+    STORE(q, UNIT_ID, LOAD(a, UNIT_ID) / LOAD(b, UNIT_ID));
+  }
+}
+
 /* The math set: 10 results per input. */
 UNIT_KERNEL(math, INFO_U64(0), (const float, x), (float, out), (int32_t, iout)) {
   const float v = LOAD_UNIT(x);

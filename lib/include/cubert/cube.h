@@ -679,12 +679,15 @@
 #define STORE_SAME(buf, ...)                                                              \
   CUBERT_PP_PICK_(2, CUBERT_CUBE_STORE_SAME_, CUBERT_CUBE_STORE_SAME_SPLIT_, __VA_ARGS__) \
   (buf, __VA_ARGS__)
-#define CUBERT_CUBE_STORE_SAME_(buf, i, v)   \
-  do {                                       \
-    if (CUBERT_CUBE_OK_(buf, i)) {           \
-      CUBERT_CUBE_SAME_STORE_(&(buf)[i], v); \
-    }                                        \
+#define CUBERT_CUBE_STORE_SAME_(buf, i, v)          \
+  do {                                              \
+    if (CUBERT_CUBE_OK_(buf, i)) {                  \
+      CUBERT_CUBE_BUFFER_SAME_STORE_(&(buf)[i], v); \
+    }                                               \
   } while (0)
+/* STORE_SAME's store into a buffer: SHARED_STORE_SAME's, unless a side makes it atomic
+   (cube_cpu.h: cubes on other threads store there at once). */
+#define CUBERT_CUBE_BUFFER_SAME_STORE_(p, v) CUBERT_CUBE_SAME_STORE_(p, v)
 #define CUBERT_CUBE_STORE_SAME_SPLIT_(buf, ...) \
   CUBERT_CUBE_STORE_SAME_(buf, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
 #define SHARED_STORE_SAME(p, ...) CUBERT_CUBE_SAME_STORE_(p, (__VA_ARGS__))
