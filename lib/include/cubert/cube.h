@@ -310,9 +310,10 @@
     cl_khr_int64_base_atomics); returns the old value. */
 /** @def STORE_SAME(buf, i, v)
     STORE, declared as a store that several units of a launch may make to element `i` with the
-    same value (a "found" flag): a plain store on every server; the kernel sanitizer (validate
-    mode) reports it only if two units store different values, where plain STORE gets a
-    same-value race report. */
+    same value (a "found" flag): a plain store on OpenCL, a relaxed atomic store of an element of
+    1, 2, 4 or 8 bytes on the CPU server (the same instruction; cubes on other threads may store
+    there at once); the kernel sanitizer (validate mode) reports it only if two units store
+    different values, where plain STORE gets a same-value race report. */
 /** @def SHARED_STORE_SAME(p, v)
     `*p = v` in shared memory (p evaluated once), declared as STORE_SAME is. */
 /** @def SHARED_ATOMIC_ADD(p, v)
