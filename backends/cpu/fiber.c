@@ -19,6 +19,11 @@
    the signal mask with a system call). The switch does not save MXCSR or the x87 control word:
    the fibers of a cube run the same kernel, which is not expected to change them.
 
+   A division fault of kernel code (trap.c) leaves the cube from its fiber:
+   cubert_cpu_fiber_leave_cube switches back to the thread that runs the cube, the other units
+   stay where they waited, and no fiber of the cube is resumed (each is prepared afresh at the
+   next cube, as after any cube).
+
    Stacks are 64 KiB with a PROT_NONE guard page below each, mapped on demand in batches and
    reused by every cube of the runner. When the guard page cannot be set (mprotect splits the
    mapping, and the process may be at vm.max_map_count), a canary at the bottom of the stack is

@@ -1,7 +1,8 @@
 /* cubert CPU server — the kernel sanitizer (validate mode; docs/debugging.md).
 
    A kernel file's sanitize copy (cubert/cube.h, CUBERT_CUBE_SANITIZE) is compiled with GCC's
-   -fsanitize=thread,bounds-strict and its __tsan_* / __ubsan_* calls renamed cubert_san_tsan_* /
+   -fsanitize=thread,bounds-strict,integer-divide-by-zero and its __tsan_* / __ubsan_* calls
+   renamed cubert_san_tsan_* /
    cubert_san_ubsan_* (cmake/sanitize_rename.cmake), so they never meet a real TSan or UBSan
    runtime. Every load and store of that copy calls in here first. Accesses outside the running
    cube's shared memory and its redzones return at once; inside it a shadow per byte records the
@@ -13,7 +14,9 @@
      - accesses in the redzones around the shared memory (pointer arithmetic past the end);
    and units that returned before a barrier the others reached (reported at that barrier), and
    bounds-strict's handler reports array indices past a declared size (private arrays,
-   EXCLUSIVE arrays, arrays in the shared struct) with its exact file and line. The first
+   EXCLUSIVE arrays, arrays in the shared struct) with its exact file and line, and the division
+   handler a zero integer divisor, before the division (the launch stops there, as after a wild
+   pointer, below: the division would fault once the handler returned). The first
    finding becomes the launch's error (checks.c); the chunk's checks stop there.
 
    An access outside every memory a unit may touch (the launch's buffers, the cube's shared
