@@ -304,14 +304,17 @@ static void check_bug(cubert_client *client, const bug *b) {
   if (strstr(b->category, "out-of-bounds") || strstr(b->category, "past the bounds") ||
       strstr(b->category, "wild pointer") || strstr(b->category, "divides by zero"))
     return;
+  /* A division by zero faults there (x86-64): the launch fails, the process goes on. Not in the
+     ASan build, whose UBSan halts at the division first; elsewhere nothing faults. */
+  const int divides = strstr(b->category, "integer division by zero") != NULL;
+#if defined(__SANITIZE_ADDRESS__) || !defined(__x86_64__)
+  if (divides) return;
+#endif
   s = run(client, b->kernel, b->info, CUBERT_EXECUTION_CHECKED, out);
-  /* A division by zero faults there (x86-64): the launch fails, the process goes on. */
-  if (strstr(b->category, "integer division by zero")) {
-#if defined(__x86_64__)
+  if (divides) {
     CHECK(s && strstr(cubert_status_message(s), "integer division by zero") &&
               strstr(cubert_status_message(s), name),
           "%s: checked mode: %s", name, s ? cubert_status_message(s) : "no error");
-#endif
     cubert_status_free(s);
     return;
   }
