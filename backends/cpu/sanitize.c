@@ -900,7 +900,7 @@ static void divide_by_zero(const san_divrem *d, uintptr_t lhs) {
              "launch stopped there, before the division",
              value, d->type ? d->type->name : "an integer", base, d->loc.line);
     cubert_cpu_san_report(s, what);
-  } else if (!s->launch->division.file) {
+  } else if (!atomic_exchange_explicit(&s->launch->division_taken, 1, memory_order_relaxed)) {
     s->launch->division = (cubert_cpu_san_division){base, d->loc.line, cubert_cpu_san_unit_id(s)};
   }
   s->stopped = 1;

@@ -74,7 +74,8 @@ typedef struct cubert_cpu_san_launch {
   _Atomic uint32_t stopped; /* a wild access: nothing more of the launch runs */
   uint8_t **origin; /* per region: its bytes before the launch, NULL when read-only (san_private.c);
                        NULL: no private-memory check */
-  cubert_cpu_san_division division; /* a quiet run's division by zero (san_private.c) */
+  cubert_cpu_san_division division; /* a quiet run's division by zero (san_private.c) ... */
+  _Atomic uint32_t division_taken;  /* ... written by the participant that set this first */
 } cubert_cpu_san_launch;
 
 typedef struct cubert_cpu_san {
