@@ -139,11 +139,16 @@ void cubert_cpu_trap_fail(const cubert_cpu_trap *t, cubert_cpu_job *job, const c
   /* pc + 1: the lookup takes a return address and names the instruction before it. */
   cubert_cpu_san_symbols_where((const char *)t->pc + 1, sig ? sig->file : NULL, at, sizeof at);
   uint32_t u[3], c[3];
-  const uint64_t id = t->unit != UINT64_MAX ? t->unit : t->cube_first;
+  /* A unit kernel in a seeded order runs one unit per call (the context's range). */
+  const uint64_t unit =
+      t->unit == UINT64_MAX && t->cube_first == UINT64_MAX && ctx->unit_end == ctx->unit_begin + 1
+          ? ctx->unit_begin
+          : t->unit;
+  const uint64_t id = unit != UINT64_MAX ? unit : t->cube_first;
   if (id != UINT64_MAX) {
     cubert_cpu_unit_pos(ctx, id, u);
     cubert_cpu_cube_pos(ctx, id, c);
-    if (t->unit != UINT64_MAX)
+    if (unit != UINT64_MAX)
       snprintf(who, sizeof who,
                "in unit (%" PRIu32 ", %" PRIu32 ", %" PRIu32 ") of cube (%" PRIu32 ", %" PRIu32
                ", %" PRIu32 ")",
