@@ -31,7 +31,8 @@
 set(CUBERT_KERNELS_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # The kernel sanitizer (docs/debugging.md): with GCC, binutils' nm and objcopy, each kernel file
-# is compiled twice more with CUBERT_CUBE_SANITIZE and -fsanitize=thread,bounds-strict as OBJECT
+# is compiled twice more with CUBERT_CUBE_SANITIZE and -fsanitize=thread,bounds-strict,
+# integer-divide-by-zero as OBJECT
 # libraries <target>_san_<id> and <target>_san_zero_<id> (private memory filled with 0xfe bytes
 # or zeroed), whose __tsan_*/__ubsan_* calls sanitize_rename.cmake renames to the CPU server's
 # cubert_san_* (so a real TSan/UBSan runtime never sees them); the renamed objects are linked
@@ -150,7 +151,8 @@ function(cubert_add_kernel_sanitize target path source id symbol prefix out_dir 
     # No other sanitizer of the build (CUBERT_SANITIZE) instruments this copy: its callbacks are
     # the CPU server's. Unused static functions: a hand-written override the copy does not call.
     target_compile_options(${lib} PRIVATE ${debug} -fno-sanitize=all
-                           -fsanitize=thread,bounds-strict --param=tsan-instrument-func-entry-exit=0
+                           -fsanitize=thread,bounds-strict,integer-divide-by-zero
+                           --param=tsan-instrument-func-entry-exit=0
                            -ftrivial-auto-var-init=${fill} -fopenmp-simd -ffp-contract=off
                            -Wno-unused-function)
     set(renamed ${out_dir}/${id}_sanitize${suffix}.o)

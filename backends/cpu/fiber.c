@@ -19,6 +19,11 @@
    the signal mask with a system call). The switch does not save MXCSR or the x87 control word:
    the fibers of a cube run the same kernel, which is not expected to change them.
 
+   A division fault of kernel code (trap.c) leaves the cube from its fiber:
+   cubert_cpu_fiber_leave_cube switches back to the thread that runs the cube, the other units
+   stay where they waited, and no fiber of the cube is resumed (each is prepared afresh at the
+   next cube, as after any cube).
+
    Stacks are 64 KiB with a PROT_NONE guard page below each, mapped on demand in batches and
    reused by every cube of the runner. When the guard page cannot be set (mprotect splits the
    mapping, and the process may be at vm.max_map_count), a canary at the bottom of the stack is
@@ -37,6 +42,7 @@
 #include "base/status.h"
 #include "cpu/scheduler.h"
 #include "cpu/server.h"
+#include "cpu/trap.h"
 
 /* ---- sanitizer annotations (only in sanitizer builds) ---------------------------------------- */
 
@@ -173,7 +179,13 @@ struct cubert_cpu_runner {
   void *shared;
   uint64_t shared_bytes;
   _Atomic uint32_t *fail_injections; /* test-only fault injection, or NULL */
+  uint32_t units;                    /* of the running cube */
+  uint64_t left_unit;                /* the unit whose fault left the cube (trap.c) */
+  int left;                          /* a fault left the running cube */
 };
+
+/* The runner whose cube's fibers run on this thread (NULL: none), for a division fault. */
+static __thread cubert_cpu_runner *tls_cube_runner __attribute__((tls_model("initial-exec")));
 
 #define CUBERT_CPU_CANARY 0x5ca1ab1e0ddba11ull
 
@@ -490,12 +502,18 @@ cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel
     }
     start = &fibers[order[0]];
   }
-  r->live = units;
+  r->live = r->units = units;
   r->arrived = 0;
 #ifdef CUBERT_CPU_TSAN
   r->main.tsan = __tsan_get_current_fiber();
 #endif
+  tls_cube_runner = r;
   fiber_switch(r, &r->main, &start->context, 0);
+  tls_cube_runner = NULL;
+  if (r->left) {
+    r->left = 0;
+    cubert_cpu_trap_leave(r->left_unit);
+  }
   /* Validate mode: a unit that passed fewer barriers than another skipped one (it returned
      while others waited, which a GPU leaves undefined and PoCL does not survive). */
   if (tmpl->mode == CUBERT_EXECUTION_VALIDATE)
@@ -520,6 +538,18 @@ cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *r, cubert_cpu_kernel
                                 i, CUBERT_CPU_FIBER_STACK_BYTES);
   }
   return NULL;
+}
+
+void cubert_cpu_fiber_leave_cube(const void *sp) {
+  cubert_cpu_runner *r = tls_cube_runner;
+  if (!r) return;
+  for (uint32_t i = 0; i < r->units; ++i) {
+    cubert_cpu_fiber *f = &r->fibers[i];
+    if ((uintptr_t)sp - (uintptr_t)f->stack_lo >= CUBERT_CPU_FIBER_STACK_BYTES) continue;
+    r->left = 1;
+    r->left_unit = f->ctx.unit_begin;
+    fiber_switch(r, &f->context, &r->main, 1); /* never resumed */
+  }
 }
 
 /* ---- kernel services --------------------------------------------------------------------- */

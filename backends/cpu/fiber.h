@@ -71,4 +71,11 @@ cubert_status cubert_cpu_runner_run_cube(cubert_cpu_runner *runner, cubert_cpu_k
                                          uint64_t first_unit, uint32_t units,
                                          const uint16_t *order);
 
+/* After a division fault of kernel code on this thread (trap.c), with `sp` an address on the
+   faulting stack: when a cube's fibers run on this thread, leaves the cube (its units are not
+   resumed; every fiber is prepared afresh at the next cube) and resumes the thread inside
+   cubert_cpu_runner_run_cube, which ends the trap's run there naming the faulting unit
+   (cubert_cpu_trap_leave). Returns at once when no fiber runs here. */
+void cubert_cpu_fiber_leave_cube(const void *sp);
+
 #endif /* CUBERT_CPU_FIBER_H */

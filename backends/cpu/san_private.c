@@ -155,11 +155,39 @@ static void report(const cubert_cpu_job *job, const cubert_cpu_ctx *ctx, uint32_
   cubert_cpu_report_sanitizer(ctx, unit, what);
 }
 
+/* The zeroed run divided by zero and the filled one, in the same order, did not: the divisor came
+   from private memory read before it was written. Named at the division, the first use of the
+   value that the check sees. */
+static void report_division(const cubert_cpu_ctx *ctx, const cubert_cpu_san_division *d) {
+  char what[640];
+  snprintf(what, sizeof what,
+           "uninitialised private memory: the unit divides by zero at %s:%" PRIu32
+           " when private variables start zeroed, and not when they start as 0xfe bytes, so it "
+           "read a private variable or array before writing it and the divisor came from there "
+           "(initialise it before the read)",
+           d->file, d->line);
+  cubert_cpu_report_sanitizer(ctx, d->unit, what);
+}
+
 int cubert_cpu_san_private_next(cubert_cpu_san_twin *t, cubert_cpu_job *job,
                                 const cubert_cpu_ctx *ctx) {
   cubert_cpu_san_launch *l = job->san_launch;
-  /* A wild access stopped the run (the launch had none): its output is partial. */
-  if (atomic_load_explicit(&l->stopped, memory_order_relaxed)) return 0;
+  if (atomic_load_explicit(&l->stopped, memory_order_relaxed)) {
+    /* A wild access stopped the run (the launch had none): its output is partial. So is the
+       filled run's after it divided by zero too (in this order: not private memory). */
+    if (t->pass || !l->division.file) return 0;
+    /* The zeroed run divided by zero where the launch did not: the filled copy confirms it in
+       the same order, as any other difference. */
+    atomic_store_explicit(&l->stopped, 0, memory_order_relaxed);
+    t->pass = 2;
+    t->fn = job->kernel->cpu_sanitize;
+    aim(t, job, l->origin);
+    return 1;
+  }
+  if (t->pass == 2) {
+    report_division(ctx, &l->division);
+    return 0;
+  }
   for (uint32_t i = 0; i < t->region_count; ++i) {
     if (!t->zeroed[i]) continue;
     const uint8_t *now = t->pass ? l->origin[i] : (const uint8_t *)l->regions[i].lo;

@@ -25,7 +25,8 @@ typedef struct cubert_cpu_san_twin {
   cubert_cpu_san_region *regions; /* the launch's regions over the copies (no shadow) */
   uint32_t region_count;
   uint8_t **zeroed; /* per writable region: the zeroed run's result */
-  int pass;         /* 0: the zeroed copy runs; 1: the filled one */
+  int pass; /* 0: the zeroed copy runs; 1: the filled one; 2: the filled one after the zeroed one
+               divided by zero */
 } cubert_cpu_san_twin;
 
 /* After the last chunk of sanitized launch `job`: when the launch has no finding and its inputs

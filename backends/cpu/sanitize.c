@@ -1,7 +1,8 @@
 /* cubert CPU server — the kernel sanitizer (validate mode; docs/debugging.md).
 
    A kernel file's sanitize copy (cubert/cube.h, CUBERT_CUBE_SANITIZE) is compiled with GCC's
-   -fsanitize=thread,bounds-strict and its __tsan_* / __ubsan_* calls renamed cubert_san_tsan_* /
+   -fsanitize=thread,bounds-strict,integer-divide-by-zero and its __tsan_* / __ubsan_* calls
+   renamed cubert_san_tsan_* /
    cubert_san_ubsan_* (cmake/sanitize_rename.cmake), so they never meet a real TSan or UBSan
    runtime. Every load and store of that copy calls in here first. Accesses outside the running
    cube's shared memory and its redzones return at once; inside it a shadow per byte records the
@@ -13,7 +14,9 @@
      - accesses in the redzones around the shared memory (pointer arithmetic past the end);
    and units that returned before a barrier the others reached (reported at that barrier), and
    bounds-strict's handler reports array indices past a declared size (private arrays,
-   EXCLUSIVE arrays, arrays in the shared struct) with its exact file and line. The first
+   EXCLUSIVE arrays, arrays in the shared struct) with its exact file and line, and the division
+   handler a zero integer divisor, before the division (the launch stops there, as after a wild
+   pointer, below: the division would fault once the handler returned). The first
    finding becomes the launch's error (checks.c); the chunk's checks stop there.
 
    An access outside every memory a unit may touch (the launch's buffers, the cube's shared
@@ -845,18 +848,23 @@ typedef struct san_out_of_bounds {
   const san_type_descriptor *array_type, *index_type;
 } san_out_of_bounds;
 
+/* An integer operand as its type (GCC's UBSan descriptor) reads: signed or unsigned, of its
+   width; `value` holds it inline (widths up to a pointer's). */
+static void integer_text(const san_type_descriptor *t, uintptr_t value, char *out, size_t size) {
+  const unsigned width = t && t->kind == 0 ? 1u << (t->info >> 1) : 64;
+  if (t && t->kind == 0 && (t->info & 1) && width <= 64) {
+    int64_t v = (int64_t)((uint64_t)value << (64 - width)) >> (64 - width);
+    snprintf(out, size, "%" PRId64, v);
+  } else {
+    snprintf(out, size, "%" PRIu64, (uint64_t)value);
+  }
+}
+
 static void out_of_bounds(const san_out_of_bounds *d, uintptr_t index) {
   cubert_cpu_san *s = tls_san;
   if (!s || s->done) return;
   char value[32];
-  const san_type_descriptor *it = d->index_type;
-  unsigned width = it && it->kind == 0 ? 1u << (it->info >> 1) : 64;
-  if (it && it->kind == 0 && (it->info & 1) && width <= 64) {
-    int64_t v = (int64_t)(index << (64 - width)) >> (64 - width);
-    snprintf(value, sizeof value, "%" PRId64, v);
-  } else {
-    snprintf(value, sizeof value, "%" PRIu64, (uint64_t)index);
-  }
+  integer_text(d->index_type, index, value, sizeof value);
   const char *file = d->loc.file ? d->loc.file : "?";
   const char *base = strrchr(file, '/');
   char what[512];
@@ -866,6 +874,52 @@ static void out_of_bounds(const san_out_of_bounds *d, uintptr_t index) {
            value, d->array_type ? d->array_type->name : "an array", base ? base + 1 : file,
            d->loc.line);
   cubert_cpu_san_report(s, what);
+}
+
+/* integer-divide-by-zero's record: where, and the operands' type. */
+typedef struct san_divrem {
+  san_source_location loc;
+  const san_type_descriptor *type;
+} san_divrem;
+
+/* A division or remainder by zero, before it happens: reported (in the private-memory check's
+   quiet runs, kept for san_private.c), and, since the division runs once the handler returns, the
+   unit's call is left as after a wild access: the launch stops there. Outside a unit's call (not
+   reached: the copy runs inside cubert_san_run) it returns, and the division faults (trap.c). */
+static void divide_by_zero(const san_divrem *d, uintptr_t lhs) {
+  cubert_cpu_san *s = tls_san;
+  if (!s || !s->frame) return;
+  const char *file = d->loc.file ? d->loc.file : "?", *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  if (!s->done) {
+    char value[32], what[512];
+    integer_text(d->type, lhs, value, sizeof value);
+    snprintf(what, sizeof what,
+             "integer division by zero: %s divided by 0 (%s, or its remainder) at %s:%" PRIu32
+             "; a GPU gives an unspecified value there (test the divisor before dividing); the "
+             "launch stopped there, before the division",
+             value, d->type ? d->type->name : "an integer", base, d->loc.line);
+    cubert_cpu_san_report(s, what);
+  } else if (!atomic_exchange_explicit(&s->launch->division_taken, 1, memory_order_relaxed)) {
+    s->launch->division = (cubert_cpu_san_division){base, d->loc.line, cubert_cpu_san_unit_id(s)};
+  }
+  s->stopped = 1;
+  atomic_store_explicit(&s->launch->stopped, 1, memory_order_relaxed);
+  siglongjmp(s->frame->jump, 1);
+}
+
+CUBERT_API void cubert_san_ubsan_handle_divrem_overflow(const san_divrem *d, uintptr_t lhs,
+                                                        uintptr_t rhs);
+CUBERT_API void cubert_san_ubsan_handle_divrem_overflow_abort(const san_divrem *d, uintptr_t lhs,
+                                                              uintptr_t rhs);
+void cubert_san_ubsan_handle_divrem_overflow(const san_divrem *d, uintptr_t lhs, uintptr_t rhs) {
+  (void)rhs; /* 0: only integer-divide-by-zero is instrumented (INT_MIN / -1 faults: trap.c) */
+  divide_by_zero(d, lhs);
+}
+void cubert_san_ubsan_handle_divrem_overflow_abort(const san_divrem *d, uintptr_t lhs,
+                                                   uintptr_t rhs) {
+  (void)rhs;
+  divide_by_zero(d, lhs);
 }
 
 CUBERT_API void cubert_san_ubsan_handle_out_of_bounds(const san_out_of_bounds *d, uintptr_t i);

@@ -55,6 +55,14 @@ typedef struct cubert_cpu_san_region {
   uint8_t *unwritten;         /* a bit per byte that nothing wrote yet (undefined.h); NULL: none */
 } cubert_cpu_san_region;
 
+/* Where a quiet run of the private-memory check stopped at a division by zero (san_private.c):
+   the kernel file's base name (NULL: no such stop), the line and the unit. */
+typedef struct cubert_cpu_san_division {
+  const char *file;
+  uint32_t line;
+  uint64_t unit;
+} cubert_cpu_san_division;
+
 /* What every participant running a sanitized launch's cubes shares (san_buffers.c): the buffer
    shadow is the launch's, so that a race between cubes on different threads is found. Built by
    the first participant to run a chunk, freed when the launch finishes. */
@@ -66,6 +74,8 @@ typedef struct cubert_cpu_san_launch {
   _Atomic uint32_t stopped; /* a wild access: nothing more of the launch runs */
   uint8_t **origin; /* per region: its bytes before the launch, NULL when read-only (san_private.c);
                        NULL: no private-memory check */
+  cubert_cpu_san_division division; /* a quiet run's division by zero (san_private.c) ... */
+  _Atomic uint32_t division_taken;  /* ... written by the participant that set this first */
 } cubert_cpu_san_launch;
 
 typedef struct cubert_cpu_san {

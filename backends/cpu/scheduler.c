@@ -19,6 +19,7 @@
 #include "cpu/san_private.h"
 #include "cpu/sanitize.h"
 #include "cpu/server.h"
+#include "cpu/trap.h"
 #include "cubert/config.h"
 
 /* How long a host thread in sync/event_sync polls before sleeping, in ns. Long enough that a
@@ -631,19 +632,33 @@ static void chunk_range(const cubert_cpu_job *job, uint64_t chunk, uint64_t *out
   *out_end = end;
 }
 
+/* A run of a chunk's items (or of the whole launch, for the private-memory check) once its
+   resources are ready: what run_trapped's body needs. `san`: the kernel sanitizer's state when
+   it runs, else NULL; `fibers`: each cube through the fiber runner (its units meet at
+   barriers). */
+typedef struct items_run {
+  cubert_cpu_participant *part;
+  cubert_cpu_job *job;
+  cubert_cpu_kernel_fn fn;
+  cubert_cpu_ctx *ctx;
+  cubert_cpu_san *san;
+  cubert_cpu_trap *trap;
+  int fibers;
+  uint64_t begin, end;
+} items_run;
+
 /* Cubes [begin, end) of a cube-mode chunk: one call per cube, or each through the fiber runner
-   when its units meet at barriers (`fibers`); in a shuffled order in validate mode. `san`: the
-   kernel sanitizer's state when it runs, else NULL. */
-static void run_cubes(cubert_cpu_participant *part, cubert_cpu_job *job, cubert_cpu_kernel_fn fn,
-                      cubert_cpu_ctx *ctx, cubert_cpu_san *san, int fibers, uint64_t begin,
-                      uint64_t end) {
-  const uint64_t units = job->units_per_cube;
+   when its units meet at barriers; in a shuffled order in validate mode. */
+static void run_cubes(const items_run *run) {
+  cubert_cpu_job *job = run->job;
+  cubert_cpu_ctx *ctx = run->ctx;
+  const uint64_t units = job->units_per_cube, begin = run->begin, end = run->end;
   cubert_cpu_order cubes = {0};
   uint16_t unit_order[CUBERT_CPU_MAX_UNITS_PER_CUBE];
   if (job->shuffle)
     cubert_cpu_order_init(&cubes, cubert_config_get()->validate_seed, 0, end - begin);
   for (uint64_t k = begin; k < end; ++k) {
-    if (san && cubert_cpu_san_stopped(san)) break; /* a wild access: nothing more runs */
+    if (run->san && cubert_cpu_san_stopped(run->san)) break; /* a wild access: nothing more */
     uint64_t cube = k;
     if (job->shuffle) {
       /* The cube's units in the order of (seed, cube), for the fiber ring (fiber.c). */
@@ -652,21 +667,45 @@ static void run_cubes(cubert_cpu_participant *part, cubert_cpu_job *job, cubert_
                                 unit_order);
     }
     uint64_t first = cube * units;
-    if (san) cubert_cpu_san_cube(san, first, job->shuffle ? unit_order : NULL);
-    if (!fibers) {
+    run->trap->cube_first = first;
+    if (run->san) cubert_cpu_san_cube(run->san, first, job->shuffle ? unit_order : NULL);
+    if (!run->fibers) {
       /* One call per cube: no barrier to honour, but shared memory is the cube's. */
       ctx->unit_begin = first;
       ctx->unit_end = first + units;
-      fn(ctx);
+      run->fn(ctx);
       continue;
     }
-    cubert_status s = cubert_cpu_runner_run_cube(part->runner, fn, ctx, job, first, (uint32_t)units,
-                                                 job->shuffle ? unit_order : NULL);
+    cubert_status s = cubert_cpu_runner_run_cube(run->part->runner, run->fn, ctx, job, first,
+                                                 (uint32_t)units, job->shuffle ? unit_order : NULL);
     if (s) {
       cubert_cpu_job_fail(job, cubert_status_message(s));
       cubert_status_free(s);
     }
   }
+}
+
+/* The items of `run`, as units or as cubes. */
+static void run_trapped(void *arg) {
+  const items_run *run = arg;
+  if (run->job->cube_mode) {
+    run_cubes(run);
+  } else if (run->job->shuffle) {
+    run_units_shuffled(run->fn, run->ctx, run->begin, run->end);
+  } else {
+    run->ctx->unit_begin = run->begin;
+    run->ctx->unit_end = run->end;
+    run->fn(run->ctx);
+  }
+}
+
+/* Runs the items of `run` on this thread, an integer division fault of the kernel ending them as
+   the launch's error (trap.c). */
+static void run_guarded(items_run *run) {
+  cubert_cpu_trap trap;
+  run->trap = &trap;
+  if (cubert_cpu_trap_run(&trap, run_trapped, run))
+    cubert_cpu_trap_fail(&trap, run->job, run->ctx, run->begin, run->end);
 }
 
 /* The context of a run of `job`'s items; `call` is its report target. */
@@ -713,13 +752,7 @@ static void run_items(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
       return;
     }
     if (twin) cubert_cpu_san_quiet(&san, twin->regions);
-    if (job->shuffle) {
-      run_units_shuffled(fn, &ctx, begin, end);
-    } else {
-      ctx.unit_begin = begin;
-      ctx.unit_end = end;
-      fn(&ctx);
-    }
+    run_guarded(&(items_run){part, job, fn, &ctx, sanitize ? &san : NULL, NULL, 0, begin, end});
     if (sanitize) cubert_cpu_san_end(&san);
     return;
   }
@@ -751,7 +784,7 @@ static void run_items(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
     }
     if (twin) cubert_cpu_san_quiet(&san, twin->regions);
   }
-  run_cubes(part, job, fn, &ctx, sanitize ? &san : NULL, fibers, begin, end);
+  run_guarded(&(items_run){part, job, fn, &ctx, sanitize ? &san : NULL, NULL, fibers, begin, end});
   if (sanitize) cubert_cpu_san_end(&san);
 }
 

@@ -28,6 +28,7 @@
 #include "cpu/scheduler.h"
 #include "cpu/storage.h"
 #include "cpu/stream.h"
+#include "cpu/trap.h"
 #include "cpu/workers.h"
 #include "cubert/backend.h"
 #include "cubert/config.h"
@@ -225,7 +226,8 @@ static cubert_status create(const char *spec, cubert_server **out) {
   d->caller_helps = d->threads > 1;
   d->worker_count = d->threads > 1 ? d->threads - 1 : 1;
   fill_properties(&d->topology, d->threads, &d->base.properties);
-  d->base.tags_errors = 1; /* each job keeps its submitter (scheduler.c) */
+  d->base.tags_errors = 1;   /* each job keeps its submitter (scheduler.c) */
+  cubert_cpu_trap_install(); /* a kernel's division fault fails its launch (trap.c) */
   s = cubert_cpu_workers_start(d);
   if (s) {
     destroy(&d->base);

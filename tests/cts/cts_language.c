@@ -13,7 +13,8 @@ TestSuite(language, .init = cts_setup, .fini = cts_teardown);
 /* Definitions from the kernel files in tests/kernels (cubert_add_kernels, bare names). */
 extern const cubert_kernel_def positions_unit, positions_fiber, positions_phased, shifted_write,
     info_reader, atomics, shared_histogram, found_flags, math, cube_sum_fiber, cube_sum_phased,
-    exclusive_carry, skips_barrier, different_barriers, uses_function_pointer;
+    exclusive_carry, skips_barrier, different_barriers, uses_function_pointer, divide_unit,
+    divide_fiber, divide_phased;
 CUBERT_API extern const cubert_kernel_def cubert_kernel_copy_strided_portable;
 
 static cubert_kernel_args args_of(cubert_handle **buffers, uint32_t count, const uint64_t *info,
@@ -293,6 +294,76 @@ Test(language, same_value_stores_set_found_flags) {
     cubert_handle_release(b[0]);
     cubert_handle_release(b[1]);
   }
+}
+
+/* ---- integer division faults ---------------------------------------------------------------- */
+
+/* One launch of `k` over 4 cubes of 16 units: q = a / b, where unit `bad` (unit 5 of cube 1)
+   divides a[bad] by b[bad]; the other units divide i * 7 by i % 5 + 1. Returns the launch's
+   status; `q` gets what the launch left. */
+static cubert_status divide(const cubert_kernel_def *k, cubert_execution_mode mode, int32_t a_bad,
+                            int32_t b_bad, int32_t q[64]) {
+  enum { bad = 21 };
+  int32_t a[64], b[64];
+  for (int i = 0; i < 64; ++i) {
+    a[i] = i == bad ? a_bad : i * 7;
+    b[i] = i == bad ? b_bad : i % 5 + 1;
+    q[i] = -1;
+  }
+  cubert_handle *h[3] = {cts_buffer(a, sizeof a), cts_buffer(b, sizeof b), cts_buffer(q, 256)};
+  cubert_status s = run_mode(k, cubert_cube_count_new_3d(4, 1, 1), cubert_cube_dim_new_3d(16, 1, 1),
+                             h, 3, NULL, 0, mode);
+  cts_read(h[2], q, 256);
+  for (int i = 0; i < 3; ++i) cubert_handle_release(h[i]);
+  return s;
+}
+
+/* A kernel that divides an integer by zero, or INT32_MIN by -1, never ends the process. On the
+   CPU server (x86-64, where idiv faults) the launch fails naming the kernel, the fault and, for
+   a CUBE_KERNEL, the unit, in every mode; on OpenCL (PoCL, a GPU) the quotient is unspecified
+   and the launch succeeds. Either way the client runs the next launch right. Not in the ASan
+   build: it carries UBSan, which halts at the kernel's division first (UBSAN_OPTIONS in the
+   Makefile). */
+Test(language, integer_division_faults_fail_the_launch_only) {
+  const cubert_kernel_def *const kernels[3] = {&divide_unit, &divide_fiber, &divide_phased};
+  const cubert_execution_mode modes[3] = {CUBERT_EXECUTION_UNCHECKED, CUBERT_EXECUTION_CHECKED,
+                                          CUBERT_EXECUTION_VALIDATE};
+  const int32_t bad[2][2] = {{9, 0}, {INT32_MIN, -1}};
+#if defined(__SANITIZE_ADDRESS__)
+  if (cts_is_cpu()) return;
+#endif
+#if defined(__x86_64__) && defined(__linux__)
+  const int faults = cts_is_cpu();
+#else
+  const int faults = 0;
+#endif
+  for (int k = 0; k < 3; ++k)
+    for (int m = 0; m < 3; ++m)
+      for (int v = 0; v < 2; ++v) {
+        const char *name = kernels[k]->name;
+        int32_t q[64];
+        cubert_status s = divide(kernels[k], modes[m], bad[v][0], bad[v][1], q);
+        if (faults) {
+          cr_assert_not_null(s, "%s, mode %d, case %d: no error", name, m, v);
+          const char *msg = cubert_status_message(s);
+          cr_assert(strstr(msg, name) && strstr(msg, "integer division by zero"),
+                    "%s, mode %d, case %d: %s", name, m, v, msg);
+          if (k == 1 || (m == 2 && v == 0 && strstr(msg, "sanitizer")))
+            cr_assert(strstr(msg, "unit (5, 0, 0) of cube (1, 0, 0)"), "%s, mode %d: %s", name, m,
+                      msg);
+          else if (k == 2)
+            cr_assert(strstr(msg, "cube (1, 0, 0)"), "%s, mode %d: %s", name, m, msg);
+        } else {
+          cr_assert_null(s, "%s, mode %d, case %d: %s", name, m, v, cubert_status_message(s));
+        }
+        cubert_status_free(s);
+        s = divide(kernels[k], modes[m], 8, 2, q);
+        cr_assert_null(s, "%s, mode %d: the next launch: %s", name, m, cubert_status_message(s));
+        for (int i = 0; i < 64; ++i) {
+          const int32_t want = i == 21 ? 4 : i * 7 / (i % 5 + 1);
+          cr_assert_eq(q[i], want, "%s, mode %d: q[%d] = %d, expected %d", name, m, i, q[i], want);
+        }
+      }
 }
 
 /* ---- math ---------------------------------------------------------------------------------- */

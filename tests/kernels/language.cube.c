@@ -184,3 +184,20 @@ CUBE_KERNEL(different_barriers, NO_SHARED, (uint32_t, out)) {
 /* A barrier inside a phase (misuse of the phased form) no longer compiles: it is a static
    assertion naming the rule (tests/compile_rules/sync_in_phase.cube.c, CTest
    compile_rules_sync_in_phase). */
+
+/* q = a / b per unit, in each kernel form, the CUBE_KERNEL on fibers on the CPU server (cts
+   language/integer_division_faults_*): a zero divisor, or INT32_MIN / -1, gives an unspecified
+   value on a GPU and fails the launch on the CPU server. */
+UNIT_KERNEL(divide_unit, LEN(q), (const int32_t, a), (const int32_t, b), (int32_t, q)) {
+  STORE_UNIT(q, LOAD_UNIT(a) / LOAD_UNIT(b));
+}
+CUBE_KERNEL_FIBERS(divide_fiber, NO_SHARED, (const int32_t, a), (const int32_t, b), (int32_t, q)) {
+  SYNC_CUBE();
+  STORE(q, UNIT_ID, LOAD(a, UNIT_ID) / LOAD(b, UNIT_ID)); /* @divide_fiber */
+  SYNC_CUBE();
+}
+PHASED_KERNEL(divide_phased, NO_SHARED, (const int32_t, a), (const int32_t, b), (int32_t, q)) {
+  PHASE {
+    STORE(q, UNIT_ID, LOAD(a, UNIT_ID) / LOAD(b, UNIT_ID));
+  }
+}

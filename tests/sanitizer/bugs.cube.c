@@ -315,8 +315,38 @@ PHASED_KERNEL(uninit_exclusive_phased, NO_SHARED, (float, out)) { /* @uninit_exc
   }
 }
 #if defined(__GNUC__) && !defined(__clang__) && !defined(CUBERT_CUBE_OPENCL)
+/* An integer divisor that unit 5 of cube (0, 1, 0) never sets: 0xfefefefe in the sanitize copy
+   (the quotient 0), 0 in the zeroed copy, which divides by zero there. */
+UNIT_KERNEL(uninit_divisor_unit, LEN(out), (float, out)) {
+  int32_t d;
+  if (UNIT_ID != 13) d = (int32_t)UNIT_ID + 1;
+  STORE_UNIT(out, (float)(100 / d)); /* @uninit_divisor_unit */
+}
 #pragma GCC diagnostic pop
 #endif
+
+/* ---- integer division by zero ----
+   Unit 5 of cube (0, 1, 0) divides by INFO_U32(0) >> 4, which is 0 (the info word is 3): in each
+   form, the fiber form kept on fibers. */
+UNIT_KERNEL(div_unit, LEN(out), (float, out)) {
+  const int32_t d = UNIT_ID == 13 ? (int32_t)(INFO_U32(0) >> 4) : 1;
+  STORE_UNIT(out, (float)((int32_t)UNIT_ID / d)); /* @div_unit */
+}
+UNIT_KERNEL(div_unit_ok, LEN(out), (float, out)) {
+  const int32_t d = UNIT_ID == 13 ? (int32_t)(INFO_U32(0) >> 4) : 1;
+  STORE_UNIT(out, d ? (float)((int32_t)UNIT_ID / d) : 0.0f);
+}
+CUBE_KERNEL_FIBERS(div_fiber, NO_SHARED, (float, out)) {
+  const uint32_t d = CUBE_POS_Y == 1 && UNIT_POS == 5 ? INFO_U32(0) >> 4 : 1;
+  SYNC_CUBE();
+  STORE(out, UNIT_ID, (float)((uint32_t)UNIT_POS % d)); /* @div_fiber */
+}
+PHASED_KERNEL(div_phased, NO_SHARED, (float, out)) {
+  PHASE {
+    const uint32_t d = CUBE_POS_Y == 1 && UNIT_POS == 5 ? INFO_U32(0) >> 4 : 1;
+    STORE(out, UNIT_ID, (float)((uint32_t)UNIT_POS / d)); /* @div_phased */
+  }
+}
 
 /* ---- same-value writes ----
    A "found" flag: the units whose UNIT_ID % 8 is INFO_U32(0) (one per cube) store 1 to element

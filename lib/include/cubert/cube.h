@@ -310,9 +310,10 @@
     cl_khr_int64_base_atomics); returns the old value. */
 /** @def STORE_SAME(buf, i, v)
     STORE, declared as a store that several units of a launch may make to element `i` with the
-    same value (a "found" flag): a plain store on every server; the kernel sanitizer (validate
-    mode) reports it only if two units store different values, where plain STORE gets a
-    same-value race report. */
+    same value (a "found" flag): a plain store on OpenCL, a relaxed atomic store of an element of
+    1, 2, 4 or 8 bytes on the CPU server (the same instruction; cubes on other threads may store
+    there at once); the kernel sanitizer (validate mode) reports it only if two units store
+    different values, where plain STORE gets a same-value race report. */
 /** @def SHARED_STORE_SAME(p, v)
     `*p = v` in shared memory (p evaluated once), declared as STORE_SAME is. */
 /** @def SHARED_ATOMIC_ADD(p, v)
@@ -679,12 +680,15 @@
 #define STORE_SAME(buf, ...)                                                              \
   CUBERT_PP_PICK_(2, CUBERT_CUBE_STORE_SAME_, CUBERT_CUBE_STORE_SAME_SPLIT_, __VA_ARGS__) \
   (buf, __VA_ARGS__)
-#define CUBERT_CUBE_STORE_SAME_(buf, i, v)   \
-  do {                                       \
-    if (CUBERT_CUBE_OK_(buf, i)) {           \
-      CUBERT_CUBE_SAME_STORE_(&(buf)[i], v); \
-    }                                        \
+#define CUBERT_CUBE_STORE_SAME_(buf, i, v)          \
+  do {                                              \
+    if (CUBERT_CUBE_OK_(buf, i)) {                  \
+      CUBERT_CUBE_BUFFER_SAME_STORE_(&(buf)[i], v); \
+    }                                               \
   } while (0)
+/* STORE_SAME's store into a buffer: SHARED_STORE_SAME's, unless a side makes it atomic
+   (cube_cpu.h: cubes on other threads store there at once). */
+#define CUBERT_CUBE_BUFFER_SAME_STORE_(p, v) CUBERT_CUBE_SAME_STORE_(p, v)
 #define CUBERT_CUBE_STORE_SAME_SPLIT_(buf, ...) \
   CUBERT_CUBE_STORE_SAME_(buf, CUBERT_PP_ARG1_OF_2_(__VA_ARGS__), CUBERT_PP_ARG2_OF_2_(__VA_ARGS__))
 #define SHARED_STORE_SAME(p, ...) CUBERT_CUBE_SAME_STORE_(p, (__VA_ARGS__))

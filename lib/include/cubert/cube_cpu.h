@@ -143,6 +143,22 @@ struct cubert_form_unit_;
 /* LOAD's value out of range: the element type's zero, numbers and plain structs alike. */
 #define CUBERT_CUBE_ZERO_(buf) ((__typeof__((buf)[0])){0})
 
+/* STORE_SAME's store: units of cubes on other threads may store the same element at once, a data
+   race under C11's memory model unless the stores are atomic. An element of 1, 2, 4 or 8 bytes is
+   stored with a relaxed atomic store (the same plain move on x86-64 and AArch64, so it costs
+   nothing); a larger one (a struct) stays a plain store. SHARED_STORE_SAME stays plain: a cube's
+   units share one thread. */
+#undef CUBERT_CUBE_BUFFER_SAME_STORE_
+#define CUBERT_CUBE_BUFFER_SAME_STORE_(p, v)                                                 \
+  do {                                                                                       \
+    __typeof__(p) cubert_same_p_ = (p);                                                      \
+    __typeof__(*cubert_same_p_) cubert_same_v_ = (v);                                        \
+    __builtin_choose_expr(sizeof cubert_same_v_ == 1 || sizeof cubert_same_v_ == 2 ||        \
+                              sizeof cubert_same_v_ == 4 || sizeof cubert_same_v_ == 8,      \
+                          __atomic_store(cubert_same_p_, &cubert_same_v_, __ATOMIC_RELAXED), \
+                          (void)(*cubert_same_p_ = cubert_same_v_));                         \
+  } while (0)
+
 /* Validate mode: reports the first out-of-range access of the launch (kernel.h). */
 #define CUBERT_CUBE_ENV_ cubert_ctx_
 CUBERT_CUBE_INLINE_ int cubert_chk_(const cubert_cpu_ctx *ctx, int mode, uint64_t i, uint64_t len,
@@ -1095,6 +1111,8 @@ CUBERT_CUBE_INLINE_ void cubert_san_sync_(const cubert_cpu_ctx *ctx, int form, u
 
 /* A store declared with STORE_SAME or SHARED_STORE_SAME: the sanitizer compares its value with
    what the memory holds and stores it. */
+#undef CUBERT_CUBE_BUFFER_SAME_STORE_
+#define CUBERT_CUBE_BUFFER_SAME_STORE_(p, v) CUBERT_CUBE_SAME_STORE_(p, v)
 #undef CUBERT_CUBE_SAME_STORE_
 #define CUBERT_CUBE_SAME_STORE_(p, v)                                    \
   do {                                                                   \

@@ -7,8 +7,9 @@
    __tsan_* and __ubsan_* callbacks, renamed cubert_san_* in the object by the build), which
    keeps a shadow of the running cube's shared memory (per byte: the unit that last wrote it and
    the units that read it, in which barrier interval) and reports data races, reads of shared
-   memory nobody wrote, indices past the shared memory and past private arrays, and wild
-   pointers, whose access it never lets happen: it leaves the unit's call and stops the launch
+   memory nobody wrote, indices past the shared memory and past private arrays, integer
+   divisions by zero and wild pointers, whose access (or division) it never lets happen: it leaves
+   the unit's call and stops the launch
    (docs/debugging.md). These functions tell it where the kernel is. Outside a sanitized launch
    they do nothing. */
 #ifndef CUBERT_SANITIZE_H
