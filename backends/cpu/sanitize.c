@@ -51,7 +51,12 @@
    after start-up with its TLS needs unmet: the block is one pointer). */
 static __thread cubert_cpu_san *tls_san __attribute__((tls_model("initial-exec")));
 
-enum { W_ATOMIC = 1, R_ATOMIC = 2, W_SAME = 4 /* the write was declared with SHARED_STORE_SAME */ };
+enum {
+  W_ATOMIC = 1,
+  R_ATOMIC = 2,
+  W_SAME = 4, /* the write was declared with SHARED_STORE_SAME */
+  BYTES = 8   /* a word's record: its bytes have records of their own (access_shared) */
+};
 
 /* Reports the plain store's race left pending by the running unit (san_same.c), before its next
    access, barrier, PHASE change or end, while it is still the running unit. */
@@ -107,8 +112,15 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, cubert_cpu_job *job, void *shared,
     s->bytes = shared_bytes;
     s->zone_lo = (uintptr_t)shared - rz;
     s->zone_bytes = shared_bytes + 2 * rz;
-    s->shadow = calloc(s->zone_bytes, sizeof *s->shadow);
-    if (!s->shadow) return 0;
+    const uint64_t words = (shared_bytes + 3) / 4;
+    s->word_bytes = shared_bytes & ~(uint64_t)3;
+    /* calloc maps zero pages: the byte records cost memory only where words are split. */
+    s->words = calloc(words, sizeof *s->words);
+    s->shadow = calloc(words * 4, sizeof *s->shadow);
+    if (!s->words || !s->shadow) {
+      cubert_cpu_san_end(s);
+      return 0;
+    }
   }
   if (fibers) {
     s->syncs = calloc(units, sizeof *s->syncs);
@@ -136,7 +148,7 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, cubert_cpu_job *job, void *shared,
    only, and no cell holds one of the cube about to start, so it keeps its cells. */
 static void new_epoch_base(cubert_cpu_san *s) {
   if (s->next > (1u << 29) - 0x10000u) {
-    if (s->shadow) memset(s->shadow, 0, s->zone_bytes * sizeof *s->shadow);
+    if (s->words) memset(s->words, 0, (s->bytes + 3) / 4 * sizeof *s->words);
     s->next = 1;
   }
   s->base = s->epoch = s->next++;
@@ -158,6 +170,12 @@ void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t 
     memset(s->returned, 0, s->units * sizeof *s->returned);
   }
   s->returned_min = UINT32_MAX;
+  /* Split words go back to one record each, "not written" (every epoch in them is older than the
+     cube's); the byte records are copied afresh when a word splits again. */
+  if (s->bytes_used) {
+    memset(s->words, 0, (s->bytes + 3) / 4 * sizeof *s->words);
+    s->bytes_used = 0;
+  }
   /* Uninitialised shared memory reads the same bytes on every run (and the redzones too). */
   if (s->zone_bytes) memset((void *)s->zone_lo, 0xfe, (size_t)s->zone_bytes);
 }
@@ -169,13 +187,14 @@ void cubert_cpu_san_quiet(cubert_cpu_san *s, cubert_cpu_san_region *regions) {
 
 void cubert_cpu_san_end(cubert_cpu_san *s) {
   if (tls_san == s) tls_san = NULL;
+  free(s->words);
   free(s->shadow);
   free(s->syncs);
   free(s->lines);
   free(s->frames);
   free(s->returned);
   s->returned = NULL;
-  s->shadow = NULL;
+  s->words = s->shadow = NULL;
   s->syncs = s->lines = NULL;
   s->frames = NULL;
 }
@@ -550,7 +569,7 @@ static inline int shadow_access(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uin
     h->r_pc = h->r_pc2 = at;
     h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
   } else {
-    if (h->r_unit != u) {
+    if (h->r_unit2 == h->r_unit && h->r_unit != u) {
       h->r_unit2 = (uint16_t)u;
       h->r_pc2 = at;
     }
@@ -559,26 +578,60 @@ static inline int shadow_access(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uin
   return 1;
 }
 
+/* True when the running unit's plain read of the record `h`'s word changes nothing and finds
+   nothing: its interval already has this unit's read or two readers (the record keeps the first
+   two), all of them not only atomic, and the word was written in the cube, by no other unit in
+   this interval (shadow_access's read, without the store). */
+static inline int read_seen(const cubert_cpu_san *s, const cubert_cpu_san_shadow *h) {
+  const uint32_t e = s->epoch;
+  const uint16_t u = (uint16_t)s->unit;
+  return h->r_epoch == e && !(h->flags & (R_ATOMIC | BYTES)) &&
+         (h->r_unit == u || h->r_unit2 != h->r_unit) && h->w_epoch >= s->base &&
+         (h->w_epoch != e || h->w_unit == u || h->w_unit == CUBERT_CPU_SAN_ALL);
+}
+
+/* Gives word `w` records per byte (for an access of part of it): each a copy of the word's. */
+static void split_word(cubert_cpu_san *s, uint64_t w) {
+  cubert_cpu_san_shadow *h = &s->words[w];
+  if (h->flags & BYTES) return;
+  for (uint64_t i = 0; i < 4; ++i) s->shadow[w * 4 + i] = *h;
+  h->flags |= BYTES;
+  s->bytes_used = 1;
+}
+
 /* The access [a, a + size) of the running unit, `a` inside the zone; `value`: a
-   SHARED_STORE_SAME's (NULL: none). */
+   SHARED_STORE_SAME's (NULL: none). An access of whole aligned words checks and updates one
+   record per word (the bytes of a word accessed together share a history); any other access
+   splits the words it touches into records per byte, for the rest of the cube. */
 static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, int atomic,
                           const void *value, const void *pc) {
   if (a < s->lo || a + size > s->lo + s->bytes) {
     report_zone(s, a, size, write, pc);
     return;
   }
-  if (s->unit == CUBERT_CPU_SAN_ALL && !write) return; /* every unit reads: no finding alone */
-  cubert_cpu_san_shadow *h = &s->shadow[a - s->zone_lo];
-  const uint64_t byte = a - s->lo;
+  if (!size || (s->unit == CUBERT_CPU_SAN_ALL && !write))
+    return; /* every unit reads: no finding alone */
+  const uint64_t byte = a - s->lo, first = byte / 4, last = (byte + size - 1) / 4;
   const int declared = value != NULL;
   const int same_value = declared && !memcmp((const void *)a, value, size);
-  /* The fast path: the bytes of a word were last accessed together (the usual case), so their
-     shadows are equal and one check stands for all; the update is the same for each. */
+  int whole = byte % 4 == 0 && size % 4 == 0;
+  for (uint64_t w = first; whole && w <= last; ++w) whole = !(s->words[w].flags & BYTES);
+  if (whole) {
+    for (uint64_t w = first; w <= last; ++w) {
+      /* Updated in a local copy, then stored whole: reloading the record right after its fields
+         were stored one by one stalls (a failed store-to-load forwarding). */
+      cubert_cpu_san_shadow v = s->words[w];
+      if (!shadow_access(s, &v, w * 4, a, size, write, atomic, declared, same_value, pc)) return;
+      s->words[w] = v;
+    }
+    return;
+  }
+  for (uint64_t w = first; w <= last; ++w) split_word(s, w);
+  cubert_cpu_san_shadow *h = &s->shadow[byte];
+  /* The bytes were last accessed together (the usual case): one check stands for all. */
   uint64_t same = 1;
   while (same < size && !memcmp(&h[same], h, sizeof *h)) ++same;
   if (same == size) {
-    /* Updated in a local copy, then stored whole: reloading h[0] right after its fields were
-       stored one by one stalls on every copy (a failed store-to-load forwarding). */
     cubert_cpu_san_shadow v = *h;
     if (!shadow_access(s, &v, byte, a, size, write, atomic, declared, same_value, pc)) return;
     for (uint64_t i = 0; i < size; ++i) h[i] = v;
@@ -587,6 +640,18 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
   for (uint64_t i = 0; i < size; ++i)
     if (!shadow_access(s, &h[i], byte + i, a, size, write, atomic, declared, same_value, pc))
       return;
+}
+
+/* True when a plain read of [a, a + size) lies in whole words of the shared memory whose reads
+   by the running unit change nothing and find nothing (read_seen): the callbacks' fast path, which
+   stores nothing. A race a plain store of the unit left pending (san_same.c) waits for the unit's
+   next access that is not one of these, barrier or end: no other store can come between. */
+static inline int shared_read_seen(const cubert_cpu_san *s, uintptr_t a, uint64_t size) {
+  const uint64_t off = a - s->lo;
+  if (off >= s->word_bytes || s->word_bytes - off < size || off % 4 || size % 4) return 0;
+  for (uint64_t k = 0; k < size / 4; ++k)
+    if (!read_seen(s, &s->words[off / 4 + k])) return 0;
+  return 1;
 }
 
 /* ---- wild pointers ------------------------------------------------------------------------ */
@@ -692,6 +757,11 @@ static inline void check(const volatile void *p, uint64_t size, int write, int a
                          const void *pc) {
   check_store(p, size, write, atomic, NULL, pc);
 }
+static inline void check_read(const volatile void *p, uint64_t size, const void *pc) {
+  const cubert_cpu_san *s = tls_san;
+  if (__builtin_expect(s != NULL, 1) && shared_read_seen(s, (uintptr_t)p, size)) return;
+  check_store(p, size, 0, 0, NULL, pc);
+}
 
 void cubert_san_store_same(volatile void *p, const void *value, uint32_t size) {
   if (!check_store(p, size, 1, 0, value, __builtin_return_address(0)))
@@ -709,13 +779,13 @@ void cubert_san_store_same(volatile void *p, const void *value, uint32_t size) {
   CUBERT_API void cubert_san_tsan_volatile_read##n(void *p);   \
   CUBERT_API void cubert_san_tsan_volatile_write##n(void *p);  \
   void cubert_san_tsan_read##n(void *p) {                      \
-    check(p, n, 0, 0, PC_);                                    \
+    check_read(p, n, PC_);                                     \
   }                                                            \
   void cubert_san_tsan_write##n(void *p) {                     \
     check(p, n, 1, 0, PC_);                                    \
   }                                                            \
   void cubert_san_tsan_unaligned_read##n(void *p) {            \
-    check(p, n, 0, 0, PC_);                                    \
+    check_read(p, n, PC_);                                     \
   }                                                            \
   void cubert_san_tsan_unaligned_write##n(void *p) {           \
     check(p, n, 1, 0, PC_);                                    \
