@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "cpu/san_private.h"
 #include "cpu/san_same.h"
@@ -98,42 +97,10 @@ static uint32_t build_regions(const cubert_cpu_job *job, cubert_cpu_san_region *
   return out;
 }
 
-/* At least this many bytes of cells get pages of their own, advised huge (2 MiB): a launch over
-   a large output touches each of its cells once, and with small pages the faults, each a TLB
-   shootdown on every thread of the process, cost more than the checks (measured: 40% of a
-   validate-mode stencil over 8192^2 floats, whose 2.7 GB of cells are made for each launch). */
-#define HUGE_CELLS_BYTES (4u << 20)
-
-/* Zeroed cells for region `r` (r->cells, r->cells_mapped); returns 0 without memory. */
-static int cells_alloc(cubert_cpu_san_region *r) {
-  const uint64_t count = (r->bytes >> r->shift) + 1, bytes = count * sizeof *r->cells;
-  r->cells_mapped = 0;
-  if (bytes < HUGE_CELLS_BYTES) {
-    r->cells = calloc(count, sizeof *r->cells);
-    return r->cells != NULL;
-  }
-  void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return 0;
-#ifdef MADV_HUGEPAGE
-  madvise(p, (size_t)bytes, MADV_HUGEPAGE);
-#endif
-  r->cells = p;
-  r->cells_mapped = bytes;
-  return 1;
-}
-
-static void cells_free(cubert_cpu_san_region *r) {
-  if (r->cells_mapped)
-    munmap(r->cells, (size_t)r->cells_mapped);
-  else
-    free(r->cells);
-  r->cells = NULL;
-}
-
 static void launch_free(cubert_cpu_san_launch *l) {
   cubert_cpu_san_private_free(l);
   for (uint32_t i = 0; i < l->region_count; ++i) {
-    cells_free(&l->regions[i]);
+    free(l->regions[i].cells);
     free(l->regions[i].unwritten);
   }
   free(l->regions);
@@ -164,8 +131,9 @@ static cubert_cpu_san_launch *launch_build(const cubert_cpu_job *job) {
       }
     }
     if (r->read_only) continue;
-    /* Zero pages until touched: only the cells a launch touches cost memory. */
-    if (!cells_alloc(r)) {
+    /* calloc of this size maps zero pages: only the cells a launch touches cost memory. */
+    r->cells = calloc((r->bytes >> r->shift) + 1, sizeof *r->cells);
+    if (!r->cells) {
       launch_free(l);
       return NULL;
     }

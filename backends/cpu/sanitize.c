@@ -524,6 +524,24 @@ static int shared_write_race(cubert_cpu_san *s, const cubert_cpu_san_shadow *h, 
   return 1;
 }
 
+/* Records unit `u`'s read at `at` (packed) in epoch `e` in `h`, whose write does not race with it:
+   the interval's first two distinct readers are kept, and R_ATOMIC while every read was atomic. */
+static inline void record_read(cubert_cpu_san_shadow *h, uint32_t e, uint32_t u, uint32_t at,
+                               int atomic) {
+  if (h->r_epoch != e) {
+    h->r_epoch = e;
+    h->r_unit = h->r_unit2 = (uint16_t)u;
+    h->r_pc = h->r_pc2 = at;
+    h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
+    return;
+  }
+  if (h->r_unit2 == h->r_unit && h->r_unit != u) {
+    h->r_unit2 = (uint16_t)u;
+    h->r_pc2 = at;
+  }
+  if (!atomic && (h->flags & R_ATOMIC)) h->flags &= (uint8_t)~R_ATOMIC;
+}
+
 /* The running unit's access [a, a + size) of shared memory byte `byte`, whose shadow is `h`.
    `declared`: a SHARED_STORE_SAME, `same`: of the value the memory holds. Returns 0 after a
    report (or a race left pending). */
@@ -563,31 +581,24 @@ static inline int shadow_access(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uin
     report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", h->w_pc, 0, pc);
     return 0;
   }
-  if (h->r_epoch != e) {
-    h->r_epoch = e;
-    h->r_unit = h->r_unit2 = (uint16_t)u;
-    h->r_pc = h->r_pc2 = at;
-    h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
-  } else {
-    if (h->r_unit2 == h->r_unit && h->r_unit != u) {
-      h->r_unit2 = (uint16_t)u;
-      h->r_pc2 = at;
-    }
-    if (!atomic) h->flags &= (uint8_t)~R_ATOMIC;
-  }
+  record_read(h, e, u, at, atomic);
   return 1;
 }
 
-/* True when the running unit's plain read of the record `h`'s word changes nothing and finds
-   nothing: its interval already has this unit's read or two readers (the record keeps the first
-   two), all of them not only atomic, and the word was written in the cube, by no other unit in
-   this interval (shadow_access's read, without the store). */
-static inline int read_seen(const cubert_cpu_san *s, const cubert_cpu_san_shadow *h) {
-  const uint32_t e = s->epoch;
-  const uint16_t u = (uint16_t)s->unit;
-  return h->r_epoch == e && !(h->flags & (R_ATOMIC | BYTES)) &&
-         (h->r_unit == u || h->r_unit2 != h->r_unit) && h->w_epoch >= s->base &&
-         (h->w_epoch != e || h->w_unit == u || h->w_unit == CUBERT_CPU_SAN_ALL);
+/* The running unit's plain read of a word whose record is `h`, when it finds nothing: the word was
+   written in the cube, by no other unit in this interval; records it and returns 1 (else 0, for
+   shadow_access to report). shadow_access's read, inline in the callbacks. */
+static inline __attribute__((always_inline)) int read_fast(const cubert_cpu_san *s,
+                                                           cubert_cpu_san_shadow *h,
+                                                           const void *pc) {
+  const uint32_t e = s->epoch, u = s->unit;
+  if ((h->flags & BYTES) || h->w_epoch < s->base ||
+      (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL))
+    return 0;
+  /* Nothing to store when the interval has this unit's read or two readers already. */
+  if (h->r_epoch != e || (h->r_unit != u && h->r_unit2 == h->r_unit) || (h->flags & R_ATOMIC))
+    record_read(h, e, u, cubert_cpu_san_pc_pack(pc, s->pc_base), 0);
+  return 1;
 }
 
 /* Gives word `w` records per byte (for an access of part of it): each a copy of the word's. */
@@ -642,15 +653,17 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
       return;
 }
 
-/* True when a plain read of [a, a + size) lies in whole words of the shared memory whose reads
-   by the running unit change nothing and find nothing (read_seen): the callbacks' fast path, which
-   stores nothing. A race a plain store of the unit left pending (san_same.c) waits for the unit's
-   next access that is not one of these, barrier or end: no other store can come between. */
-static inline int shared_read_seen(const cubert_cpu_san *s, uintptr_t a, uint64_t size) {
+/* True when a plain read of [a, a + size) lies in whole words of the shared memory and read_fast
+   checked and recorded it (or the checks stopped, or every unit reads: nothing to record): the
+   callbacks' fast path. A race a plain store of the unit left pending (san_same.c) waits for the
+   unit's next access that is not one of these, barrier or end: no other store comes between. */
+static inline __attribute__((always_inline)) int shared_read_fast(cubert_cpu_san *s, uintptr_t a,
+                                                                  uint64_t size, const void *pc) {
   const uint64_t off = a - s->lo;
   if (off >= s->word_bytes || s->word_bytes - off < size || off % 4 || size % 4) return 0;
+  if (s->done || s->unit == CUBERT_CPU_SAN_ALL) return 1;
   for (uint64_t k = 0; k < size / 4; ++k)
-    if (!read_seen(s, &s->words[off / 4 + k])) return 0;
+    if (!read_fast(s, &s->words[off / 4 + k], pc)) return 0; /* recording again changes nothing */
   return 1;
 }
 
@@ -757,10 +770,16 @@ static inline void check(const volatile void *p, uint64_t size, int write, int a
                          const void *pc) {
   check_store(p, size, write, atomic, NULL, pc);
 }
-static inline void check_read(const volatile void *p, uint64_t size, const void *pc) {
-  const cubert_cpu_san *s = tls_san;
-  if (__builtin_expect(s != NULL, 1) && shared_read_seen(s, (uintptr_t)p, size)) return;
-  check_store(p, size, 0, 0, NULL, pc);
+/* Out of line, so that the callbacks' fast path is a leaf without a frame of its own. */
+static __attribute__((noinline)) void check_slow(const volatile void *p, uint64_t size, int write,
+                                                 const void *pc) {
+  check_store(p, size, write, 0, NULL, pc);
+}
+static inline __attribute__((always_inline)) void check_read(const volatile void *p, uint64_t size,
+                                                             const void *pc) {
+  cubert_cpu_san *s = tls_san;
+  if (__builtin_expect(s != NULL, 1) && shared_read_fast(s, (uintptr_t)p, size, pc)) return;
+  check_slow(p, size, 0, pc);
 }
 
 void cubert_san_store_same(volatile void *p, const void *value, uint32_t size) {

@@ -55,7 +55,6 @@ typedef struct cubert_cpu_san_region {
   uint32_t shift;   /* log2 of the bytes per shadow cell (the smallest element size) */
   int read_only;    /* every binding over it is `const`: no write, so no race, is possible */
   cubert_cpu_san_cell *cells; /* (bytes >> shift) + 1 cells; NULL for read-only regions */
-  uint64_t cells_mapped;      /* bytes of pages mapped for the cells (san_buffers.c); 0: calloc */
   uint8_t *unwritten;         /* a bit per byte that nothing wrote yet (undefined.h); NULL: none */
 } cubert_cpu_san_region;
 
