@@ -601,6 +601,24 @@ static inline __attribute__((always_inline)) int read_fast(const cubert_cpu_san 
   return 1;
 }
 
+/* The running unit's plain write of a word whose record is `h`, when it finds nothing: no other
+   unit wrote or read the word in this interval; records it and returns 1 (else 0, for
+   shadow_access to report). shadow_access's write of one unit, inline in the callbacks. */
+static inline __attribute__((always_inline)) int write_fast(const cubert_cpu_san *s,
+                                                            cubert_cpu_san_shadow *h,
+                                                            const void *pc) {
+  const uint32_t e = s->epoch, u = s->unit;
+  if ((h->flags & BYTES) ||
+      (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL) ||
+      (h->r_epoch == e && (h->r_unit != u || h->r_unit2 != u)))
+    return 0;
+  h->w_epoch = e;
+  h->w_unit = (uint16_t)u;
+  h->w_pc = cubert_cpu_san_pc_pack(pc, s->pc_base);
+  h->flags &= (uint8_t) ~(W_ATOMIC | W_SAME);
+  return 1;
+}
+
 /* Gives word `w` records per byte (for an access of part of it): each a copy of the word's. */
 static void split_word(cubert_cpu_san *s, uint64_t w) {
   cubert_cpu_san_shadow *h = &s->words[w];
@@ -657,6 +675,18 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
    checked and recorded it (or the checks stopped, or every unit reads: nothing to record): the
    callbacks' fast path. A race a plain store of the unit left pending (san_same.c) waits for the
    unit's next access that is not one of these, barrier or end: no other store comes between. */
+/* Like shared_read_fast, for a plain write of one unit (not every unit of a phased cube) with no
+   race pending from its previous store (san_same.c decides that one with the memory's value). */
+static inline __attribute__((always_inline)) int shared_write_fast(cubert_cpu_san *s, uintptr_t a,
+                                                                   uint64_t size, const void *pc) {
+  const uint64_t off = a - s->lo;
+  if (off >= s->word_bytes || s->word_bytes - off < size || off % 4 || size % 4) return 0;
+  if (s->done) return 1;
+  if (s->unit == CUBERT_CPU_SAN_ALL || s->pending.size) return 0;
+  for (uint64_t k = 0; k < size / 4; ++k)
+    if (!write_fast(s, &s->words[off / 4 + k], pc)) return 0; /* recording again changes nothing */
+  return 1;
+}
 static inline __attribute__((always_inline)) int shared_read_fast(cubert_cpu_san *s, uintptr_t a,
                                                                   uint64_t size, const void *pc) {
   const uint64_t off = a - s->lo;
@@ -775,6 +805,12 @@ static __attribute__((noinline)) void check_slow(const volatile void *p, uint64_
                                                  const void *pc) {
   check_store(p, size, write, 0, NULL, pc);
 }
+static inline __attribute__((always_inline)) void check_write(const volatile void *p, uint64_t size,
+                                                              const void *pc) {
+  cubert_cpu_san *s = tls_san;
+  if (__builtin_expect(s != NULL, 1) && shared_write_fast(s, (uintptr_t)p, size, pc)) return;
+  check_slow(p, size, 1, pc);
+}
 static inline __attribute__((always_inline)) void check_read(const volatile void *p, uint64_t size,
                                                              const void *pc) {
   cubert_cpu_san *s = tls_san;
@@ -801,13 +837,13 @@ void cubert_san_store_same(volatile void *p, const void *value, uint32_t size) {
     check_read(p, n, PC_);                                     \
   }                                                            \
   void cubert_san_tsan_write##n(void *p) {                     \
-    check(p, n, 1, 0, PC_);                                    \
+    check_write(p, n, PC_);                                    \
   }                                                            \
   void cubert_san_tsan_unaligned_read##n(void *p) {            \
     check_read(p, n, PC_);                                     \
   }                                                            \
   void cubert_san_tsan_unaligned_write##n(void *p) {           \
-    check(p, n, 1, 0, PC_);                                    \
+    check_write(p, n, PC_);                                    \
   }                                                            \
   void cubert_san_tsan_volatile_read##n(void *p) {             \
     check(p, n, 0, 0, PC_);                                    \

@@ -67,6 +67,7 @@ typedef struct cubert_cpu_san_launch {
   int locked;               /* several chunks: cells are updated under their lock */
   _Atomic uint32_t done;    /* a participant reported: the checks stop on every thread */
   _Atomic uint32_t stopped; /* a wild access: nothing more of the launch runs */
+  _Atomic uint32_t atomics; /* an atomic access to a buffer: cubes' order may show in outputs */
   uint8_t **origin; /* per region: its bytes before the launch, NULL when read-only (san_private.c);
                        NULL: no private-memory check */
 } cubert_cpu_san_launch;
