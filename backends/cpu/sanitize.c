@@ -805,16 +805,43 @@ static __attribute__((noinline)) void check_slow(const volatile void *p, uint64_
                                                  const void *pc) {
   check_store(p, size, write, 0, NULL, pc);
 }
+/* True when `a` is the running unit's private memory (check_store's stack test, inline in the
+   callbacks: the frame is the callback's own, below every frame of the unit). */
+static inline __attribute__((always_inline)) int on_stack(const cubert_cpu_san *s, uintptr_t a) {
+  return a >= (uintptr_t)__builtin_frame_address(0) && a < s->stack_hi;
+}
+/* True when a read of `a` lies in a buffer region without a shadow (read-only, nothing unwritten)
+   or the checks stopped: check_store's answer, inline in the read callbacks (a read changes no
+   memory, so a race pending from the unit's store waits, as for shared_read_fast). */
+static inline __attribute__((always_inline)) int buffer_read_free(const cubert_cpu_san *s,
+                                                                  uintptr_t a) {
+  for (uint32_t i = 0; i < s->region_count; ++i) {
+    const cubert_cpu_san_region *r = &s->regions[i];
+    if (a - r->lo < r->bytes) return s->done || !(r->cells || r->unwritten);
+  }
+  return 0;
+}
+/* True when a read of `a` is of the running call's info words (INFO_*: may_touch's most frequent
+   case, inline in the read callbacks). */
+static inline __attribute__((always_inline)) int info_read(const cubert_cpu_san *s, uintptr_t a) {
+  const cubert_cpu_ctx *c = s->ctx;
+  return c && a - (uintptr_t)c->info < (uint64_t)c->info_count * sizeof *c->info;
+}
 static inline __attribute__((always_inline)) void check_write(const volatile void *p, uint64_t size,
                                                               const void *pc) {
   cubert_cpu_san *s = tls_san;
-  if (__builtin_expect(s != NULL, 1) && shared_write_fast(s, (uintptr_t)p, size, pc)) return;
+  if (__builtin_expect(s != NULL, 1) &&
+      (shared_write_fast(s, (uintptr_t)p, size, pc) || on_stack(s, (uintptr_t)p)))
+    return;
   check_slow(p, size, 1, pc);
 }
 static inline __attribute__((always_inline)) void check_read(const volatile void *p, uint64_t size,
                                                              const void *pc) {
   cubert_cpu_san *s = tls_san;
-  if (__builtin_expect(s != NULL, 1) && shared_read_fast(s, (uintptr_t)p, size, pc)) return;
+  if (__builtin_expect(s != NULL, 1) &&
+      (shared_read_fast(s, (uintptr_t)p, size, pc) || on_stack(s, (uintptr_t)p) ||
+       buffer_read_free(s, (uintptr_t)p) || info_read(s, (uintptr_t)p)))
+    return;
   check_slow(p, size, 0, pc);
 }
 
