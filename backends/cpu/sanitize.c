@@ -4,8 +4,10 @@
    -fsanitize=thread,bounds-strict and its __tsan_* / __ubsan_* calls renamed cubert_san_tsan_* /
    cubert_san_ubsan_* (cmake/sanitize_rename.cmake), so they never meet a real TSan or UBSan
    runtime. Every load and store of that copy calls in here first. Accesses outside the running
-   cube's shared memory and its redzones return at once; inside it a shadow per byte records the
-   last writer and the readers with their barrier interval (epoch), and finds:
+   cube's shared memory and its redzones return at once; inside it a shadow record per 4-byte word
+   (per byte for a word an access of fewer bytes, or an unaligned one, reached in the cube) keeps
+   the last writer and the interval's first two readers with their barrier interval (epoch), and
+   finds:
      - data races: two units in one interval, at least one writing, not both atomically (a
        write after a write of the same value is a same-value race, no finding where STORE_SAME
        or SHARED_STORE_SAME declared both stores: san_same.c);
@@ -28,7 +30,11 @@
    The state is the thread's (one cube at a time runs on a thread, its fibers included), and so
    is the shared memory shadow; the buffer shadow is the launch's, shared by every participant
    that runs its cubes (san_buffers.c says why races between cubes on different threads are
-   still found). The scheduler sets the state around a chunk (cubert_cpu_san_begin/_cube/_end),
+   still found). The callbacks answer the common accesses inline, as leaves that store nothing or
+   one record: a plain read or a one-unit write of whole shared words that finds nothing, a read of
+   the unit's stack, of a buffer without a shadow or of the info words, a write of the stack;
+   everything else goes through check_store, out of line. The scheduler sets the state around a
+   chunk (cubert_cpu_san_begin/_cube/_end),
    the sanitize copy says which unit runs (cubert_san_run, _resume, _phase_unit). A report or a
    wild access on one thread stops the checks, or the launch, on the others at their next cube. */
 #include "cpu/sanitize.h"
