@@ -371,6 +371,8 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
                                   uint64_t size, int write, int atomic, const void *value,
                                   const void *pc) {
   if (!size) return;
+  if (atomic && !atomic_load_explicit(&s->launch->atomics, memory_order_relaxed))
+    atomic_store_explicit(&s->launch->atomics, 1, memory_order_relaxed);
   if (r->unwritten && !check_unwritten(s, r, a, size, write, pc)) return;
   if (!r->cells) return;
   const uint64_t first = (a - r->lo) >> r->shift;

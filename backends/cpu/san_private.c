@@ -5,16 +5,17 @@
    private variable with a pattern: the sanitize copy fills them with 0xfe bytes
    (-ftrivial-auto-var-init=pattern) and a second copy of the kernel file zeroes them (=zero;
    cubert_add_kernels, the kernel's cpu_sanitize_zero). A sanitized launch keeps its writable
-   buffers' bytes before any cube runs; once it finished without a finding, the participant that
-   ran its last chunk runs it again, whole, with the zeroed copy on copies of those bytes, and
-   compares the outputs. Only a value read from uninitialised private memory can make them differ,
-   or an order: the launch ran on several threads, and the order of atomics between cubes may show
-   in its output (a float sum, a slot counter). So a difference is confirmed by a third run, of the
-   filled copy, alone and in the same order as the zeroed one: what still differs is reported,
-   with the unit that wrote it in the launch. A read whose value never reaches an output is not
-   reported (nor one whose result is alike for both fills: x * 0). The runs after the launch keep
-   the sanitizer's state (its way out of a wild access) with its checks off: each access costs a
-   range test; what they cost in all is in docs/debugging.md. */
+   buffers' bytes before any cube runs; once it finished without a finding, it runs again, whole,
+   with the zeroed copy on copies of those bytes, its chunks claimed by every participant as the
+   launch's were (scheduler.c), and the outputs are compared. Only a value read from uninitialised
+   private memory can make them differ, or an order: both runs ran on several threads, and the
+   order of atomics between cubes may show in an output (a float sum, a slot counter). So a
+   difference is confirmed by the zeroed and the filled copy run again, alone on one thread and
+   in one order (a launch with atomic accesses to buffers goes there at once): what still differs
+   is reported, with the unit that wrote it in the launch. A read whose value never reaches an
+   output is not reported (nor one whose result is alike for both fills: x * 0). The runs after the
+   launch keep the sanitizer's state (its way out of a wild access) with its checks off: each access
+   costs a range test; what they cost in all is in docs/debugging.md. */
 #include "cpu/san_private.h"
 
 #include <inttypes.h>

@@ -29,17 +29,19 @@ typedef struct cubert_cpu_san_twin {
                divided by zero */
 } cubert_cpu_san_twin;
 
-/* After the last chunk of sanitized launch `job`: when the launch has no finding and its inputs
-   were kept, prepares the zeroed copy's run over copies of the inputs and returns 1; else 0 (no
-   check). */
+/* After the last chunk of sanitized launch `job` (the caller runs `t` over the launch's chunks on
+   every participant, or over the whole launch on one thread): when the launch has no finding and
+   its inputs were kept, prepares the zeroed copy's run over copies of the inputs and returns 1;
+   else 0 (no check). */
 int cubert_cpu_san_private_begin(cubert_cpu_san_twin *t, struct cubert_cpu_job *job);
 /* After a run of `t` (the caller ran t->fn over every cube with t->buffers, the sanitizer quiet:
    cubert_cpu_san_quiet): returns 1 when another run is needed, with `t` prepared for it. The
    zeroed run's output is compared with the launch's: equal, no finding; else the filled copy
-   runs too, alone and in the same order as the zeroed one, so that only private memory can make
-   the two differ (the launch itself ran on several threads, an order atomics may show), and the
-   first element where they differ is reported through `ctx` (kernel, buffer by parameter name,
-   element, both values). */
+   runs too (the caller runs the zeroed one first again, in one order on one thread, when the zeroed
+   run ran on several: scheduler.c), so that only private memory can make the two differ (the
+   launch itself ran on several threads, an order atomics may show), and the first element where
+   they differ is reported through `ctx` (kernel, buffer by parameter name, element, both
+   values). */
 int cubert_cpu_san_private_next(cubert_cpu_san_twin *t, struct cubert_cpu_job *job,
                                 const cubert_cpu_ctx *ctx);
 /* Frees `t`. */

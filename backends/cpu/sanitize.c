@@ -5,8 +5,10 @@
    renamed cubert_san_tsan_* /
    cubert_san_ubsan_* (cmake/sanitize_rename.cmake), so they never meet a real TSan or UBSan
    runtime. Every load and store of that copy calls in here first. Accesses outside the running
-   cube's shared memory and its redzones return at once; inside it a shadow per byte records the
-   last writer and the readers with their barrier interval (epoch), and finds:
+   cube's shared memory and its redzones return at once; inside it a shadow record per 4-byte word
+   (per byte for a word an access of fewer bytes, or an unaligned one, reached in the cube) keeps
+   the last writer and the interval's first two readers with their barrier interval (epoch), and
+   finds:
      - data races: two units in one interval, at least one writing, not both atomically (a
        write after a write of the same value is a same-value race, no finding where STORE_SAME
        or SHARED_STORE_SAME declared both stores: san_same.c);
@@ -31,7 +33,11 @@
    The state is the thread's (one cube at a time runs on a thread, its fibers included), and so
    is the shared memory shadow; the buffer shadow is the launch's, shared by every participant
    that runs its cubes (san_buffers.c says why races between cubes on different threads are
-   still found). The scheduler sets the state around a chunk (cubert_cpu_san_begin/_cube/_end),
+   still found). The callbacks answer the common accesses inline, as leaves that store nothing or
+   one record: a plain read or a one-unit write of whole shared words that finds nothing, a read of
+   the unit's stack, of a buffer without a shadow or of the info words, a write of the stack;
+   everything else goes through check_store, out of line. The scheduler sets the state around a
+   chunk (cubert_cpu_san_begin/_cube/_end),
    the sanitize copy says which unit runs (cubert_san_run, _resume, _phase_unit). A report or a
    wild access on one thread stops the checks, or the launch, on the others at their next cube. */
 #include "cpu/sanitize.h"
@@ -54,7 +60,12 @@
    after start-up with its TLS needs unmet: the block is one pointer). */
 static __thread cubert_cpu_san *tls_san __attribute__((tls_model("initial-exec")));
 
-enum { W_ATOMIC = 1, R_ATOMIC = 2, W_SAME = 4 /* the write was declared with SHARED_STORE_SAME */ };
+enum {
+  W_ATOMIC = 1,
+  R_ATOMIC = 2,
+  W_SAME = 4, /* the write was declared with SHARED_STORE_SAME */
+  BYTES = 8   /* a word's record: its bytes have records of their own (access_shared) */
+};
 
 /* Reports the plain store's race left pending by the running unit (san_same.c), before its next
    access, barrier, PHASE change or end, while it is still the running unit. */
@@ -110,8 +121,15 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, cubert_cpu_job *job, void *shared,
     s->bytes = shared_bytes;
     s->zone_lo = (uintptr_t)shared - rz;
     s->zone_bytes = shared_bytes + 2 * rz;
-    s->shadow = calloc(s->zone_bytes, sizeof *s->shadow);
-    if (!s->shadow) return 0;
+    const uint64_t words = (shared_bytes + 3) / 4;
+    s->word_bytes = shared_bytes & ~(uint64_t)3;
+    /* calloc maps zero pages: the byte records cost memory only where words are split. */
+    s->words = calloc(words, sizeof *s->words);
+    s->shadow = calloc(words * 4, sizeof *s->shadow);
+    if (!s->words || !s->shadow) {
+      cubert_cpu_san_end(s);
+      return 0;
+    }
   }
   if (fibers) {
     s->syncs = calloc(units, sizeof *s->syncs);
@@ -139,7 +157,7 @@ int cubert_cpu_san_begin(cubert_cpu_san *s, cubert_cpu_job *job, void *shared,
    only, and no cell holds one of the cube about to start, so it keeps its cells. */
 static void new_epoch_base(cubert_cpu_san *s) {
   if (s->next > (1u << 29) - 0x10000u) {
-    if (s->shadow) memset(s->shadow, 0, s->zone_bytes * sizeof *s->shadow);
+    if (s->words) memset(s->words, 0, (s->bytes + 3) / 4 * sizeof *s->words);
     s->next = 1;
   }
   s->base = s->epoch = s->next++;
@@ -161,6 +179,12 @@ void cubert_cpu_san_cube(cubert_cpu_san *s, uint64_t first_unit, const uint16_t 
     memset(s->returned, 0, s->units * sizeof *s->returned);
   }
   s->returned_min = UINT32_MAX;
+  /* Split words go back to one record each, "not written" (every epoch in them is older than the
+     cube's); the byte records are copied afresh when a word splits again. */
+  if (s->bytes_used) {
+    memset(s->words, 0, (s->bytes + 3) / 4 * sizeof *s->words);
+    s->bytes_used = 0;
+  }
   /* Uninitialised shared memory reads the same bytes on every run (and the redzones too). */
   if (s->zone_bytes) memset((void *)s->zone_lo, 0xfe, (size_t)s->zone_bytes);
 }
@@ -172,13 +196,14 @@ void cubert_cpu_san_quiet(cubert_cpu_san *s, cubert_cpu_san_region *regions) {
 
 void cubert_cpu_san_end(cubert_cpu_san *s) {
   if (tls_san == s) tls_san = NULL;
+  free(s->words);
   free(s->shadow);
   free(s->syncs);
   free(s->lines);
   free(s->frames);
   free(s->returned);
   s->returned = NULL;
-  s->shadow = NULL;
+  s->words = s->shadow = NULL;
   s->syncs = s->lines = NULL;
   s->frames = NULL;
 }
@@ -508,6 +533,24 @@ static int shared_write_race(cubert_cpu_san *s, const cubert_cpu_san_shadow *h, 
   return 1;
 }
 
+/* Records unit `u`'s read at `at` (packed) in epoch `e` in `h`, whose write does not race with it:
+   the interval's first two distinct readers are kept, and R_ATOMIC while every read was atomic. */
+static inline void record_read(cubert_cpu_san_shadow *h, uint32_t e, uint32_t u, uint32_t at,
+                               int atomic) {
+  if (h->r_epoch != e) {
+    h->r_epoch = e;
+    h->r_unit = h->r_unit2 = (uint16_t)u;
+    h->r_pc = h->r_pc2 = at;
+    h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
+    return;
+  }
+  if (h->r_unit2 == h->r_unit && h->r_unit != u) {
+    h->r_unit2 = (uint16_t)u;
+    h->r_pc2 = at;
+  }
+  if (!atomic && (h->flags & R_ATOMIC)) h->flags &= (uint8_t)~R_ATOMIC;
+}
+
 /* The running unit's access [a, a + size) of shared memory byte `byte`, whose shadow is `h`.
    `declared`: a SHARED_STORE_SAME, `same`: of the value the memory holds. Returns 0 after a
    report (or a race left pending). */
@@ -547,41 +590,86 @@ static inline int shadow_access(cubert_cpu_san *s, cubert_cpu_san_shadow *h, uin
     report_shared(s, "data race (read after write)", byte, h->w_unit, "wrote", h->w_pc, 0, pc);
     return 0;
   }
-  if (h->r_epoch != e) {
-    h->r_epoch = e;
-    h->r_unit = h->r_unit2 = (uint16_t)u;
-    h->r_pc = h->r_pc2 = at;
-    h->flags = (uint8_t)((h->flags & ~R_ATOMIC) | (atomic ? R_ATOMIC : 0));
-  } else {
-    if (h->r_unit != u) {
-      h->r_unit2 = (uint16_t)u;
-      h->r_pc2 = at;
-    }
-    if (!atomic) h->flags &= (uint8_t)~R_ATOMIC;
-  }
+  record_read(h, e, u, at, atomic);
   return 1;
 }
 
+/* The running unit's plain read of a word whose record is `h`, when it finds nothing: the word was
+   written in the cube, by no other unit in this interval; records it and returns 1 (else 0, for
+   shadow_access to report). shadow_access's read, inline in the callbacks. */
+static inline __attribute__((always_inline)) int read_fast(const cubert_cpu_san *s,
+                                                           cubert_cpu_san_shadow *h,
+                                                           const void *pc) {
+  const uint32_t e = s->epoch, u = s->unit;
+  if ((h->flags & BYTES) || h->w_epoch < s->base ||
+      (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL))
+    return 0;
+  /* Nothing to store when the interval has this unit's read or two readers already. */
+  if (h->r_epoch != e || (h->r_unit != u && h->r_unit2 == h->r_unit) || (h->flags & R_ATOMIC))
+    record_read(h, e, u, cubert_cpu_san_pc_pack(pc, s->pc_base), 0);
+  return 1;
+}
+
+/* The running unit's plain write of a word whose record is `h`, when it finds nothing: no other
+   unit wrote or read the word in this interval; records it and returns 1 (else 0, for
+   shadow_access to report). shadow_access's write of one unit, inline in the callbacks. */
+static inline __attribute__((always_inline)) int write_fast(const cubert_cpu_san *s,
+                                                            cubert_cpu_san_shadow *h,
+                                                            const void *pc) {
+  const uint32_t e = s->epoch, u = s->unit;
+  if ((h->flags & BYTES) ||
+      (h->w_epoch == e && h->w_unit != u && h->w_unit != CUBERT_CPU_SAN_ALL) ||
+      (h->r_epoch == e && (h->r_unit != u || h->r_unit2 != u)))
+    return 0;
+  h->w_epoch = e;
+  h->w_unit = (uint16_t)u;
+  h->w_pc = cubert_cpu_san_pc_pack(pc, s->pc_base);
+  h->flags &= (uint8_t) ~(W_ATOMIC | W_SAME);
+  return 1;
+}
+
+/* Gives word `w` records per byte (for an access of part of it): each a copy of the word's. */
+static void split_word(cubert_cpu_san *s, uint64_t w) {
+  cubert_cpu_san_shadow *h = &s->words[w];
+  if (h->flags & BYTES) return;
+  for (uint64_t i = 0; i < 4; ++i) s->shadow[w * 4 + i] = *h;
+  h->flags |= BYTES;
+  s->bytes_used = 1;
+}
+
 /* The access [a, a + size) of the running unit, `a` inside the zone; `value`: a
-   SHARED_STORE_SAME's (NULL: none). */
+   SHARED_STORE_SAME's (NULL: none). An access of whole aligned words checks and updates one
+   record per word (the bytes of a word accessed together share a history); any other access
+   splits the words it touches into records per byte, for the rest of the cube. */
 static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int write, int atomic,
                           const void *value, const void *pc) {
   if (a < s->lo || a + size > s->lo + s->bytes) {
     report_zone(s, a, size, write, pc);
     return;
   }
-  if (s->unit == CUBERT_CPU_SAN_ALL && !write) return; /* every unit reads: no finding alone */
-  cubert_cpu_san_shadow *h = &s->shadow[a - s->zone_lo];
-  const uint64_t byte = a - s->lo;
+  if (!size || (s->unit == CUBERT_CPU_SAN_ALL && !write))
+    return; /* every unit reads: no finding alone */
+  const uint64_t byte = a - s->lo, first = byte / 4, last = (byte + size - 1) / 4;
   const int declared = value != NULL;
   const int same_value = declared && !memcmp((const void *)a, value, size);
-  /* The fast path: the bytes of a word were last accessed together (the usual case), so their
-     shadows are equal and one check stands for all; the update is the same for each. */
+  int whole = byte % 4 == 0 && size % 4 == 0;
+  for (uint64_t w = first; whole && w <= last; ++w) whole = !(s->words[w].flags & BYTES);
+  if (whole) {
+    for (uint64_t w = first; w <= last; ++w) {
+      /* Updated in a local copy, then stored whole: reloading the record right after its fields
+         were stored one by one stalls (a failed store-to-load forwarding). */
+      cubert_cpu_san_shadow v = s->words[w];
+      if (!shadow_access(s, &v, w * 4, a, size, write, atomic, declared, same_value, pc)) return;
+      s->words[w] = v;
+    }
+    return;
+  }
+  for (uint64_t w = first; w <= last; ++w) split_word(s, w);
+  cubert_cpu_san_shadow *h = &s->shadow[byte];
+  /* The bytes were last accessed together (the usual case): one check stands for all. */
   uint64_t same = 1;
   while (same < size && !memcmp(&h[same], h, sizeof *h)) ++same;
   if (same == size) {
-    /* Updated in a local copy, then stored whole: reloading h[0] right after its fields were
-       stored one by one stalls on every copy (a failed store-to-load forwarding). */
     cubert_cpu_san_shadow v = *h;
     if (!shadow_access(s, &v, byte, a, size, write, atomic, declared, same_value, pc)) return;
     for (uint64_t i = 0; i < size; ++i) h[i] = v;
@@ -590,6 +678,32 @@ static void access_shared(cubert_cpu_san *s, uintptr_t a, uint64_t size, int wri
   for (uint64_t i = 0; i < size; ++i)
     if (!shadow_access(s, &h[i], byte + i, a, size, write, atomic, declared, same_value, pc))
       return;
+}
+
+/* True when a plain read of [a, a + size) lies in whole words of the shared memory and read_fast
+   checked and recorded it (or the checks stopped, or every unit reads: nothing to record): the
+   callbacks' fast path. A race a plain store of the unit left pending (san_same.c) waits for the
+   unit's next access that is not one of these, barrier or end: no other store comes between. */
+/* Like shared_read_fast, for a plain write of one unit (not every unit of a phased cube) with no
+   race pending from its previous store (san_same.c decides that one with the memory's value). */
+static inline __attribute__((always_inline)) int shared_write_fast(cubert_cpu_san *s, uintptr_t a,
+                                                                   uint64_t size, const void *pc) {
+  const uint64_t off = a - s->lo;
+  if (off >= s->word_bytes || s->word_bytes - off < size || off % 4 || size % 4) return 0;
+  if (s->done) return 1;
+  if (s->unit == CUBERT_CPU_SAN_ALL || s->pending.size) return 0;
+  for (uint64_t k = 0; k < size / 4; ++k)
+    if (!write_fast(s, &s->words[off / 4 + k], pc)) return 0; /* recording again changes nothing */
+  return 1;
+}
+static inline __attribute__((always_inline)) int shared_read_fast(cubert_cpu_san *s, uintptr_t a,
+                                                                  uint64_t size, const void *pc) {
+  const uint64_t off = a - s->lo;
+  if (off >= s->word_bytes || s->word_bytes - off < size || off % 4 || size % 4) return 0;
+  if (s->done || s->unit == CUBERT_CPU_SAN_ALL) return 1;
+  for (uint64_t k = 0; k < size / 4; ++k)
+    if (!read_fast(s, &s->words[off / 4 + k], pc)) return 0; /* recording again changes nothing */
+  return 1;
 }
 
 /* ---- wild pointers ------------------------------------------------------------------------ */
@@ -695,6 +809,50 @@ static inline void check(const volatile void *p, uint64_t size, int write, int a
                          const void *pc) {
   check_store(p, size, write, atomic, NULL, pc);
 }
+/* Out of line, so that the callbacks' fast path is a leaf without a frame of its own. */
+static __attribute__((noinline)) void check_slow(const volatile void *p, uint64_t size, int write,
+                                                 const void *pc) {
+  check_store(p, size, write, 0, NULL, pc);
+}
+/* True when `a` is the running unit's private memory (check_store's stack test, inline in the
+   callbacks: the frame is the callback's own, below every frame of the unit). */
+static inline __attribute__((always_inline)) int on_stack(const cubert_cpu_san *s, uintptr_t a) {
+  return a >= (uintptr_t)__builtin_frame_address(0) && a < s->stack_hi;
+}
+/* True when a read of `a` lies in a buffer region without a shadow (read-only, nothing unwritten)
+   or the checks stopped: check_store's answer, inline in the read callbacks (a read changes no
+   memory, so a race pending from the unit's store waits, as for shared_read_fast). */
+static inline __attribute__((always_inline)) int buffer_read_free(const cubert_cpu_san *s,
+                                                                  uintptr_t a) {
+  for (uint32_t i = 0; i < s->region_count; ++i) {
+    const cubert_cpu_san_region *r = &s->regions[i];
+    if (a - r->lo < r->bytes) return s->done || !(r->cells || r->unwritten);
+  }
+  return 0;
+}
+/* True when a read of `a` is of the running call's info words (INFO_*: may_touch's most frequent
+   case, inline in the read callbacks). */
+static inline __attribute__((always_inline)) int info_read(const cubert_cpu_san *s, uintptr_t a) {
+  const cubert_cpu_ctx *c = s->ctx;
+  return c && a - (uintptr_t)c->info < (uint64_t)c->info_count * sizeof *c->info;
+}
+static inline __attribute__((always_inline)) void check_write(const volatile void *p, uint64_t size,
+                                                              const void *pc) {
+  cubert_cpu_san *s = tls_san;
+  if (__builtin_expect(s != NULL, 1) &&
+      (shared_write_fast(s, (uintptr_t)p, size, pc) || on_stack(s, (uintptr_t)p)))
+    return;
+  check_slow(p, size, 1, pc);
+}
+static inline __attribute__((always_inline)) void check_read(const volatile void *p, uint64_t size,
+                                                             const void *pc) {
+  cubert_cpu_san *s = tls_san;
+  if (__builtin_expect(s != NULL, 1) &&
+      (shared_read_fast(s, (uintptr_t)p, size, pc) || on_stack(s, (uintptr_t)p) ||
+       buffer_read_free(s, (uintptr_t)p) || info_read(s, (uintptr_t)p)))
+    return;
+  check_slow(p, size, 0, pc);
+}
 
 void cubert_san_store_same(volatile void *p, const void *value, uint32_t size) {
   if (!check_store(p, size, 1, 0, value, __builtin_return_address(0)))
@@ -712,16 +870,16 @@ void cubert_san_store_same(volatile void *p, const void *value, uint32_t size) {
   CUBERT_API void cubert_san_tsan_volatile_read##n(void *p);   \
   CUBERT_API void cubert_san_tsan_volatile_write##n(void *p);  \
   void cubert_san_tsan_read##n(void *p) {                      \
-    check(p, n, 0, 0, PC_);                                    \
+    check_read(p, n, PC_);                                     \
   }                                                            \
   void cubert_san_tsan_write##n(void *p) {                     \
-    check(p, n, 1, 0, PC_);                                    \
+    check_write(p, n, PC_);                                    \
   }                                                            \
   void cubert_san_tsan_unaligned_read##n(void *p) {            \
-    check(p, n, 0, 0, PC_);                                    \
+    check_read(p, n, PC_);                                     \
   }                                                            \
   void cubert_san_tsan_unaligned_write##n(void *p) {           \
-    check(p, n, 1, 0, PC_);                                    \
+    check_write(p, n, PC_);                                    \
   }                                                            \
   void cubert_san_tsan_volatile_read##n(void *p) {             \
     check(p, n, 0, 0, PC_);                                    \

@@ -16,14 +16,17 @@ struct cubert_cpu_job;
 /* Where a unit's call of the sanitize copy began (sanitize.c): the way out when it is stopped. */
 typedef struct cubert_cpu_san_frame cubert_cpu_san_frame;
 
-/* Per byte of shared memory: the last writer and up to two readers, with the barrier interval
-   (epoch) of each. Epochs only grow on a thread, so an epoch below the cube's first one means
-   "not written since the cube started". The *_pc fields are where each access is in the code
-   (cubert_cpu_san_pc_pack, san_symbols.h), so that a race report names the other access's line. */
+/* Per 4-byte word of shared memory (and, for a word that accesses of fewer bytes or unaligned
+   ones reached, per byte of it: sanitize.c): the last writer and up to two readers, with the
+   barrier interval (epoch) of each. Epochs only grow on a thread, so an epoch below the cube's
+   first one means "not written since the cube started". The readers are the interval's first two
+   distinct ones (a later write races with at least one of them unless no other unit read). The
+   *_pc fields are where each access is in the code (cubert_cpu_san_pc_pack, san_symbols.h), so
+   that a race report names the other access's line. */
 typedef struct cubert_cpu_san_shadow {
   uint32_t w_epoch, r_epoch;
   uint16_t w_unit, r_unit, r_unit2;
-  uint8_t flags; /* W_ATOMIC, R_ATOMIC, W_SAME (sanitize.c) */
+  uint8_t flags; /* W_ATOMIC, R_ATOMIC, W_SAME, BYTES (sanitize.c) */
   uint8_t pad_;
   uint32_t w_pc, r_pc, r_pc2;
 } cubert_cpu_san_shadow;
@@ -72,6 +75,7 @@ typedef struct cubert_cpu_san_launch {
   int locked;               /* several chunks: cells are updated under their lock */
   _Atomic uint32_t done;    /* a participant reported: the checks stop on every thread */
   _Atomic uint32_t stopped; /* a wild access: nothing more of the launch runs */
+  _Atomic uint32_t atomics; /* an atomic access to a buffer: cubes' order may show in outputs */
   uint8_t **origin; /* per region: its bytes before the launch, NULL when read-only (san_private.c);
                        NULL: no private-memory check */
   cubert_cpu_san_division division; /* a quiet run's division by zero (san_private.c) ... */
@@ -99,7 +103,10 @@ typedef struct cubert_cpu_san {
   uint32_t *lines;       /* fibers: the line of each unit's last barrier (0: none yet) */
   uint8_t *returned;     /* fibers: the unit's call returned (a barrier it skipped is divergence) */
   uint32_t returned_min; /* fibers: the fewest barriers a returned unit passed (UINT32_MAX: none) */
-  cubert_cpu_san_shadow *shadow; /* zone_bytes entries */
+  uint64_t word_bytes;   /* the bytes of the shared memory's whole words (a multiple of 4) */
+  cubert_cpu_san_shadow *words;  /* a record per word, the last one partial */
+  cubert_cpu_san_shadow *shadow; /* a record per byte, used for the words flagged BYTES */
+  int bytes_used;                /* some word of the cube is flagged BYTES */
   const uint16_t *order;         /* CUBERT_VALIDATE_SEED: the units of a PHASE, in order */
   cubert_cpu_san_launch *launch; /* the launch's buffer memory (san_buffers.c) */
   uint32_t region_count;         /* its regions, copied for the callbacks' fast path */

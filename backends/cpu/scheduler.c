@@ -348,6 +348,7 @@ static uint32_t job_prepare(cubert_cpu_device *d, cubert_server_stream *s, cuber
   atomic_store_explicit(&job->abandoned, 0, memory_order_relaxed);
   atomic_store_explicit(&job->san_state, 0, memory_order_relaxed);
   job->san_launch = NULL;
+  job->san_twin = NULL;
   return (uint32_t)count;
 }
 
@@ -791,11 +792,11 @@ static void run_items(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_
 static void run_chunk(cubert_cpu_participant *part, cubert_cpu_job *job, uint64_t chunk) {
   uint64_t begin, end;
   chunk_range(job, chunk, &begin, &end);
-  run_items(part, job, begin, end, NULL);
+  run_items(part, job, begin, end, job->san_twin);
 }
 
-/* A sanitized launch whose last chunk this participant ran: the private-memory check's runs of
-   the whole launch (san_private.c), on this thread, before the launch completes. */
+/* The private-memory check's runs of the whole launch (san_private.c) on this thread, in one
+   order: the zeroed copy, then, when an output differs, the filled one. */
 static void check_private(cubert_cpu_participant *part, cubert_cpu_job *job) {
   cubert_cpu_san_twin twin;
   if (!cubert_cpu_san_private_begin(&twin, job)) return;
@@ -804,6 +805,44 @@ static void check_private(cubert_cpu_participant *part, cubert_cpu_job *job) {
   do run_items(part, job, 0, job->item_count, &twin);
   while (cubert_cpu_san_private_next(&twin, job, &ctx));
   cubert_cpu_san_private_end(&twin);
+}
+
+/* A sanitized launch whose last chunk (`count` of them) this participant ran. The zeroed copy's
+   run is the launch's chunks again, claimed by every participant (the private-memory check costs
+   one more parallel run, not a run on one thread): returns 1 when it armed it, the launch then
+   completing when its last chunk is done. After it, an output that differs from the launch's is
+   confirmed by check_private's runs in one order (the two runs compared must have run their
+   atomics alike), before the launch completes. A launch with atomic accesses to buffers, whose
+   outputs may show the order of its cubes, goes to check_private at once. Returns 0: nothing
+   more to run. */
+static int private_pass(cubert_cpu_device *d, cubert_cpu_participant *part, cubert_cpu_job *job,
+                        uint32_t count) {
+  cubert_cpu_san_twin *twin = job->san_twin;
+  if (!twin && atomic_load_explicit(&job->san_launch->atomics, memory_order_relaxed)) {
+    check_private(part, job);
+    return 0;
+  }
+  if (!twin) {
+    twin = malloc(sizeof *twin);
+    if (!twin || !cubert_cpu_san_private_begin(twin, job)) {
+      free(twin);
+      return 0;
+    }
+    job->san_twin = twin;
+    atomic_store_explicit(&job->done_chunks, 0, memory_order_relaxed);
+    claim_start(job, count, 0); /* release: the twin is seen by whoever claims a chunk */
+    atomic_fetch_add(&d->publish_seq, 1);
+    cubert_cpu_ec_notify(&d->work_ec, count);
+    return 1;
+  }
+  job->san_twin = NULL;
+  cubert_cpu_call call;
+  const cubert_cpu_ctx ctx = launch_ctx(job, &call);
+  const int differs = cubert_cpu_san_private_next(twin, job, &ctx);
+  cubert_cpu_san_private_end(twin);
+  free(twin);
+  if (differs) check_private(part, job);
+  return 0;
 }
 
 /* Runs chunks of `job` (read from a slot, possibly stale) until none is left to claim. */
@@ -846,7 +885,7 @@ static int run_job(cubert_cpu_device *d, cubert_cpu_participant *part, cubert_cp
   if (atomic_fetch_add_explicit(&job->done_chunks, ran, memory_order_acq_rel) + ran == count) {
     /* Workers, and a host thread on its own stream, run one-chunk successors inline. */
     int may_inline = part->is_worker || part->prefer == job->stream;
-    if (job->san_launch) check_private(part, job);
+    if (job->san_launch && private_pass(d, part, job, count)) return 1;
     stream_step(job->stream, job, 1, may_inline ? part : NULL);
   }
   return 1;

@@ -138,6 +138,9 @@ struct cubert_cpu_job {
      by the first participant that runs a chunk, freed when the launch finishes. */
   _Atomic uint32_t san_state;
   struct cubert_cpu_san_launch *san_launch;
+  /* The private-memory check's zeroed run of the finished launch, whose chunks every
+     participant claims like the launch's (scheduler.c); NULL: the launch's own chunks. */
+  struct cubert_cpu_san_twin *san_twin;
   cubert_server_stream *wait_stream;
   uint64_t wait_target;
   void *read_dst; /* CUBERT_CPU_JOB_READ: the host destination of bindings[0] */

@@ -208,6 +208,47 @@ PHASED_KERNEL(ww_phased, (shared8, sh), (float, out)) {
   }
 }
 
+/* Every unit reads v[0], then unit 0 writes it in the same interval: a race with each other
+   reader; the record keeps the interval's first two readers, so the report names unit 1. */
+PHASED_KERNEL(war_phased, (shared8, sh), (float, out)) {
+  PHASE {
+    sh->v[UNIT_POS] = 1.0f;
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, sh->v[0]); /* @war_phased_read */
+  }
+  if (CUBE_POS_Y == 0) SYNC_CUBE();
+  PHASE {
+    if (UNIT_POS == 0) sh->v[0] = 2.0f; /* @war_phased */
+  }
+}
+
+/* Units store neighbouring bytes of one 4-byte word (the shadow's records per word split into
+   records per byte: no race); in cube (0, 1, 0) units 2k and 2k + 1 store one byte. */
+typedef struct shared_bytes {
+  uint8_t b[UNITS];
+} shared_bytes;
+PHASED_KERNEL(bytes_phased, (shared_bytes, sh), (float, out)) {
+  PHASE {
+    const uint32_t at = (CUBE_POS_Y == 1 ? UNIT_POS / 2 : UNIT_POS) % UNITS;
+    sh->b[at] = (uint8_t)UNIT_POS; /* @bytes_phased */
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, (float)sh->b[(UNIT_POS + 1) % UNITS]);
+  }
+}
+PHASED_KERNEL(bytes_phased_ok, (shared_bytes, sh), (float, out)) {
+  PHASE {
+    sh->b[UNIT_POS % UNITS] = (uint8_t)UNIT_POS;
+  }
+  SYNC_CUBE();
+  PHASE {
+    STORE(out, UNIT_ID, (float)sh->b[(UNIT_POS + 1) % UNITS]);
+  }
+}
+
 PHASED_KERNEL(oob_index_phased, (shared8, sh), (float, out)) {
   PHASE {
     sh->v[UNIT_POS + (CUBE_POS_Y == 1)] = 1.0f; /* @oob_index_phased */

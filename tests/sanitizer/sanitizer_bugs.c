@@ -25,7 +25,8 @@ extern const cubert_kernel_def ww_fiber, ww_fiber_ok, rw_fiber, rw_fiber_ok, war
     oob_buffer_fiber, oob_buffer_unit, uninit_private_unit_ok, uninit_scalar_fiber,
     uninit_scalar_fiber_ok, uninit_exclusive_phased, found_flag_unit, found_flag_unit_ok,
     found_diff_unit, found_flag_fiber, found_flag_fiber_ok, found_diff_fiber, found_flag_phased_ok,
-    return_read_fiber, uninit_divisor_unit, div_unit, div_unit_ok, div_fiber, div_phased;
+    return_read_fiber, uninit_divisor_unit, div_unit, div_unit_ok, div_fiber, div_phased,
+    war_phased, bytes_phased, bytes_phased_ok;
 
 enum { UNITS = 8, CUBES_Y = 2, N = UNITS * CUBES_Y };
 
@@ -126,6 +127,10 @@ static const bug bugs[] = {
      "shared memory byte 4 (of 32)", 3, -1, "@rw_phased_write"},
     {&ww_phased, "data race (write after write)", "@ww_phased", LINE_CODE, 1, 0,
      "shared memory byte 0 (of 32)", 3, -1, "@ww_phased"},
+    {&war_phased, "data race (write after read)", "@war_phased", LINE_CODE, 0, 1,
+     "shared memory byte 0 (of 32)", 3, -1, "@war_phased_read"},
+    {&bytes_phased, "data race (write after write)", "@bytes_phased", LINE_CODE, 1, 0,
+     "shared memory byte 0 (of 8)", 3, -1, "@bytes_phased"},
     {&oob_index_phased, "index 8 past the bounds of 'float [8]'", "@oob_index_phased", LINE_AT, 7,
      -1, NULL, 3, -1, NULL},
     {&oob_ptr_phased,
@@ -180,6 +185,7 @@ static const cubert_kernel_def *const twins[] = {
     &found_flag_fiber_ok,
     &found_flag_phased_ok,
     &div_unit_ok,
+    &bytes_phased_ok,
 };
 
 static int failures;
