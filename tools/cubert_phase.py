@@ -20,9 +20,9 @@ per-cube version (cubert_phase_ranges.py, beside this file): a copy with direct 
 64-bit indices that runs where code before the phase proves every access of it in range.
 
 The output is cached under --cache-dir (used only where the user owns it and nobody else may
-write it) by the content of FILE, the headers it includes, the
-arguments and the text of this tool and its module, so that a clean build whose kernels did not change does not
-parse them again. Exit status: 0 (output written, kernels phased or kept), 2 (bad arguments,
+write it) by the content of FILE, the headers it includes, the arguments and the text of this
+tool and its module, so that a clean build whose kernels did not change does not parse them
+again. Exit status: 0 (output written, kernels phased or kept), 2 (bad arguments,
 python3-clang missing: the caller builds the fiber form). A file libclang does not parse is
 copied unchanged, with a note.
 """
@@ -760,7 +760,11 @@ class Kernel:
         """The version's phases when the phase's statements of the form `if (x == L) ...` (x
         the unit's x or y position) go into phases of their own: [(L or None, statements)], in
         order; None when a statement declares more than index locals (they are redeclared in
-        each phase) or the phase has atomics (their order between units would change)."""
+        each phase) or a unit may return in the phase (version() splits only where no checked
+        access and no atomic is left, whose order between units would change)."""
+        a0, b0 = stmts[0].extent.start.offset, self.src.stmt_end(stmts[-1])
+        if any(a0 <= r < b0 for r in self.returns):
+            return None  # a unit's return ends its trip through the whole phase
         for s in stmts:
             if s.kind == K.DECL_STMT and not all(key(v) in self.cheaps for v in declarators(s)):
                 return None

@@ -35,9 +35,12 @@ POS = {
     "cubert_uy_": ("0", "(int64_t)cubert_dy_ - 1"),
     "cubert_uz_": ("0", "(int64_t)cubert_dz_ - 1"),
     "cubert_ul_": ("0", "(int64_t)cubert_dx_ * cubert_dy_ * cubert_dz_ - 1"),
-    "cubert_ax_": ("(int64_t)cubert_cx_ * cubert_dx_", "(int64_t)cubert_cx_ * cubert_dx_ + cubert_dx_ - 1"),
-    "cubert_ay_": ("(int64_t)cubert_cy_ * cubert_dy_", "(int64_t)cubert_cy_ * cubert_dy_ + cubert_dy_ - 1"),
-    "cubert_az_": ("(int64_t)cubert_cz_ * cubert_dz_", "(int64_t)cubert_cz_ * cubert_dz_ + cubert_dz_ - 1"),
+    "cubert_ax_": ("(int64_t)cubert_cx_ * cubert_dx_",
+                   "(int64_t)cubert_cx_ * cubert_dx_ + cubert_dx_ - 1"),
+    "cubert_ay_": ("(int64_t)cubert_cy_ * cubert_dy_",
+                   "(int64_t)cubert_cy_ * cubert_dy_ + cubert_dy_ - 1"),
+    "cubert_az_": ("(int64_t)cubert_cz_ * cubert_dz_",
+                   "(int64_t)cubert_cz_ * cubert_dz_ + cubert_dz_ - 1"),
 }
 # The phased body's parameters that are the same for every unit of the cube.
 UNIFORM_PARAMS = ("cubert_cx_", "cubert_cy_", "cubert_cz_", "cubert_cl_", "cubert_dx_",
