@@ -333,19 +333,7 @@ class Kernel:
     def helper(self, s, m, phase):
         """CUBE_REDUCE_* / CUBE_SCAN_*: the value into a per-unit temporary in the phase before,
         the helper itself between phases with the temporary and the destination as MY()."""
-        toks = self.src.tokens(m[0], m[1])[2:-1]
-        args, depth, cur = [], 0, []
-        for t in toks:
-            if t.spelling in ("(", "[", "{"):
-                depth += 1
-            elif t.spelling in (")", "]", "}"):
-                depth -= 1
-            if t.spelling == "," and depth == 0:
-                args.append(cur)
-                cur = []
-            else:
-                cur.append(t)
-        args.append(cur)
+        args = self.macro_args(m)
         if len(args) < 3 or len(args[-1]) != 1:
             self.fail("%s whose destination is not a plain local variable" % m[2], s)
         dst = args[-1][0].spelling
@@ -617,12 +605,7 @@ class Kernel:
             limit = self.x_limit(children(acting[0][1])[0])
             if limit:
                 out[1] = "CUBERT_CUBE_PHASE_BELOW_X_(%s) {" % limit
-        for v in sorted(need, key=lambda v: self.vars[v].location.offset):
-            c = self.vars[v]
-            init = [x for x in children(c) if x.kind.is_expression()][-1]
-            out += [self.at(c.extent.start.offset), "const %s %s = %s;" % (
-                unqualified(c.type.spelling), c.spelling,
-                self.src.text(init.extent.start.offset, c.extent.end.offset))]
+        out += self.cheap_decls(need)
         body = []
         for e in it[2]:
             if e[0] == "stmt":
@@ -819,12 +802,16 @@ class Kernel:
             if r is not None and key(r) in self.cheaps and key(r) not in need | inside:
                 need.add(key(r))
                 todo += list(walk(self.vars[key(r)]))
+        return self.cheap_decls(need, "CUBERT_CUBE_UNUSED_ ")
+
+    def cheap_decls(self, need, pre=""):
+        """Declarations of the cheap per-unit locals `need`, recomputed at a phase's start."""
         out = []
         for v in sorted(need, key=lambda v: self.vars[v].location.offset):
             c = self.vars[v]
             init = [x for x in children(c) if x.kind.is_expression()][-1]
-            out += [self.at(c.extent.start.offset), "CUBERT_CUBE_UNUSED_ const %s %s = %s;" % (
-                unqualified(c.type.spelling), c.spelling,
+            out += [self.at(c.extent.start.offset), "%sconst %s %s = %s;" % (
+                pre, unqualified(c.type.spelling), c.spelling,
                 self.src.text(init.extent.start.offset, c.extent.end.offset))]
         return out
 

@@ -103,12 +103,26 @@ CUBE_KERNEL(below_x, (rules_shared, sh), (const float, in), (float, out)) {
 CUBE_KERNEL(versioned, (rules_shared, sh), (const float, in), (float, out)) {
   const uint32_t n = INFO_U32(0);
   if (CUBE_DIM_X > 32 || CUBE_DIM_Y * CUBE_DIM_Z != 1 || n == 0) return;
-  const uint32_t x = CUBE_POS_X * CUBE_DIM_X + UNIT_POS_X, cx = min(x, n - 1);
+  const uint64_t x = CUBE_POS * CUBE_DIM_X + UNIT_POS_X, cx = min(x, (uint64_t)n - 1);
   sh->v[UNIT_POS_X + 1] = LOAD(in, cx);
   if (UNIT_POS_X == 0) sh->v[0] = LOAD(in, cx ? cx - 1 : 0);
   if (UNIT_POS_Y == 0) sh->scratch[UNIT_POS_X] = 2.0f * LOAD(in, cx);
   SYNC_CUBE();
   if (x < n) STORE(out, x, sh->v[UNIT_POS_X] + sh->v[UNIT_POS_X + 1] + sh->scratch[UNIT_POS_X]);
+}
+
+/* Where a unit may return in the phase, the version keeps its statements in one phase (a split
+   would let the unit run the statements after its return). */
+/* expect: (out)[(((int64_t)cubert_cl_ * (int64_t)cubert_dx_) + (int64_t)cubert_ux_)] = (1.0f */
+/* expect-not: CUBERT_CUBE_PHASE_RANGE_(1, */
+CUBE_KERNEL(versioned_return, (rules_shared, sh), (const float, in), (float, out)) {
+  if (CUBE_DIM_X > 64 || CUBE_DIM_Y * CUBE_DIM_Z != 1) return;
+  const uint64_t at = CUBE_POS * CUBE_DIM_X + UNIT_POS_X;
+  sh->v[UNIT_POS_X] = LOAD(in, at);
+  SYNC_CUBE();
+  if (UNIT_POS_X == 1) STORE(out, at, sh->v[0]);
+  if (UNIT_POS_X >= 2) return;
+  STORE(out, at, 1.0f + sh->v[UNIT_POS_X]);
 }
 
 /* A phase with an index the tool cannot bound (read from shared memory) keeps its checks: no
