@@ -73,6 +73,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cubertConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/cubertConfigVersion.cmake
               cmake/CubertKernels.cmake cmake/flatten.cmake cmake/check_kernel.cmake
               cmake/sanitize_rename.cmake tools/cubert_phase.py
+              tools/cubert_phase_ranges.py
   DESTINATION ${CUBERT_INSTALL_CMAKEDIR} COMPONENT dev)
 
 # ---- pkg-config ---------------------------------------------------------------------------

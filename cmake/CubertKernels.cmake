@@ -191,6 +191,9 @@ if(NOT DEFINED CUBERT_PHASE_TOOL)
                            ABSOLUTE)
   endif()
 endif()
+# The module the tool imports from its own folder (per-cube versions of a phase).
+get_filename_component(CUBERT_PHASE_RANGES ${CUBERT_PHASE_TOOL} DIRECTORY)
+set(CUBERT_PHASE_RANGES ${CUBERT_PHASE_RANGES}/cubert_phase_ranges.py)
 if(NOT DEFINED CUBERT_KERNEL_PHASES_CACHE)
   if(DEFINED ENV{XDG_CACHE_HOME})
     set(CUBERT_KERNEL_PHASES_CACHE $ENV{XDG_CACHE_HOME}/cubert-phases)
@@ -285,7 +288,7 @@ function(cubert_add_kernels target)
                 "$<$<BOOL:${A_INCLUDE_DIRS}>:-I;$<JOIN:${A_INCLUDE_DIRS},;-I;>>"
                 "$<$<BOOL:${inc_dirs}>:-I;$<JOIN:${inc_dirs},;-I;>>"
                 "$<$<BOOL:${defs_prop}>:-D;$<JOIN:${defs_prop},;-D;>>"
-        DEPENDS ${path} ${CUBERT_PHASE_TOOL}
+        DEPENDS ${path} ${CUBERT_PHASE_TOOL} ${CUBERT_PHASE_RANGES}
         DEPFILE ${c_side}.d
         COMMENT "Phasing the CUBE_KERNELs of ${rel}" COMMAND_EXPAND_LISTS VERBATIM)
       # One target owns the output, which the sanitize and variant copies include too.

@@ -85,6 +85,56 @@ CUBE_KERNEL(below_x, (rules_shared, sh), (const float, in), (float, out)) {
     STORE(out, CUBE_POS, (half ? sh->scratch[0] : 1.0f) + sh->v[CUBE_DIM - 1]);
 }
 
+/* A phase's per-cube version (tools/cubert_phase_ranges.py): where the cube's units keep every
+   index of the phase inside its buffer, with no wrap, a copy runs with direct accesses, indices
+   in 64 bits, the clamps `min(x, n - 1)` and `cx ? cx - 1 : 0` passing x through, the bound test
+   `x < n` as 1, and each `if (UNIT_POS_X == 0)` or `if (UNIT_POS_Y == 0)` statement in a phase of
+   its own over those units alone; else the phase as written. */
+/* expect: if (CUBERT_CUBE_VERSIONS_ && */
+/* expect: cubert_span_in_( */
+/* expect: cubert_span_le_( */
+/* expect: cubert_span_nonzero_( */
+/* expect: = (in)[ */
+/* expect: (out)[ */
+/* expect: (int64_t)cubert_ux_ */
+/* expect: if (1) */
+/* expect: CUBERT_CUBE_PHASE_RANGE_(0, (uint64_t)(0) + 1, 0, cubert_dy_) { */
+/* expect: CUBERT_CUBE_PHASE_RANGE_(0, cubert_dx_, 0, (uint64_t)(0) + 1) { */
+CUBE_KERNEL(versioned, (rules_shared, sh), (const float, in), (float, out)) {
+  const uint32_t n = INFO_U32(0);
+  if (CUBE_DIM_X > 32 || CUBE_DIM_Y * CUBE_DIM_Z != 1 || n == 0) return;
+  const uint64_t x = CUBE_POS * CUBE_DIM_X + UNIT_POS_X, cx = min(x, (uint64_t)n - 1);
+  sh->v[UNIT_POS_X + 1] = LOAD(in, cx);
+  if (UNIT_POS_X == 0) sh->v[0] = LOAD(in, cx ? cx - 1 : 0);
+  if (UNIT_POS_Y == 0) sh->scratch[UNIT_POS_X] = 2.0f * LOAD(in, cx);
+  SYNC_CUBE();
+  if (x < n) STORE(out, x, sh->v[UNIT_POS_X] + sh->v[UNIT_POS_X + 1] + sh->scratch[UNIT_POS_X]);
+}
+
+/* Where a unit may return in the phase, the version keeps its statements in one phase (a split
+   would let the unit run the statements after its return). */
+/* expect: (out)[(((int64_t)cubert_cl_ * (int64_t)cubert_dx_) + (int64_t)cubert_ux_)] = (1.0f */
+/* expect-not: CUBERT_CUBE_PHASE_RANGE_(1, */
+CUBE_KERNEL(versioned_return, (rules_shared, sh), (const float, in), (float, out)) {
+  if (CUBE_DIM_X > 64 || CUBE_DIM_Y * CUBE_DIM_Z != 1) return;
+  const uint64_t at = CUBE_POS * CUBE_DIM_X + UNIT_POS_X;
+  sh->v[UNIT_POS_X] = LOAD(in, at);
+  SYNC_CUBE();
+  if (UNIT_POS_X == 1) STORE(out, at, sh->v[0]);
+  if (UNIT_POS_X >= 2) return;
+  STORE(out, at, 1.0f + sh->v[UNIT_POS_X]);
+}
+
+/* A phase with an index the tool cannot bound (read from shared memory) keeps its checks: no
+   version. */
+/* expect-not: = (1.0f) */
+CUBE_KERNEL(unversioned, (rules_shared, sh), (const float, in), (float, out)) {
+  if (CUBE_DIM > 64) return;
+  sh->v[UNIT_POS] = LOAD(in, UNIT_ID);
+  SYNC_CUBE();
+  STORE(out, (uint32_t)sh->v[UNIT_POS] % 64u, 1.0f);
+}
+
 /* expect-not: PHASED_KERNEL(fibers_by_name */
 CUBE_KERNEL_FIBERS(fibers_by_name, (rules_shared, sh), (float, out)) {
   sh->v[UNIT_POS] = 1.0f;

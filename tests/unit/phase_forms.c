@@ -100,7 +100,7 @@ typedef struct form_case {
   X(return_fiber_ok) X(ww_buffer_fiber_ok) X(rw_buffer_fiber_ok) X(atomic_buffer_fiber_ok)        \
   X(wild_fiber) X(read_in_fiber) X(found_flag_fiber_ok) X(found_flags)                            \
   X(reduce_tree_natural) X(hotspot_natural) X(scan_natural) X(transpose_natural)                 \
-  X(tiled) X(reduce) X(mixed_decl) X(below_x) X(cubes_fiber)                                     \
+  X(tiled) X(reduce) X(mixed_decl) X(below_x) X(versioned) X(versioned_return) X(unversioned) X(cubes_fiber)                                     \
   X(scalars_fiber) X(dynamic_reverse_fiber) X(dynamic_overflow) X(shared_atomics64)            \
   X(ported_backprop_forward) X(ported_nw)
 /* clang-format on */
@@ -309,6 +309,10 @@ static const form_case cases[] = {
     {FORMS(reduce), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
     {FORMS(mixed_decl), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
     {FORMS(below_x), 64, {0}, 0, {UNITS(1), CUBES(1)}, 0, NULL, 0},
+    /* info n = 50: cubes inside take the version, those past n or the buffers the checked phase */
+    {FORMS(versioned), 32, {0}, ONE_D, {UNITS(1), UNITS(1)}, 50, NULL, 0},
+    {FORMS(versioned_return), 64, {0}, ONE_D, {UNITS(1), UNITS(1)}, 0, NULL, 0},
+    {FORMS(unversioned), 64, {0}, 0, {UNITS(1), {0, 0, 64}}, 0, NULL, 0},
     /* cubes.cube.c: each unit reads the element of the next unit modulo 256 (CUBES_UNITS) */
     {FORMS(cubes_fiber), 0, DIM(256, 1), 0, {UNITS(1)}, 0, NULL, 0},
     {FORMS(scalars_fiber), 64, {0}, 0, {{0}}, 0, scalars_geometry, 0},

@@ -109,7 +109,7 @@ struct cubert_form_unit_;
 #define MY_AT(name, ...) ((name)[__VA_ARGS__][cubert_ul_])
 /* A PHASE runs the block once per unit of the cube: z and y rows, and a vectorisable loop over
    x. The innermost one-trip loop only declares the unit's other positions. */
-#define PHASE CUBERT_CUBE_PHASE_LOOPS_(cubert_dx_)
+#define PHASE CUBERT_CUBE_PHASE_LOOPS_(0, cubert_dx_, 0, cubert_dy_)
 #define UNROLL /* gcc and clang unroll constant loops themselves at -O3 */
 /* The phase transform's PHASE (tools/cubert_phase.py) for a phase whose body does nothing for a
    unit with UNIT_POS_X >= limit (a value of an integer type, the same for every unit, evaluated
@@ -119,15 +119,30 @@ struct cubert_form_unit_;
   for (uint32_t cubert_xe_ = (uint64_t)(limit) < cubert_dx_ ? (uint32_t)(limit) : cubert_dx_, \
                 cubert_xo_ = 1;                                                               \
        cubert_xo_; cubert_xo_ = 0)                                                            \
-  CUBERT_CUBE_PHASE_LOOPS_(cubert_xe_)
+  CUBERT_CUBE_PHASE_LOOPS_(0, cubert_xe_, 0, cubert_dy_)
+/* The transform's PHASE for a statement that acts only for units with UNIT_POS_X in [xb, xe) and
+   UNIT_POS_Y in [yb, ye) (uniform integer values, evaluated once, each above the cube's dim taken
+   as the dim): its loops run there alone; the body keeps its own test. */
+#define CUBERT_CUBE_PHASE_RANGE_(xb, xe, yb, ye)                                        \
+  for (uint32_t cubert_xb_ = (uint64_t)(xb) < cubert_dx_ ? (uint32_t)(xb) : cubert_dx_, \
+                cubert_xe_ = (uint64_t)(xe) < cubert_dx_ ? (uint32_t)(xe) : cubert_dx_, \
+                cubert_yb_ = (uint64_t)(yb) < cubert_dy_ ? (uint32_t)(yb) : cubert_dy_, \
+                cubert_ye_ = (uint64_t)(ye) < cubert_dy_ ? (uint32_t)(ye) : cubert_dy_, \
+                cubert_xo_ = 1;                                                         \
+       cubert_xo_; cubert_xo_ = 0)                                                      \
+  CUBERT_CUBE_PHASE_LOOPS_(cubert_xb_, cubert_xe_, cubert_yb_, cubert_ye_)
+/* Whether the transform's per-cube versions of a phase run (tools/cubert_phase_ranges.py): 0 in
+   the sanitize copy, which keeps every access checked. */
+#define CUBERT_CUBE_VERSIONS_ 1
 /* The sanitize variant (CUBERT_CUBE_SANITIZE, at the end of this file) learns each unit here. */
 #define CUBERT_CUBE_PU_(ul) 1
-#define CUBERT_CUBE_PHASE_LOOPS_(x_end)                                                    \
+#define CUBERT_CUBE_PHASE_LOOPS_(x_begin, x_end, y_begin, y_end)                           \
   for (uint32_t cubert_uz_ = 0; cubert_uz_ < cubert_dz_; ++cubert_uz_)                     \
-    for (uint32_t cubert_uy_ = 0, cubert_row_ = cubert_dx_ * cubert_dy_ * cubert_uz_;      \
-         cubert_uy_ < cubert_dy_; ++cubert_uy_, cubert_row_ += cubert_dx_)                 \
+    for (uint32_t cubert_uy_ = (y_begin),                                                  \
+                  cubert_row_ = cubert_dx_ * (cubert_dy_ * cubert_uz_ + cubert_uy_);       \
+         cubert_uy_ < (y_end); ++cubert_uy_, cubert_row_ += cubert_dx_)                    \
       CUBERT_CUBE_PRAGMA_SIMD_                                                             \
-  for (uint32_t cubert_ux_ = 0; cubert_ux_ < (x_end); ++cubert_ux_)                        \
+  for (uint32_t cubert_ux_ = (x_begin); cubert_ux_ < (x_end); ++cubert_ux_)                \
     for (CUBERT_CUBE_UNUSED_ uint64_t cubert_ul_ = (uint64_t)cubert_row_ + cubert_ux_,     \
                                       cubert_id_ = cubert_idb_ + cubert_ul_,               \
                                       cubert_rid_ = cubert_id_, cubert_once_ = 1;          \
@@ -180,6 +195,102 @@ CUBERT_CUBE_INLINE_ int cubert_info_at_most_(const cubert_cpu_ctx *ctx, int mode
   if (v <= limit) return 1;
   if (mode == CUBERT_CUBE_VALIDATE) cubert_cpu_report_info_limit(ctx, UINT64_MAX, k, v, limit);
   return 0;
+}
+/* Value ranges for the transform's per-cube versions of a phase (tools/cubert_phase_ranges.py):
+   [lo, hi] holds every value an integer expression takes over the cube's units, computed exactly
+   in 64 bits; ok is 0 once a bound is unknown, overflows or leaves the C type of the expression
+   (the version then is not taken). */
+typedef struct cubert_span_ {
+  int64_t lo, hi;
+  int ok;
+} cubert_span_;
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_of_(int64_t lo, int64_t hi) {
+  return (cubert_span_){lo, hi, lo <= hi};
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_u_(uint64_t v) {
+  return (cubert_span_){(int64_t)(v & INT64_MAX), (int64_t)(v & INT64_MAX), v <= INT64_MAX};
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_s_(int64_t v) {
+  return (cubert_span_){v, v, 1};
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_fit_(cubert_span_ a, int64_t lo, int64_t hi) {
+  a.ok = a.ok && a.lo >= lo && a.hi <= hi;
+  return a;
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_add_(cubert_span_ a, cubert_span_ b) {
+  cubert_span_ r;
+  r.ok = a.ok && b.ok && !__builtin_add_overflow(a.lo, b.lo, &r.lo) &&
+         !__builtin_add_overflow(a.hi, b.hi, &r.hi);
+  return r;
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_sub_(cubert_span_ a, cubert_span_ b) {
+  cubert_span_ r;
+  r.ok = a.ok && b.ok && !__builtin_sub_overflow(a.lo, b.hi, &r.lo) &&
+         !__builtin_sub_overflow(a.hi, b.lo, &r.hi);
+  return r;
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_mul_(cubert_span_ a, cubert_span_ b) {
+  int64_t p[4];
+  cubert_span_ r = {0, 0, a.ok && b.ok};
+  r.ok = r.ok && !__builtin_mul_overflow(a.lo, b.lo, &p[0]) &&
+         !__builtin_mul_overflow(a.lo, b.hi, &p[1]) && !__builtin_mul_overflow(a.hi, b.lo, &p[2]) &&
+         !__builtin_mul_overflow(a.hi, b.hi, &p[3]);
+  if (!r.ok) return r;
+  r.lo = r.hi = p[0];
+  for (int i = 1; i < 4; ++i) {
+    r.lo = p[i] < r.lo ? p[i] : r.lo;
+    r.hi = p[i] > r.hi ? p[i] : r.hi;
+  }
+  return r;
+}
+/* Division, remainder and shifts: operands not negative (C's and the exact results agree). */
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_div_(cubert_span_ a, cubert_span_ b) {
+  const int ok = a.ok && b.ok && a.lo >= 0 && b.lo > 0;
+  return (cubert_span_){ok ? a.lo / b.hi : 0, ok ? a.hi / b.lo : 0, ok};
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_rem_(cubert_span_ a, cubert_span_ b) {
+  const int ok = a.ok && b.ok && a.lo >= 0 && b.lo > 0;
+  return ok && a.hi < b.lo ? a : (cubert_span_){0, ok ? b.hi - 1 : 0, ok};
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_shl_(cubert_span_ a, cubert_span_ b) {
+  if (!(b.ok && b.lo >= 0 && b.hi < 63)) return (cubert_span_){0, 0, 0};
+  return cubert_span_mul_(cubert_span_fit_(a, 0, INT64_MAX),
+                          cubert_span_of_(INT64_C(1) << b.lo, INT64_C(1) << b.hi));
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_shr_(cubert_span_ a, cubert_span_ b) {
+  const int ok = a.ok && b.ok && a.lo >= 0 && b.lo >= 0 && b.hi < 63;
+  return (cubert_span_){ok ? a.lo >> b.hi : 0, ok ? a.hi >> b.lo : 0, ok};
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_and_(cubert_span_ a, cubert_span_ b) {
+  const int ok = a.ok && b.ok && a.lo >= 0 && b.lo >= 0;
+  return (cubert_span_){0, a.hi < b.hi ? a.hi : b.hi, ok};
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_min_(cubert_span_ a, cubert_span_ b) {
+  return (cubert_span_){a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi, a.ok && b.ok};
+}
+CUBERT_CUBE_INLINE_ cubert_span_ cubert_span_max_(cubert_span_ a, cubert_span_ b) {
+  return (cubert_span_){a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi, a.ok && b.ok};
+}
+/* Facts the version assumes, each true for every unit of the cube: an index below len; a < b and
+   a <= b (values not negative, so C's comparison after its conversions agrees); a nonzero; a
+   zero; a known. */
+CUBERT_CUBE_INLINE_ int cubert_span_in_(cubert_span_ a, uint64_t len) {
+  return a.ok && a.lo >= 0 && (uint64_t)a.hi < len;
+}
+CUBERT_CUBE_INLINE_ int cubert_span_lt_(cubert_span_ a, cubert_span_ b) {
+  return a.ok && b.ok && a.lo >= 0 && b.lo >= 0 && a.hi < b.lo;
+}
+CUBERT_CUBE_INLINE_ int cubert_span_le_(cubert_span_ a, cubert_span_ b) {
+  return a.ok && b.ok && a.lo >= 0 && b.lo >= 0 && a.hi <= b.lo;
+}
+CUBERT_CUBE_INLINE_ int cubert_span_nonzero_(cubert_span_ a) {
+  return a.ok && (a.lo > 0 || a.hi < 0);
+}
+CUBERT_CUBE_INLINE_ int cubert_span_zero_(cubert_span_ a) {
+  return a.ok && a.lo == 0 && a.hi == 0;
+}
+CUBERT_CUBE_INLINE_ int cubert_span_ok_(cubert_span_ a) {
+  return a.ok;
 }
 CUBERT_CUBE_INLINE_ float cubert_bits_f32_(uint32_t bits) {
   float f;
@@ -1098,6 +1209,10 @@ typedef struct cubert_no_shared_ {
 /* Every unit of the cube, in the sanitizer's order: the body's own test skips the others. */
 #undef CUBERT_CUBE_PHASE_BELOW_X_
 #define CUBERT_CUBE_PHASE_BELOW_X_(limit) PHASE
+#undef CUBERT_CUBE_PHASE_RANGE_
+#define CUBERT_CUBE_PHASE_RANGE_(xb, xe, yb, ye) PHASE
+#undef CUBERT_CUBE_VERSIONS_
+#define CUBERT_CUBE_VERSIONS_ 0
 
 /* A barrier closes the current interval of the sanitizer's race check. */
 #undef SYNC_CUBE
