@@ -189,7 +189,7 @@ static float ten_value(const ten_args *t, int x) {
 }
 
 CUBERT_CPU_KERNEL(ten_cpu, ctx, id) {
-  ten_args t;
+  ten_args t = {0};
   float *out = cubert_cpu_arg_buffer(ctx, 0);
   cubert_cpu_arg_get(ctx, 1, &t.n, 4);
   cubert_cpu_arg_get(ctx, 2, &t.a, 4);
