@@ -777,9 +777,12 @@ static cubert_status tune_in_background(cubert_client *client, cubert_tuner *t,
     job->args = call->args_clone ? call->args_clone(args) : malloc(call->args_bytes);
     if (job->args && !call->args_clone) memcpy(job->args, args, call->args_bytes);
   }
+  /* Once pushed, the job belongs to the worker, which may run and free it at once: nothing
+     below reads it unless the push failed. */
+  const int ready = job && job->args;
   cubert_status queued =
-      job && job->args ? cubert_tune_background_push(t->bg, client, job, job_run, job_drop) : NULL;
-  if (!s && (!job || !job->args || queued)) {
+      ready ? cubert_tune_background_push(t->bg, client, job, job_run, job_drop) : NULL;
+  if (!s && (!ready || queued)) {
     /* Not queued (out of memory, the worker stopping): the next call tries again. */
     cubert_log(CUBERT_LOG_INFO, "tune", "%s: not tuned in the background (%s)", set->name,
                queued ? cubert_status_message(queued) : "host allocation failed");
