@@ -11,6 +11,10 @@
    only grow: each cube (and each unit of a unit kernel) starts a new one, each barrier interval
    of a cube another, so it is unordered only when it is in the same interval.
 
+   A cell is 16 bytes: the write, and the index of the cell's read pair in the launch's read
+   pool, taken at its first recorded read (sanitize.h). An output written once and never read
+   costs 16 bytes an element, and the cells' pages are first touched by a write.
+
    The cubes run on every participant at once, against this one launch-wide shadow. Why that
    still finds every race between cubes that one thread finds: a cell is checked and updated
    under its own lock (when the launch has several chunks), so the checks of one cell happen in
@@ -97,14 +101,62 @@ static uint32_t build_regions(const cubert_cpu_job *job, cubert_cpu_san_region *
   return out;
 }
 
+/* Pairs a read pool block holds (32 bytes each: 2 MiB). */
+#define READ_BLOCK_PAIRS (1u << 16)
+/* Pair indices keep 31 bits in a cell (sanitize.h). */
+#define READ_CAP 0x7ffffffeu
+
 static void launch_free(cubert_cpu_san_launch *l) {
   cubert_cpu_san_private_free(l);
   for (uint32_t i = 0; i < l->region_count; ++i) {
     free(l->regions[i].cells);
     free(l->regions[i].unwritten);
   }
+  for (uint32_t b = 0; b < l->read_block_count; ++b)
+    free(atomic_load_explicit(&l->read_blocks[b], memory_order_relaxed));
+  free((void *)l->read_blocks);
   free(l->regions);
   free(l);
+}
+
+/* A read pool of a pair per cell of `cells`, up to READ_CAP pairs: only the block table now.
+   Returns 0 without memory. */
+static int reads_build(cubert_cpu_san_launch *l, uint64_t cells) {
+  l->read_cap = cells < READ_CAP ? (uint32_t)cells : READ_CAP;
+  l->read_block_count = (uint32_t)(((uint64_t)l->read_cap + READ_BLOCK_PAIRS - 1) / READ_BLOCK_PAIRS);
+  if (!l->read_block_count) return 1;
+  l->read_blocks = calloc(l->read_block_count, sizeof *l->read_blocks);
+  return l->read_blocks != NULL;
+}
+
+/* Pair `k` of the launch's read pool (taken). */
+static cubert_cpu_san_reads *pair_at(const cubert_cpu_san_launch *l, uint32_t k) {
+  return atomic_load_explicit(&l->read_blocks[k / READ_BLOCK_PAIRS], memory_order_acquire) +
+         k % READ_BLOCK_PAIRS;
+}
+
+/* Takes a zeroed pair of the read pool, its index in *out; NULL when the pool is spent or its
+   block could not be made (the read then goes unrecorded: a race with it may be missed, none is
+   ever invented). Thread-safe: the participant that needs a block first makes it. */
+static cubert_cpu_san_reads *pair_take(cubert_cpu_san_launch *l, uint32_t *out) {
+  const uint32_t k = atomic_fetch_add_explicit(&l->reads_taken, 1, memory_order_relaxed);
+  if (k >= l->read_cap) {
+    atomic_store_explicit(&l->reads_taken, l->read_cap, memory_order_relaxed);
+    return NULL;
+  }
+  _Atomic(cubert_cpu_san_reads *) *slot = &l->read_blocks[k / READ_BLOCK_PAIRS];
+  cubert_cpu_san_reads *block = atomic_load_explicit(slot, memory_order_acquire);
+  if (!block) {
+    cubert_cpu_san_reads *made = calloc(READ_BLOCK_PAIRS, sizeof *made);
+    if (!made) return NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &block, made, memory_order_acq_rel,
+                                                memory_order_acquire))
+      block = made;
+    else
+      free(made); /* another participant made it first: block is its */
+  }
+  *out = k;
+  return block + k % READ_BLOCK_PAIRS;
 }
 
 static cubert_cpu_san_launch *launch_build(const cubert_cpu_job *job) {
@@ -119,6 +171,7 @@ static cubert_cpu_san_launch *launch_build(const cubert_cpu_job *job) {
   l->region_count = build_regions(job, l->regions);
   l->locked = job->item_count > job->chunk_items;
   cubert_cpu_undefined *undefined = &job->stream->device->undefined;
+  uint64_t cells = 0;
   for (uint32_t i = 0; i < l->region_count; ++i) {
     cubert_cpu_san_region *r = &l->regions[i];
     if (atomic_load_explicit(&undefined->nonempty, memory_order_relaxed)) {
@@ -137,6 +190,11 @@ static cubert_cpu_san_launch *launch_build(const cubert_cpu_job *job) {
       launch_free(l);
       return NULL;
     }
+    cells += (r->bytes >> r->shift) + 1;
+  }
+  if (!reads_build(l, cells)) {
+    launch_free(l);
+    return NULL;
   }
   cubert_cpu_san_private_keep(l, job);
   return l;
@@ -309,8 +367,15 @@ static const char war_kind[] = "data race (write after read)";
 static const char waw_kind[] = "data race (write after write)";
 
 static void cell_lock(cubert_cpu_san_cell *c) {
-  while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
-    while (atomic_load_explicit(&c->lock, memory_order_relaxed)) cubert_cpu_relax();
+  while (atomic_fetch_or_explicit(&c->lock_reads, 1u, memory_order_acquire) & 1u)
+    while (atomic_load_explicit(&c->lock_reads, memory_order_relaxed) & 1u) cubert_cpu_relax();
+}
+
+/* Only the holder changes the word: the pair index it may have set stays. */
+static void cell_unlock(cubert_cpu_san_cell *c) {
+  atomic_store_explicit(&c->lock_reads,
+                        atomic_load_explicit(&c->lock_reads, memory_order_relaxed) & ~1u,
+                        memory_order_release);
 }
 
 /* Checks `me`'s access of cell `c` and records it. `same`: a declared write (STORE_SAME) of the
@@ -323,19 +388,25 @@ static const char *cell_access(const cubert_cpu_san *s, cubert_cpu_san_cell *c, 
     *out_other = c->w;
     return write ? waw_kind : "data race (read after write)";
   }
+  const uint32_t word = atomic_load_explicit(&c->lock_reads, memory_order_relaxed);
+  cubert_cpu_san_reads *rd = word >> 1 ? pair_at(s->launch, (word >> 1) - 1) : NULL;
   if (!write) {
+    uint32_t k;
+    if (!rd && (rd = pair_take(s->launch, &k)) != NULL)
+      atomic_store_explicit(&c->lock_reads, (word & 1u) | (k + 1) << 1, memory_order_relaxed);
+    if (!rd) return NULL; /* the pool is spent: this read goes unrecorded */
     /* Keep two reads that may still race with a later write: replace one of this unit's, or
        one ordered before this read, else the second. */
-    if (!unordered(s, c->r1, me) || c->r1.unit == me.unit)
-      c->r1 = me;
+    if (!unordered(s, rd->r1, me) || rd->r1.unit == me.unit)
+      rd->r1 = me;
     else
-      c->r2 = me;
+      rd->r2 = me;
     return NULL;
   }
-  for (int k = 0; k < 2; ++k) {
-    cubert_cpu_san_access rd = k ? c->r2 : c->r1;
-    if (unordered(s, rd, me) && !both_atomic(rd, me)) {
-      *out_other = rd;
+  for (int k = 0; rd && k < 2; ++k) {
+    cubert_cpu_san_access r = k ? rd->r2 : rd->r1;
+    if (unordered(s, r, me) && !both_atomic(r, me)) {
+      *out_other = r;
       return war_kind;
     }
   }
@@ -397,10 +468,10 @@ void cubert_cpu_san_buffer_access(cubert_cpu_san *s, cubert_cpu_san_region *r, u
     const int lock = locked && !(value && i == first);
     if (lock) cell_lock(c);
     race = cell_access(s, c, write, same, me, &other);
-    if (lock) atomic_store_explicit(&c->lock, 0, memory_order_release);
+    if (lock) cell_unlock(c);
   }
   if (value) cubert_cpu_san_store_relaxed((void *)a, value, size);
-  if (value && locked) atomic_store_explicit(&r->cells[first].lock, 0, memory_order_release);
+  if (value && locked) cell_unlock(&r->cells[first]);
   if (!race) return;
   const uintptr_t at = r->lo + ((i - 1) << r->shift) > a ? r->lo + ((i - 1) << r->shift) : a;
   if (race == waw_kind) {

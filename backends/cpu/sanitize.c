@@ -248,18 +248,21 @@ static void run_fiber(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_k
   }
 }
 
-/* A unit kernel: one unit per call, so a finding names its unit. */
+/* A unit kernel: one call for the chunk's units, whose loop names each unit (cubert_san_unit),
+   so a finding names its unit; the call's own start (its prologue) counts as the first unit's. */
 static void run_units(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn) {
-  cubert_cpu_ctx one = *ctx;
-  for (uint64_t id = ctx->unit_begin; id < ctx->unit_end; ++id) {
-    one.unit_begin = id;
-    one.unit_end = id + 1;
-    s->unit_global = id;
-    s->ctx = &one;
-    new_epoch_base(s); /* no barrier orders two units of a unit kernel */
-    fn(&one);
-    settle(s);
-  }
+  s->unit_global = ctx->unit_begin;
+  new_epoch_base(s);
+  fn(ctx);
+  settle(s);
+}
+
+void cubert_san_unit(uint64_t id) {
+  cubert_cpu_san *s = tls_san;
+  if (!s) return;
+  settle(s); /* the unit before it: its pending race is its own */
+  s->unit_global = id;
+  new_epoch_base(s); /* no barrier orders two units of a unit kernel */
 }
 
 /* Runs `body` as the unit's call, with a way out for a wild access (outside()): the frame is

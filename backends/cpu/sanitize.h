@@ -36,16 +36,25 @@ typedef struct cubert_cpu_san_shadow {
    unit of the cube" (a phased kernel outside its PHASEs) and "declared with STORE_SAME" (a
    write). Epoch 0: no such access yet. An
    epoch is compared only with one of the same cube (a cube runs on one thread, whose epochs
-   only grow). `pc`: where the access is in the code (cubert_cpu_san_pc_pack, san_symbols.h).
-   `lock`: held while a participant checks and updates the cell, when several run the
-   launch's cubes. */
+   only grow). `pc`: where the access is in the code (cubert_cpu_san_pc_pack, san_symbols.h). */
 typedef struct cubert_cpu_san_access {
   uint32_t epoch, unit, pc;
 } cubert_cpu_san_access;
+/* A cell holds the write; the two reads are a pair of the launch's read pool, taken when the
+   cell's first read is recorded (most elements a launch writes it never reads): 16 bytes a
+   cell and 32 a pair, powers of two, so neither straddles a page (a cell over two pages
+   touched the second by a read first, mapping the zero page, which its write then replaced,
+   with a TLB shootdown on every thread of the process). `lock_reads`: bit 0 is the lock, held
+   while a participant checks and updates the cell when several run the launch's cubes; the
+   other bits are the pair's index + 1 (0: no read recorded). */
 typedef struct cubert_cpu_san_cell {
-  _Atomic uint32_t lock;
-  cubert_cpu_san_access w, r1, r2;
+  _Atomic uint32_t lock_reads;
+  cubert_cpu_san_access w;
 } cubert_cpu_san_cell;
+typedef struct cubert_cpu_san_reads {
+  cubert_cpu_san_access r1, r2;
+  uint32_t pad_[2];
+} cubert_cpu_san_reads;
 
 /* A launch's buffer memory as the sanitizer sees it: bindings that overlap are one region. */
 typedef struct cubert_cpu_san_region {
@@ -73,6 +82,11 @@ typedef struct cubert_cpu_san_launch {
   uint32_t region_count;
   cubert_cpu_san_region *regions;
   int locked;               /* several chunks: cells are updated under their lock */
+  /* The read pool (san_buffers.c): blocks of pairs, each made when its first pair is taken. */
+  _Atomic(cubert_cpu_san_reads *) *read_blocks;
+  uint32_t read_block_count;
+  _Atomic uint32_t reads_taken; /* pairs handed out (the pool has room for read_cap) */
+  uint32_t read_cap;
   _Atomic uint32_t done;    /* a participant reported: the checks stop on every thread */
   _Atomic uint32_t stopped; /* a wild access: nothing more of the launch runs */
   _Atomic uint32_t atomics; /* an atomic access to a buffer: cubes' order may show in outputs */

@@ -134,8 +134,10 @@ struct cubert_form_unit_;
 /* Whether the transform's per-cube versions of a phase run (tools/cubert_phase_ranges.py): 0 in
    the sanitize copy, which keeps every access checked. */
 #define CUBERT_CUBE_VERSIONS_ 1
-/* The sanitize variant (CUBERT_CUBE_SANITIZE, at the end of this file) learns each unit here. */
+/* The sanitize variant (CUBERT_CUBE_SANITIZE, at the end of this file) learns each unit here:
+   a PHASE's unit (ul, linear in the cube), a unit kernel's unit (id, global). */
 #define CUBERT_CUBE_PU_(ul) 1
+#define CUBERT_CUBE_UNIT_AT_(id) ((void)0)
 #define CUBERT_CUBE_PHASE_LOOPS_(x_begin, x_end, y_begin, y_end)                           \
   for (uint32_t cubert_uz_ = 0; cubert_uz_ < cubert_dz_; ++cubert_uz_)                     \
     for (uint32_t cubert_uy_ = (y_begin),                                                  \
@@ -986,16 +988,19 @@ typedef struct cubert_no_shared_ {
     const uint32_t dx_ = cubert_ctx_->cube_dim[0];                                                 \
     if (cubert_flat_) {                                                                            \
       CUBERT_CUBE_PRAGMA_SIMD_                                                                     \
-      for (uint64_t id_ = (begin); id_ < (end); ++id_)                                             \
+      for (uint64_t id_ = (begin); id_ < (end); ++id_) {                                           \
+        CUBERT_CUBE_UNIT_AT_(id_);                                                                 \
         name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, id_ / dx_,      \
                      (uint32_t)(id_ % dx_), (uint32_t)(id_ % dx_), 0, 0, (uint32_t)(id_ / dx_), 0, \
                      0, (uint32_t)id_, 0, 0 CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__), 0);    \
+      }                                                                                            \
     } else if (dx_ < CUBERT_CUBE_ROW_MIN) {                                                        \
       const uint32_t *d_ = cubert_ctx_->cube_dim;                                                  \
       CUBERT_CUBE_PRAGMA_SIMD_                                                                     \
       for (uint64_t id_ = (begin); id_ < (end); ++id_) {                                           \
         cubert_cpu_unit_walk p_;                                                                   \
         cubert_cpu_unit_walk_start(cubert_ctx_, id_, &p_);                                         \
+        CUBERT_CUBE_UNIT_AT_(id_);                                                                 \
         name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id_, id_, p_.cl, p_.ul,   \
                      p_.ux, p_.uy, p_.uz, p_.cx, p_.cy, p_.cz, p_.cx *d_[0] + p_.ux,               \
                      p_.cy * d_[1] + p_.uy,                                                        \
@@ -1009,13 +1014,15 @@ typedef struct cubert_no_shared_ {
         if (row_ > (end)-id0_) row_ = (end)-id0_;                                                  \
         const uint32_t ux0_ = w_.ux, ul0_ = w_.ul, ax0_ = w_.cx * dx_ + w_.ux;                     \
         CUBERT_CUBE_PRAGMA_SIMD_                                                                   \
-        for (uint32_t k_ = 0; k_ < (uint32_t)row_; ++k_)                                           \
+        for (uint32_t k_ = 0; k_ < (uint32_t)row_; ++k_) {                                         \
+          CUBERT_CUBE_UNIT_AT_(id0_ + k_);                                                         \
           name##_body_(cubert_ctx_, mode, safe, CUBERT_CUBE_FORM_UNIT_, 0, id0_ + k_, id0_ + k_,   \
                        w_.cl, ul0_ + k_, ux0_ + k_, w_.uy, w_.uz, w_.cx, w_.cy, w_.cz, ax0_ + k_,  \
                        w_.cy * cubert_ctx_->cube_dim[1] + w_.uy,                                   \
                        w_.cz * cubert_ctx_->cube_dim[2] +                                          \
                            w_.uz CUBERT_PP_EACH(CUBERT_CUBE_BARG_, __VA_ARGS__),                   \
                        0);                                                                         \
+        }                                                                                          \
         id0_ += row_;                                                                              \
         cubert_cpu_unit_walk_advance(cubert_ctx_, (uint32_t)row_, &w_);                            \
       }                                                                                            \
@@ -1206,6 +1213,9 @@ typedef struct cubert_no_shared_ {
              cubert_in_phase_; cubert_in_phase_ = 0)
 #undef CUBERT_CUBE_PU_
 #define CUBERT_CUBE_PU_(ul) cubert_san_phase_unit((uint32_t)(ul))
+/* A unit kernel's chunk is one call: each unit starts a new interval of its own. */
+#undef CUBERT_CUBE_UNIT_AT_
+#define CUBERT_CUBE_UNIT_AT_(id) cubert_san_unit(id)
 /* Every unit of the cube, in the sanitizer's order: the body's own test skips the others. */
 #undef CUBERT_CUBE_PHASE_BELOW_X_
 #define CUBERT_CUBE_PHASE_BELOW_X_(limit) PHASE

@@ -23,9 +23,11 @@ CUBERT_EXTERN_C_BEGIN
 
 /** Runs CPU function `fn` (the sanitize copy's body) for `ctx`, telling the sanitizer which unit
    runs: the fiber's unit (CUBERT_KERNEL_SYNC_CUBE), the whole cube (CUBERT_KERNEL_PHASED), or
-   one unit at a time (unit kernels: `fn` is called once per unit). A wild access returns here
-   early; after it, every call of the launch returns at once. */
+   the call's units (unit kernels: `fn` runs them in one loop, calling cubert_san_unit before
+   each). A wild access returns here early; after it, every call of the launch returns at once. */
 CUBERT_API void cubert_san_run(const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn, uint32_t flags);
+/** A unit kernel's unit `id` (global) starts: no barrier orders it with the units before it. */
+CUBERT_API void cubert_san_unit(uint64_t id);
 /** SYNC_CUBE() at source line `line`: the unit (or, in a phased kernel, the cube) leaves its
    barrier interval; cubert_san_resume follows once the barrier returned. */
 CUBERT_API void cubert_san_barrier(const cubert_cpu_ctx *ctx, uint32_t line);
