@@ -251,9 +251,13 @@ static void run_fiber(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_k
 /* A unit kernel: one call for the chunk's units, whose loop names each unit (cubert_san_unit),
    so a finding names its unit; the call's own start (its prologue) counts as the first unit's. */
 static void run_units(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn) {
+  /* On this frame, the loop's reads of its context are private-memory reads: the callbacks'
+     inline stack test answers them, not the wild-pointer lookup. */
+  const cubert_cpu_ctx local = *ctx;
+  s->ctx = &local;
   s->unit_global = ctx->unit_begin;
   new_epoch_base(s);
-  fn(ctx);
+  fn(&local);
   settle(s);
 }
 
@@ -833,11 +837,14 @@ static inline __attribute__((always_inline)) int buffer_read_free(const cubert_c
   }
   return 0;
 }
-/* True when a read of `a` is of the running call's info words (INFO_*: may_touch's most frequent
-   case, inline in the read callbacks). */
+/* True when a read of `a` is of the running call's info words (INFO_*) or of its buffers' addresses
+   and sizes (which a kernel reads again after each call of the instrumentation): may_touch's most
+   frequent cases, inline in the read callbacks. */
 static inline __attribute__((always_inline)) int info_read(const cubert_cpu_san *s, uintptr_t a) {
   const cubert_cpu_ctx *c = s->ctx;
-  return c && a - (uintptr_t)c->info < (uint64_t)c->info_count * sizeof *c->info;
+  return c && (a - (uintptr_t)c->info < (uint64_t)c->info_count * sizeof *c->info ||
+               a - (uintptr_t)c->buffers < (uint64_t)c->buffer_count * sizeof *c->buffers ||
+               a - (uintptr_t)c->buffer_bytes < (uint64_t)c->buffer_count * sizeof *c->buffer_bytes);
 }
 static inline __attribute__((always_inline)) void check_write(const volatile void *p, uint64_t size,
                                                               const void *pc) {
