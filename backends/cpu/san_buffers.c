@@ -123,7 +123,8 @@ static void launch_free(cubert_cpu_san_launch *l) {
    Returns 0 without memory. */
 static int reads_build(cubert_cpu_san_launch *l, uint64_t cells) {
   l->read_cap = cells < READ_CAP ? (uint32_t)cells : READ_CAP;
-  l->read_block_count = (uint32_t)(((uint64_t)l->read_cap + READ_BLOCK_PAIRS - 1) / READ_BLOCK_PAIRS);
+  l->read_block_count =
+      (uint32_t)(((uint64_t)l->read_cap + READ_BLOCK_PAIRS - 1) / READ_BLOCK_PAIRS);
   if (!l->read_block_count) return 1;
   l->read_blocks = calloc(l->read_block_count, sizeof *l->read_blocks);
   return l->read_blocks != NULL;

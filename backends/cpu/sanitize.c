@@ -216,8 +216,10 @@ int cubert_cpu_san_stopped(const cubert_cpu_san *s) {
 
 typedef void (*san_body)(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn);
 
-/* A phased kernel's cube: one call. */
+/* A phased kernel's cube: one call, its context a stack copy (as for run_units). */
 static void run_phased(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn) {
+  const cubert_cpu_ctx local = *ctx;
+  ctx = s->ctx = &local;
   s->unit = CUBERT_CPU_SAN_ALL;
   s->in_phase = 0;
   fn(ctx);
@@ -251,8 +253,8 @@ static void run_fiber(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_k
 /* A unit kernel: one call for the chunk's units, whose loop names each unit (cubert_san_unit),
    so a finding names its unit; the call's own start (its prologue) counts as the first unit's. */
 static void run_units(cubert_cpu_san *s, const cubert_cpu_ctx *ctx, cubert_cpu_kernel_fn fn) {
-  /* On this frame, the loop's reads of its context are private-memory reads: the callbacks'
-     inline stack test answers them, not the wild-pointer lookup. */
+  /* On this frame, the loop's reads of its context are private-memory reads, which the
+     callbacks' inline stack test answers, not the wild-pointer lookup. */
   const cubert_cpu_ctx local = *ctx;
   s->ctx = &local;
   s->unit_global = ctx->unit_begin;
@@ -842,9 +844,10 @@ static inline __attribute__((always_inline)) int buffer_read_free(const cubert_c
    frequent cases, inline in the read callbacks. */
 static inline __attribute__((always_inline)) int info_read(const cubert_cpu_san *s, uintptr_t a) {
   const cubert_cpu_ctx *c = s->ctx;
-  return c && (a - (uintptr_t)c->info < (uint64_t)c->info_count * sizeof *c->info ||
-               a - (uintptr_t)c->buffers < (uint64_t)c->buffer_count * sizeof *c->buffers ||
-               a - (uintptr_t)c->buffer_bytes < (uint64_t)c->buffer_count * sizeof *c->buffer_bytes);
+  return c &&
+         (a - (uintptr_t)c->info < (uint64_t)c->info_count * sizeof *c->info ||
+          a - (uintptr_t)c->buffers < (uint64_t)c->buffer_count * sizeof *c->buffers ||
+          a - (uintptr_t)c->buffer_bytes < (uint64_t)c->buffer_count * sizeof *c->buffer_bytes);
 }
 static inline __attribute__((always_inline)) void check_write(const volatile void *p, uint64_t size,
                                                               const void *pc) {

@@ -81,7 +81,7 @@ typedef struct cubert_cpu_san_division {
 typedef struct cubert_cpu_san_launch {
   uint32_t region_count;
   cubert_cpu_san_region *regions;
-  int locked;               /* several chunks: cells are updated under their lock */
+  int locked; /* several chunks: cells are updated under their lock */
   /* The read pool (san_buffers.c): blocks of pairs, each made when its first pair is taken. */
   _Atomic(cubert_cpu_san_reads *) *read_blocks;
   uint32_t read_block_count;
